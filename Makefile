@@ -1,0 +1,87 @@
+# tapir - build, test, lint and install.
+#
+# `make` builds ./tapir; `make test` runs the unit and integration suites;
+# `make check-asan` builds with ASan+UBSan into build-asan/ and runs the same
+# suites against that binary; `make lint` runs cppcheck and clang-format.
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+BUILD ?= build
+PKGS := jansson libmnl libevent
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+
+CFLAGS ?= -O2 -g
+WARN := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
+# Lazily evaluated, so that `make help` or `make lint` works before the
+# libraries are installed.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+ALL_CFLAGS = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -I. $(PKG_CFLAGS) \
+	-DTAPIR_VERSION='"$(VERSION)"' -MMD -MP
+ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_CFLAGS)
+
+LIB_SRCS := $(filter-out driver/main.c,$(wildcard driver/*.c)) \
+	$(wildcard ipc/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/driver/main.o
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_RUNNER_OBJ := $(BUILD)/tests/unit/unit.o
+BENCH_TOOLS := $(patsubst benchmark/%.c,$(BUILD)/benchmark/%,$(wildcard benchmark/*.c))
+C_FILES := $(wildcard driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] benchmark/*.c)
+
+.PHONY: all test unit check-asan lint format install clean bench
+
+all: tapir
+
+tapir: $(BUILD)/tapir
+	cp $< $@
+
+$(BUILD)/tapir: $(MAIN_OBJ) $(BUILD)/libtapir.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/libtapir.a: $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(UNIT_RUNNER_OBJ) $(BUILD)/libtapir.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/benchmark/%: benchmark/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -o $@ $<
+
+unit: $(UNIT_BINS)
+
+bench-tools: $(BENCH_TOOLS)
+
+# tests/run.sh prints the single `N passed, N failed` line for both suites.
+test: $(BUILD)/tapir unit bench-tools
+	TAPIR_BUILD=$(BUILD) tests/run.sh
+
+check-asan:
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" test
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+		--std=c11 --inline-suppr -I. driver ipc tests/unit benchmark
+	clang-format --dry-run -Werror $(C_FILES)
+
+format:
+	clang-format -i $(C_FILES)
+
+install: $(BUILD)/tapir
+	install -D -m 0755 $(BUILD)/tapir $(DESTDIR)$(PREFIX)/bin/tapir
+
+bench: tapir bench-tools
+	benchmark/run-matrix.sh
+
+clean:
+	rm -rf build build-asan tapir
+
+-include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d)

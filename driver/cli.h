@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - command line: slirp4netns-compatible options plus tapir's own
+ */
+#ifndef TAPIR_CLI_H
+#define TAPIR_CLI_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#define TAPIR_MTU_MIN 68
+#define TAPIR_MTU_MAX 65521
+#define TAPIR_MAX_QUEUES 16
+#define TAPIR_TXQLEN_MAX 1000000
+#define TAPIR_MAX_PUBLISH 64
+#define API_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
+
+enum netns_type {
+	NETNS_PID,
+	NETNS_PATH,
+};
+
+enum cli_mode {
+	CLI_ATTACH,	/* tapir [OPTION]... PID|PATH TAPNAME */
+	CLI_RUN,	/* tapir run [OPTION]... -- CMD... */
+};
+
+/**
+ * struct publish - one -p/--publish request
+ * @udp:	UDP rather than TCP
+ * @host_addr:	host address to listen on (INADDR_ANY by default)
+ * @host_port:	host port, 1..65535
+ * @guest_port:	port in the namespace, 1..65535
+ */
+struct publish {
+	bool udp;
+	struct in_addr host_addr;
+	uint16_t host_port;
+	uint16_t guest_port;
+};
+
+/**
+ * struct opts - everything the command line asked for, validated
+ * @mode:		attach or run
+ * @netns_type:		how ARG1 names the target
+ * @pid:		target PID (NETNS_PID)
+ * @netns_path:		target netns path (NETNS_PATH)
+ * @userns_path:	--userns-path, or empty
+ * @ifname:		tap name
+ * @configure:		-c: addresses, routes and link state too
+ * @exit_fd:		-e, or -1
+ * @ready_fd:		-r, or -1
+ * @mtu:		-m, 68..65521
+ * @ipv6:		-6
+ * @api_socket:		-a, or empty
+ * @net:		--cidr network address (network byte order)
+ * @prefix:		--cidr prefix length, 1..25
+ * @disable_host_loopback:	--disable-host-loopback
+ * @mac_set:		--macaddress given
+ * @mac:		its value
+ * @disable_dns:	--disable-dns
+ * @outbound4_set:	--outbound-addr given
+ * @outbound4:		its address, resolved from a literal or an interface
+ * @outbound6_set:	--outbound-addr6 given
+ * @outbound6:		its address, resolved likewise
+ * @txqueuelen:		--txqueuelen, 0 = sized automatically
+ * @offload:		--offload on|off
+ * @queues:		--queues, 1..TAPIR_MAX_QUEUES
+ * @debug:		--debug
+ * @pcap:		--pcap file, or empty
+ * @npublish:		number of -p entries
+ * @publish:		-p entries
+ * @run_argv:		CLI_RUN: the command to run (NULL-terminated)
+ */
+struct opts {
+	enum cli_mode mode;
+	enum netns_type netns_type;
+	pid_t pid;
+	char netns_path[PATH_MAX];
+	char userns_path[PATH_MAX];
+	char ifname[IFNAMSIZ];
+	bool configure;
+	int exit_fd;
+	int ready_fd;
+	unsigned int mtu;
+	bool ipv6;
+	char api_socket[API_PATH_MAX];
+	struct in_addr net;
+	unsigned int prefix;
+	bool disable_host_loopback;
+	bool mac_set;
+	uint8_t mac[6];
+	bool disable_dns;
+	bool outbound4_set;
+	struct in_addr outbound4;
+	bool outbound6_set;
+	struct in6_addr outbound6;
+	unsigned int txqueuelen;
+	bool offload;
+	unsigned int queues;
+	bool debug;
+	char pcap[PATH_MAX];
+	unsigned int npublish;
+	struct publish publish[TAPIR_MAX_PUBLISH];
+	char **run_argv;
+};
+
+/* Returned by cli_parse() when --help or --version was handled. */
+#define CLI_EXIT_OK 1
+
+int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o);
+void cli_usage(FILE *f, enum cli_mode mode);
+int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
+		   char *why, size_t whylen);
+int cli_parse_mac(const char *s, uint8_t mac[6]);
+int cli_parse_publish(const char *s, struct publish *p, char *why,
+		      size_t whylen);
+unsigned int cli_auto_txqueuelen(unsigned int mtu);
+
+#endif /* TAPIR_CLI_H */

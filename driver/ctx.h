@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - the one execution context passed to every datapath function
+ */
+#ifndef TAPIR_CTX_H
+#define TAPIR_CTX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <sys/types.h>
+
+#include "cli.h"
+#include "ipc/msg.h"
+#include "stats.h"
+
+struct event_base;
+struct event;
+struct tcp_state;
+struct udp_state;
+struct ping_state;
+struct api_state;
+struct pcap_state;
+
+/**
+ * struct ctx - the running driver
+ * @o:			validated options
+ * @base:		libevent loop
+ * @tap:		what the namespace helper reported
+ * @tapfd:		tap fds, one per queue, non-blocking
+ * @tap_ev:		read events on @tapfd
+ * @vnet_len:		bytes of virtio_net_hdr before each frame, or 0
+ * @guest4:		the guest's IPv4 address (net+100)
+ * @gw4:		gateway and host alias (net+2)
+ * @dns4:		DNS forwarder (net+3)
+ * @mask4:		netmask of the virtual network
+ * @gw6:		gateway in IPv6 (fd00::2)
+ * @dns6:		DNS forwarder in IPv6 (fd00::3)
+ * @guest_mac:		last source MAC seen from the guest
+ * @stats:		datapath counters
+ * @tcp:		TCP flow state (tcp.c)
+ * @udp:		UDP flow state (udp.c)
+ * @ping:		ICMP echo flow state (ping.c)
+ * @api:		API socket state (ipc/api.c)
+ * @pcap:		capture file state (pcap.c)
+ * @exit_status:	status for main() once the loop ends
+ * @target_pidfd:	pidfd of the target process, or -1
+ * @run_child:		`tapir run`: the command's PID, whose exit ends the
+ *			loop with its status; 0 in attach mode
+ */
+struct ctx {
+	const struct opts *o;
+	struct event_base *base;
+	struct ipc_tap_info tap;
+	int tapfd[TAPIR_MAX_QUEUES];
+	struct event *tap_ev[TAPIR_MAX_QUEUES];
+	unsigned int vnet_len;
+	struct in_addr guest4;
+	struct in_addr gw4;
+	struct in_addr dns4;
+	struct in_addr mask4;
+	struct in6_addr gw6;
+	struct in6_addr dns6;
+	uint8_t guest_mac[6];
+	struct stats stats;
+	struct tcp_state *tcp;
+	struct udp_state *udp;
+	struct ping_state *ping;
+	struct api_state *api;
+	struct pcap_state *pcap;
+	int exit_status;
+	int target_pidfd;
+	pid_t run_child;
+};
+
+#endif /* TAPIR_CTX_H */

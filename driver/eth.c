@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - Ethernet: validate frames from the tap, dispatch by ethertype */
+
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "arp.h"
+#include "eth.h"
+#include "ip4.h"
+#include "ip6.h"
+#include "tapio.h"
+
+/**
+ * eth_special_mac() - MAC of one of our virtual addresses, as slirp4netns
+ * @mac:	filled with 52:55 followed by the four bytes of @ip
+ * @ip:		gateway, DNS or other address in the virtual network
+ */
+void eth_special_mac(uint8_t mac[6], struct in_addr ip)
+{
+	mac[0] = 0x52;
+	mac[1] = 0x55;
+	memcpy(mac + 2, &ip, 4);
+}
+
+/**
+ * eth_header_to_guest() - fill an Ethernet header for a frame to the guest
+ * @c:		context, for the guest's MAC and our addresses
+ * @eh:		header to fill
+ * @src:	IPv4 source of the packet; anything outside the virtual
+ *		network comes from the gateway's MAC, as it is routed
+ * @ethertype:	ETHERTYPE_* in host order
+ */
+void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,
+			 struct in_addr src, uint16_t ethertype)
+{
+	if ((src.s_addr & c->mask4.s_addr) != (c->gw4.s_addr & c->mask4.s_addr))
+		src = c->gw4;
+	memcpy(eh->ether_dhost, c->guest_mac, 6);
+	eth_special_mac(eh->ether_shost, src);
+	eh->ether_type = htons(ethertype);
+}
+
+/**
+ * vnet_hdr_valid() - check the metadata the guest kernel put before a frame
+ * @vh:		header
+ * @len:	frame length after the header
+ *
+ * Return: true if we can honour it
+ */
+static bool vnet_hdr_valid(const struct virtio_net_hdr *vh, size_t len)
+{
+	uint8_t gso = vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN;
+
+	if (gso != VIRTIO_NET_HDR_GSO_NONE && gso != VIRTIO_NET_HDR_GSO_TCPV4 &&
+	    gso != VIRTIO_NET_HDR_GSO_TCPV6 && gso != VIRTIO_NET_HDR_GSO_UDP_L4)
+		return false;
+	if (gso != VIRTIO_NET_HDR_GSO_NONE && !vh->gso_size)
+		return false;
+	if ((vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
+	    (size_t)vh->csum_start + vh->csum_offset + 2 > len)
+		return false;
+	return true;
+}
+
+/**
+ * eth_input() - handle one frame from the guest
+ * @c:		context
+ * @f:		the frame, at least 14 bytes
+ */
+void eth_input(struct ctx *c, struct frame *f)
+{
+	const struct ether_header *eh = (const void *)f->data;
+
+	if (f->vh && !vnet_hdr_valid(f->vh, f->len)) {
+		c->stats.drops[DROP_BAD_VNET_HDR]++;
+		return;
+	}
+	/* Replies go to whoever the guest is now, as a switch would learn. */
+	if (!(eh->ether_shost[0] & 1))
+		memcpy(c->guest_mac, eh->ether_shost, 6);
+	switch (ntohs(eh->ether_type)) {
+	case ETHERTYPE_ARP:
+		arp_input(c, f);
+		break;
+	case ETHERTYPE_IP:
+		ip4_input(c, f);
+		break;
+	case ETHERTYPE_IPV6:
+		ip6_input(c, f);
+		break;
+	default:
+		c->stats.drops[DROP_UNKNOWN_ETHERTYPE]++;
+	}
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - Ethernet: validate frames from the tap, dispatch by ethertype
+ */
+#ifndef TAPIR_ETH_H
+#define TAPIR_ETH_H
+
+#include <stdint.h>
+#include <netinet/in.h>
+#include <net/ethernet.h>
+
+#include "ctx.h"
+
+struct frame;
+
+#define ETH_HLEN_ 14
+
+void eth_input(struct ctx *c, struct frame *f);
+void eth_special_mac(uint8_t mac[6], struct in_addr ip);
+void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,
+			 struct in_addr src, uint16_t ethertype);
+
+#endif /* TAPIR_ETH_H */

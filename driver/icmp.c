@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - ICMP and ICMPv6 from the guest: local echo, NDP, ping sockets */
+
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/icmp6.h>
+#include <netinet/ip_icmp.h>
+
+#include "csum.h"
+#include "icmp.h"
+#include "inany.h"
+#include "ip.h"
+
+static uint8_t icmp_buf[65536];
+
+/**
+ * icmp_csum() - checksum of an ICMP (no pseudo-header) or ICMPv6 message
+ * @v6:		ICMPv6, whose checksum covers the pseudo-header
+ * @src:	source, for ICMPv6
+ * @dst:	destination, for ICMPv6
+ * @msg:	message, checksum field included as it should be summed
+ * @len:	message length
+ *
+ * Return: the folded checksum; 0 over a message with a correct checksum
+ */
+static uint16_t icmp_csum(bool v6, const struct in6_addr *src,
+			  const struct in6_addr *dst, const void *msg,
+			  size_t len)
+{
+	uint32_t sum = v6 ? ip_pseudo_csum(src, dst, IPPROTO_ICMPV6, len) : 0;
+
+	return csum_fold(csum_add(sum, msg, len));
+}
+
+/**
+ * icmp_send() - send an ICMP/ICMPv6 message to the guest, checksummed here
+ * @c:		context
+ * @src:	source address
+ * @dst:	destination (the guest)
+ * @msg:	message with a zero checksum field; written in place
+ * @len:	message length, at least 4
+ *
+ * Return: 0 on success, -1 if dropped
+ */
+static int icmp_send(struct ctx *c, const struct in6_addr *src,
+		     const struct in6_addr *dst, uint8_t *msg, size_t len)
+{
+	bool v6 = !inany_is_v4(src);
+	uint16_t ck = icmp_csum(v6, src, dst, msg, len);
+	struct iovec iov = { msg, len };
+
+	memcpy(msg + 2, &ck, 2);
+	if (ip_output(c, src, dst, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP, &iov,
+		      1, NULL))
+		return -1;
+	c->stats.to_guest[PROTO_ICMP].packets++;
+	c->stats.to_guest[PROTO_ICMP].bytes += len;
+	return 0;
+}
+
+/**
+ * icmp_echo_local() - answer an echo request to the gateway or DNS address
+ * @c:		context
+ * @p:		the request
+ */
+static void icmp_echo_local(struct ctx *c, const struct pkt *p)
+{
+	memcpy(icmp_buf, p->l4, p->l4len);
+	icmp_buf[0] = p->v6 ? ICMP6_ECHO_REPLY : ICMP_ECHOREPLY;
+	icmp_buf[2] = icmp_buf[3] = 0;
+	icmp_send(c, &p->dst, &p->src, icmp_buf, p->l4len);
+}
+
+/**
+ * icmp_send_unreach() - tell the guest a packet can't be delivered
+ * @c:		context
+ * @p:		the offending packet
+ * @code:	ICMP_NET_UNREACH, ICMP_PORT_UNREACH, ... (IPv4 codes; mapped
+ *		to ICMPv6 destination-unreachable codes for IPv6)
+ *
+ * Return: 0 on success, -1 if dropped
+ */
+int icmp_send_unreach(struct ctx *c, const struct pkt *p, uint8_t code)
+{
+	size_t quote = p->l3len + (p->l4len < 8 ? p->l4len : 8);
+	uint8_t *m = icmp_buf;
+
+	if (p->v6) {
+		/* Whole offending packet, within the minimum IPv6 MTU. */
+		quote = p->l3len + p->l4len;
+		if (quote > 1280 - 48)
+			quote = 1280 - 48;
+	}
+	memset(m, 0, 8);
+	if (p->v6) {
+		m[0] = ICMP6_DST_UNREACH;
+		m[1] = code == ICMP_PORT_UNREACH ? ICMP6_DST_UNREACH_NOPORT :
+		       code == ICMP_NET_UNREACH	 ? ICMP6_DST_UNREACH_NOROUTE :
+						   ICMP6_DST_UNREACH_ADDR;
+	} else {
+		m[0] = ICMP_DEST_UNREACH;
+		m[1] = code;
+	}
+	memcpy(m + 8, p->l3, quote);
+	return icmp_send(c, &p->dst, &p->src, m, 8 + quote);
+}
+
+/**
+ * icmp_input() - handle an ICMP or ICMPv6 message from the guest
+ * @c:		context
+ * @p:		validated packet, ICMP for IPv4 or ICMPv6 for IPv6
+ */
+void icmp_input(struct ctx *c, struct pkt *p)
+{
+	uint8_t echo = p->v6 ? ICMP6_ECHO_REQUEST : ICMP_ECHO;
+
+	if (p->l4len < 8) {
+		c->stats.drops[DROP_SHORT_FRAME]++;
+		return;
+	}
+	if (icmp_csum(p->v6, &p->src, &p->dst, p->l4, p->l4len)) {
+		c->stats.drops[DROP_BAD_CHECKSUM]++;
+		return;
+	}
+	c->stats.to_host[PROTO_ICMP].packets++;
+	c->stats.to_host[PROTO_ICMP].bytes += p->l4len;
+	if (p->l4[0] != echo) {
+		c->stats.drops[DROP_UNKNOWN_PROTO]++;
+		return;
+	}
+	if (ip_is_gateway(c, &p->dst) || ip_is_dns(c, &p->dst))
+		icmp_echo_local(c, p);
+	else
+		c->stats.drops[DROP_NO_ROUTE]++;
+}

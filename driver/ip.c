@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - IP layer shared by IPv4 and IPv6: L4 dispatch and output */
+
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "csum.h"
+#include "eth.h"
+#include "icmp.h"
+#include "inany.h"
+#include "ip.h"
+#include "ip4.h"
+#include "ip6.h"
+#include "tapio.h"
+
+/* MAC of the IPv6 router fe80::2 and of every IPv6 source, as libslirp. */
+static const uint8_t router6_mac[6] = { 0x52, 0x56, 0, 0, 0, 2 };
+
+/**
+ * ip_is_gateway() - whether @a is the gateway (net+2 or fd00::2)
+ * @c:		context
+ * @a:		address
+ *
+ * Return: true if so
+ */
+bool ip_is_gateway(const struct ctx *c, const struct in6_addr *a)
+{
+	if (inany_is_v4(a))
+		return inany_v4(a).s_addr == c->gw4.s_addr;
+	return inany_equal(a, &c->gw6);
+}
+
+/**
+ * ip_is_dns() - whether @a is the DNS forwarder (net+3 or fd00::3)
+ * @c:		context
+ * @a:		address
+ *
+ * Return: true if so
+ */
+bool ip_is_dns(const struct ctx *c, const struct in6_addr *a)
+{
+	if (inany_is_v4(a))
+		return inany_v4(a).s_addr == c->dns4.s_addr;
+	return inany_equal(a, &c->dns6);
+}
+
+/**
+ * ip_pseudo_csum() - running sum of the pseudo-header for either family
+ * @src:	source
+ * @dst:	destination
+ * @proto:	L4 protocol
+ * @len:	L4 length
+ *
+ * Return: running sum for csum_add()/csum_fold()
+ */
+uint32_t ip_pseudo_csum(const struct in6_addr *src, const struct in6_addr *dst,
+			uint8_t proto, size_t len)
+{
+	if (inany_is_v4(src))
+		return csum_pseudo4(inany_v4(src), inany_v4(dst), proto,
+				    (uint32_t)len);
+	return csum_pseudo6(src, dst, proto, (uint32_t)len);
+}
+
+/**
+ * ip_l4_input() - hand a validated IP packet to its protocol
+ * @c:		context
+ * @p:		packet
+ */
+void ip_l4_input(struct ctx *c, struct pkt *p)
+{
+	switch (p->proto) {
+	case IPPROTO_ICMP:
+		if (!p->v6)
+			icmp_input(c, p);
+		else
+			c->stats.drops[DROP_UNKNOWN_PROTO]++;
+		break;
+	case IPPROTO_ICMPV6:
+		if (p->v6)
+			icmp_input(c, p);
+		else
+			c->stats.drops[DROP_UNKNOWN_PROTO]++;
+		break;
+	default:
+		c->stats.drops[DROP_UNKNOWN_PROTO]++;
+	}
+}
+
+/**
+ * ip_output() - send an L4 payload to the guest in an IP packet
+ * @c:		context
+ * @src:	source address (IPv4-mapped for IPv4)
+ * @dst:	destination address, same family
+ * @proto:	L4 protocol
+ * @l4:		L4 header and payload
+ * @l4cnt:	entries in @l4, at most 12
+ * @vh:		GSO/checksum metadata whose csum_start and hdr_len are
+ *		relative to the L4 header (this function adds the L2 and
+ *		L3 lengths), or NULL for a complete packet
+ *
+ * Return: 0 on success, -1 if the frame was dropped
+ */
+int ip_output(struct ctx *c, const struct in6_addr *src,
+	      const struct in6_addr *dst, uint8_t proto,
+	      const struct iovec *l4, int l4cnt,
+	      const struct virtio_net_hdr *vh)
+{
+	struct virtio_net_hdr h;
+	struct ether_header eh;
+	struct iovec iov[14];
+	struct ip6_hdr ih6;
+	struct iphdr ih4;
+	size_t l4len = 0, l3len;
+
+	if (l4cnt > 12)
+		return -1;
+	for (int i = 0; i < l4cnt; i++)
+		l4len += l4[i].iov_len;
+	if (inany_is_v4(src)) {
+		eth_header_to_guest(c, &eh, inany_v4(src), ETHERTYPE_IP);
+		ip4_build_header(&ih4, inany_v4(src), inany_v4(dst), proto,
+				 l4len);
+		iov[1] = (struct iovec){ &ih4, sizeof(ih4) };
+	} else {
+		memcpy(eh.ether_dhost, c->guest_mac, 6);
+		memcpy(eh.ether_shost, router6_mac, 6);
+		eh.ether_type = htons(ETHERTYPE_IPV6);
+		ip6_build_header(&ih6, src, dst, proto, l4len);
+		iov[1] = (struct iovec){ &ih6, sizeof(ih6) };
+	}
+	l3len = iov[1].iov_len;
+	if (l3len + l4len > 65535 + (inany_is_v4(src) ? 0 : sizeof(ih6)))
+		return -1;
+	iov[0] = (struct iovec){ &eh, sizeof(eh) };
+	memcpy(&iov[2], l4, sizeof(*l4) * (size_t)l4cnt);
+	if (vh) {
+		h = *vh;
+		h.csum_start += (uint16_t)(sizeof(eh) + l3len);
+		if (h.hdr_len)
+			h.hdr_len += (uint16_t)(sizeof(eh) + l3len);
+		vh = &h;
+	}
+	return tap_send(c, vh, iov, l4cnt + 2);
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - ready fd, exit fd, signals and the target's lifetime
+ */
+#ifndef TAPIR_LIFECYCLE_H
+#define TAPIR_LIFECYCLE_H
+
+#include <sys/types.h>
+
+#include "ctx.h"
+
+int lifecycle_watch_target(struct ctx *c, pid_t pid);
+int lifecycle_start(struct ctx *c);
+void lifecycle_signal_ready(struct ctx *c);
+void lifecycle_stop(struct ctx *c);
+
+#endif /* TAPIR_LIFECYCLE_H */

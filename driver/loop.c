@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - set-up, event loop and teardown of a running driver */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/stat.h>
+#include <event2/event.h>
+
+#include "lifecycle.h"
+#include "log.h"
+#include "loop.h"
+#include "nshelper.h"
+#include "pcap.h"
+#include "tapio.h"
+
+/**
+ * ctx_addresses() - derive the virtual network's addresses from --cidr
+ * @c:		context whose options are set
+ */
+static void ctx_addresses(struct ctx *c)
+{
+	uint32_t net = ntohl(c->o->net.s_addr);
+
+	c->guest4.s_addr = htonl(net + 100);
+	c->gw4.s_addr = htonl(net + 2);
+	c->dns4.s_addr = htonl(net + 3);
+	c->mask4.s_addr = htonl(~0U << (32 - c->o->prefix));
+	inet_pton(AF_INET6, "fd00::2", &c->gw6);
+	inet_pton(AF_INET6, "fd00::3", &c->dns6);
+}
+
+/**
+ * target_exists() - check the target before forking anything
+ * @o:		options
+ *
+ * Return: 0 if the target PID exists (or a path is used), -1 after
+ *	   printing one error line
+ */
+static int target_exists(const struct opts *o)
+{
+	char path[32];
+	struct stat st;
+
+	if (o->netns_type != NETNS_PID)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d", o->pid);
+	if (stat(path, &st)) {
+		err_errno(errno, "target PID %d", o->pid);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * loop_prepare() - attach the tap and start every service, up to ready
+ * @c:		context to initialise
+ * @o:		validated options
+ *
+ * On success the ready fd has been written: the tap is attached and
+ * configured and the API socket (if any) listens.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int loop_prepare(struct ctx *c, const struct opts *o)
+{
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->target_pidfd = -1;
+	for (int i = 0; i < TAPIR_MAX_QUEUES; i++)
+		c->tapfd[i] = -1;
+	ctx_addresses(c);
+	if (target_exists(o))
+		return -1;
+	if (o->netns_type == NETNS_PID && lifecycle_watch_target(c, o->pid))
+		return -1;
+	if (nshelper_setup_tap(o, &c->tap, c->tapfd))
+		return -1;
+	c->vnet_len = c->tap.vnet_hdr_len;
+	memcpy(c->guest_mac, c->tap.mac, 6);
+	c->base = event_base_new();
+	if (!c->base) {
+		err_msg("create event loop: libevent failed");
+		return -1;
+	}
+	if (o->pcap[0] && pcap_open(c, o->pcap))
+		return -1;
+	if (tapio_start(c) || lifecycle_start(c))
+		return -1;
+	lifecycle_signal_ready(c);
+	return 0;
+}
+
+/**
+ * loop_run() - run the event loop until an exit condition
+ * @c:		prepared context
+ *
+ * Return: exit status for the process
+ */
+int loop_run(struct ctx *c)
+{
+	if (event_base_dispatch(c->base) < 0) {
+		err_msg("event loop failed");
+		return 1;
+	}
+	return c->exit_status;
+}
+
+/**
+ * loop_cleanup() - release everything loop_prepare() set up
+ * @c:		context, prepared fully or partly
+ */
+void loop_cleanup(struct ctx *c)
+{
+	lifecycle_stop(c);
+	tapio_stop(c);
+	pcap_close(c);
+	if (c->base)
+		event_base_free(c->base);
+	c->base = NULL;
+}

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - forked helper: join the target's namespaces, set up the tap */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "ipc/channel.h"
+#include "log.h"
+#include "netlink.h"
+#include "nshelper.h"
+#include "tap.h"
+
+/* The guest's static IPv6 address with --configure; SLAAC adds another. */
+static const struct in6_addr guest_addr6 = {
+	.s6_addr = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0 }
+};
+static const struct in6_addr router_ll6 = {
+	.s6_addr = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 }
+};
+
+/**
+ * fail() - fill @e with a failed step and its errno
+ * @e:		error to fill
+ * @err:	errno value, positive or negative
+ * @fmt:	printf format naming the step and the object
+ *
+ * Return: -1, for "return fail(...)"
+ */
+__attribute__((format(printf, 3, 4))) static int
+fail(struct ipc_error *e, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->err = err < 0 ? -err : err;
+	va_start(ap, fmt);
+	vsnprintf(e->op, sizeof(e->op), fmt, ap);
+	va_end(ap);
+	snprintf(e->text, sizeof(e->text), "%s", strerror(e->err));
+	return -1;
+}
+
+/**
+ * same_ns() - whether namespace file @fd is the one we are already in
+ * @fd:		open namespace file
+ * @self:	our own, e.g. "/proc/self/ns/user"
+ *
+ * Return: true if both name the same namespace
+ */
+static bool same_ns(int fd, const char *self)
+{
+	struct stat a, b;
+
+	return !fstat(fd, &a) && !stat(self, &b) && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+/**
+ * join_namespaces() - setns() into the target's user, then network namespace
+ * @o:		options naming the target
+ * @e:		filled on failure
+ *
+ * Joining the user namespace may fail harmlessly (we may be its owner
+ * already, or root), as in slirp4netns; the netns join is what must work.
+ *
+ * Return: 0 on success, -1 on failure
+ */
+static int join_namespaces(const struct opts *o, struct ipc_error *e)
+{
+	char userns[PATH_MAX + 32], netns[PATH_MAX + 32];
+	int ufd = -1, nfd, userr = 0;
+
+	userns[0] = '\0';
+	if (o->userns_path[0])
+		snprintf(userns, sizeof(userns), "%s", o->userns_path);
+	else if (o->netns_type == NETNS_PID)
+		snprintf(userns, sizeof(userns), "/proc/%d/ns/user", o->pid);
+	if (o->netns_type == NETNS_PID)
+		snprintf(netns, sizeof(netns), "/proc/%d/ns/net", o->pid);
+	else
+		snprintf(netns, sizeof(netns), "%s", o->netns_path);
+
+	if (userns[0] && (ufd = open(userns, O_RDONLY | O_CLOEXEC)) < 0)
+		return fail(e, errno, "open user namespace %s", userns);
+	nfd = open(netns, O_RDONLY | O_CLOEXEC);
+	if (nfd < 0) {
+		int err = errno;
+
+		if (ufd >= 0)
+			close(ufd);
+		return fail(e, err, "open network namespace %s", netns);
+	}
+	if (ufd >= 0 && !same_ns(ufd, "/proc/self/ns/user") &&
+	    setns(ufd, CLONE_NEWUSER))
+		userr = errno;
+	if (ufd >= 0)
+		close(ufd);
+	if (setns(nfd, CLONE_NEWNET)) {
+		int err = errno;
+
+		close(nfd);
+		if (err == EINVAL)
+			return fail(e, err,
+				    "join network namespace %s (not a network "
+				    "namespace?)",
+				    netns);
+		if (userr)
+			return fail(e, err,
+				    "join network namespace %s (joining %s "
+				    "failed: %s)",
+				    netns, userns, strerror(userr));
+		return fail(e, err, "join network namespace %s", netns);
+	}
+	close(nfd);
+	return 0;
+}
+
+/**
+ * add_addr() - add an address to the tap and record it in @info
+ * @nl:		netlink socket
+ * @info:	reply being built
+ * @family:	AF_INET or AF_INET6
+ * @addr:	address
+ * @plen:	prefix length
+ * @e:		filled on failure
+ *
+ * Return: 0 on success, -1 on failure
+ */
+static int add_addr(struct nl *nl, struct ipc_tap_info *info, int family,
+		    const void *addr, unsigned int plen, struct ipc_error *e)
+{
+	struct ipc_addr *a = &info->addrs[info->naddrs];
+	char txt[INET6_ADDRSTRLEN];
+	int ret = addr_add(nl, info->ifindex, family, addr, plen);
+
+	if (ret) {
+		inet_ntop(family, addr, txt, sizeof(txt));
+		return fail(e, ret, "add address %s/%u to %s", txt, plen,
+			    info->ifname);
+	}
+	a->family = family;
+	memcpy(&a->addr, addr, family == AF_INET ? 4 : 16);
+	a->prefixlen = plen;
+	info->naddrs++;
+	return 0;
+}
+
+/**
+ * configure_links() - --configure: lo up, tap up, MAC, addresses, routes
+ * @nl:		netlink socket
+ * @o:		options
+ * @info:	reply being built (ifname and ifindex set)
+ * @e:		filled on failure
+ *
+ * Return: 0 on success, -1 on failure
+ */
+static int configure_links(struct nl *nl, const struct opts *o,
+			   struct ipc_tap_info *info, struct ipc_error *e)
+{
+	struct in_addr guest, gw;
+	struct link_state lo;
+	int ret;
+
+	if ((ret = link_get(nl, "lo", &lo)) || (ret = link_set_up(nl, lo.ifindex)))
+		return fail(e, ret, "set lo up");
+	if (o->mac_set && (ret = link_set_mac(nl, info->ifindex, o->mac)))
+		return fail(e, ret, "set MAC address of %s", info->ifname);
+	if ((ret = link_set_up(nl, info->ifindex)))
+		return fail(e, ret, "set %s up", info->ifname);
+	guest.s_addr = htonl(ntohl(o->net.s_addr) + 100);
+	gw.s_addr = htonl(ntohl(o->net.s_addr) + 2);
+	if (add_addr(nl, info, AF_INET, &guest, o->prefix, e))
+		return -1;
+	if ((ret = route_add_default(nl, info->ifindex, AF_INET, &gw)))
+		return fail(e, ret, "add default route via %s",
+			    inet_ntoa(gw));
+	if (!o->ipv6)
+		return 0;
+	if (add_addr(nl, info, AF_INET6, &guest_addr6, 64, e))
+		return -1;
+	if ((ret = route_add_default(nl, info->ifindex, AF_INET6, &router_ll6)))
+		return fail(e, ret, "add default route via fe80::2");
+	return 0;
+}
+
+/**
+ * setup_tap() - in the target netns: attach the tap and configure it
+ * @o:		options
+ * @info:	filled with what was done
+ * @fds:	filled with info->queues tap fds
+ * @e:		filled on failure
+ *
+ * Return: 0 on success, -1 on failure
+ */
+static int setup_tap(const struct opts *o, struct ipc_tap_info *info,
+		     int *fds, struct ipc_error *e)
+{
+	unsigned int txqlen = o->txqueuelen ? o->txqueuelen :
+					      cli_auto_txqueuelen(o->mtu);
+	struct link_state st;
+	struct nl nl;
+	char op[128];
+	int ret;
+
+	if ((ret = nl_open(&nl)))
+		return fail(e, ret, "open rtnetlink socket");
+	ret = tap_open_queues(&nl, o->ifname, o->offload, o->queues, fds, op,
+			      sizeof(op));
+	if (ret) {
+		fail(e, ret, "%s", op);
+		goto out;
+	}
+	info->queues = o->queues;
+	info->vnet_hdr = o->offload;
+	info->vnet_hdr_len = o->offload ? TAP_VNET_HDR_LEN : 0;
+	info->offloads = o->offload ? tap_enable_offloads(fds[0]) : 0;
+	snprintf(info->ifname, sizeof(info->ifname), "%s", o->ifname);
+	if ((ret = link_get(&nl, o->ifname, &st))) {
+		fail(e, ret, "look up %s", o->ifname);
+		goto out;
+	}
+	info->ifindex = st.ifindex;
+	if ((ret = link_set_mtu(&nl, st.ifindex, o->mtu))) {
+		fail(e, ret, "set MTU %u on %s", o->mtu, o->ifname);
+		goto out;
+	}
+	if ((ret = link_set_txqlen(&nl, st.ifindex, txqlen))) {
+		fail(e, ret, "set txqueuelen %u on %s", txqlen, o->ifname);
+		goto out;
+	}
+	if (o->configure && (ret = configure_links(&nl, o, info, e)))
+		goto out;
+	if ((ret = link_get(&nl, o->ifname, &st))) {
+		fail(e, ret, "read back %s", o->ifname);
+		goto out;
+	}
+	info->mtu = st.mtu;
+	info->txqueuelen = st.txqlen;
+	memcpy(info->mac, st.mac, 6);
+out:
+	nl_close(&nl);
+	if (ret)
+		for (unsigned int i = 0; i < info->queues; i++)
+			close(fds[i]);
+	return ret ? -1 : 0;
+}
+
+/**
+ * helper_main() - body of the forked helper; never returns
+ * @o:		options
+ * @sock:	our end of the socketpair
+ *
+ * The helper must stay single-threaded: setns(CLONE_NEWUSER) refuses
+ * multi-threaded callers.
+ */
+static void __attribute__((noreturn))
+helper_main(const struct opts *o, int sock)
+{
+	struct ipc_reply r = { .kind = IPC_REPLY_TAP };
+	int fds[TAPIR_MAX_QUEUES], ret;
+	char *json;
+
+	/* Don't outlive a parent killed while we work. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (join_namespaces(o, &r.error) ||
+	    setup_tap(o, &r.tap, fds, &r.error))
+		r.kind = IPC_REPLY_ERROR;
+	json = ipc_reply_encode(&r);
+	if (!json)
+		_exit(2);
+	ret = ipc_send(sock, json, strlen(json), fds,
+		       r.kind == IPC_REPLY_TAP ? r.tap.queues : 0);
+	free(json);
+	_exit(ret || r.kind != IPC_REPLY_TAP ? 1 : 0);
+}
+
+/**
+ * receive_reply() - read and validate the helper's reply
+ * @sock:	our end of the socketpair
+ * @o:		options, to cross-check the reply
+ * @info:	filled on success
+ * @fds:	filled with info->queues fds on success
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int receive_reply(int sock, const struct opts *o,
+			 struct ipc_tap_info *info, int *fds)
+{
+	struct ipc_reply r;
+	unsigned int nfds = 0;
+	char *body = NULL, why[256];
+	size_t len;
+	int ret;
+
+	ret = ipc_recv(sock, &body, &len, fds, TAPIR_MAX_QUEUES, &nfds);
+	if (ret) {
+		err_errno(-ret, "read reply from namespace helper");
+		return -1;
+	}
+	ret = ipc_reply_decode(body, len, &r, why, sizeof(why));
+	free(body);
+	if (!ret && r.kind == IPC_REPLY_ERROR) {
+		err_msg("%s: %s", r.error.op, r.error.text);
+		ret = -1;
+	} else if (ret) {
+		err_msg("bad reply from namespace helper: %s", why);
+	} else if (nfds != r.tap.queues || r.tap.queues != o->queues ||
+		   strcmp(r.tap.ifname, o->ifname)) {
+		err_msg("bad reply from namespace helper: %u fds for %u "
+			"queues of %s",
+			nfds, r.tap.queues, r.tap.ifname);
+		ret = -1;
+	}
+	if (ret) {
+		for (unsigned int i = 0; i < nfds; i++)
+			close(fds[i]);
+		return -1;
+	}
+	*info = r.tap;
+	return 0;
+}
+
+/**
+ * nshelper_setup_tap() - fork the helper, get the configured tap back
+ * @o:		options naming the target and what to configure
+ * @info:	filled with the helper's report
+ * @fds:	filled with info->queues tap fds
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,
+		       int *fds)
+{
+	int sv[2], status, ret;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		err_errno(errno, "socketpair for namespace helper");
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err_errno(errno, "fork namespace helper");
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		helper_main(o, sv[1]);
+	}
+	close(sv[1]);
+	ret = receive_reply(sv[0], o, info, fds);
+	close(sv[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!ret && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		err_msg("namespace helper failed (status %d)", status);
+		for (unsigned int i = 0; i < info->queues; i++)
+			close(fds[i]);
+		return -1;
+	}
+	return ret;
+}

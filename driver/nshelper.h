@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - forked helper: join the target's namespaces, set up the tap
+ */
+#ifndef TAPIR_NSHELPER_H
+#define TAPIR_NSHELPER_H
+
+#include "cli.h"
+#include "ipc/msg.h"
+
+int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,
+		       int *fds);
+
+#endif /* TAPIR_NSHELPER_H */

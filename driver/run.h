@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - `tapir run`: a command in new user+net namespaces, wired up
+ */
+#ifndef TAPIR_RUN_H
+#define TAPIR_RUN_H
+
+int run_main(int argc, char **argv);
+
+#endif /* TAPIR_RUN_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - datapath counters: frames, bytes and drops by reason
+ */
+#ifndef TAPIR_STATS_H
+#define TAPIR_STATS_H
+
+#include <stdint.h>
+
+enum drop_reason {
+	DROP_SHORT_FRAME,	/* shorter than its headers */
+	DROP_BAD_VNET_HDR,	/* virtio_net_hdr we cannot honour */
+	DROP_BAD_LENGTH,	/* length fields disagree with the frame */
+	DROP_BAD_CHECKSUM,	/* header checksum wrong */
+	DROP_UNKNOWN_ETHERTYPE,
+	DROP_UNKNOWN_PROTO,	/* L4 protocol we don't translate */
+	DROP_FRAGMENT,		/* IP fragments are not reassembled */
+	DROP_NOT_FOR_US,	/* ARP or IP for an address we don't serve */
+	DROP_TAP_WRITE,		/* writing to the tap failed */
+	DROP_NO_ROUTE,		/* host side unreachable or forbidden */
+	DROP_NO_FLOW,		/* segment for an unknown connection */
+	DROP_FLOW_LIMIT,	/* flow table full */
+	DROP_SOCKET,		/* host socket refused the data */
+	DROP_REASONS
+};
+
+enum stats_proto {
+	PROTO_ARP,
+	PROTO_ICMP,
+	PROTO_TCP,
+	PROTO_UDP,
+	PROTO_DNS,
+	PROTO_OTHER,
+	PROTO_COUNT
+};
+
+/**
+ * struct dir_stats - counters for one direction and protocol
+ * @packets:	frames or datagrams
+ * @bytes:	payload bytes on the host-socket side, frame bytes for
+ *		ARP and ICMP
+ */
+struct dir_stats {
+	uint64_t packets;
+	uint64_t bytes;
+};
+
+/**
+ * struct stats - all datapath counters
+ * @tap_rx_frames:	frames read from the tap (guest → tapir)
+ * @tap_rx_bytes:	their bytes, without vnet headers
+ * @tap_tx_frames:	frames written to the tap (tapir → guest)
+ * @tap_tx_bytes:	their bytes, without vnet headers
+ * @to_host:		per protocol, guest → host
+ * @to_guest:		per protocol, host → guest
+ * @drops:		drops per reason
+ */
+struct stats {
+	uint64_t tap_rx_frames;
+	uint64_t tap_rx_bytes;
+	uint64_t tap_tx_frames;
+	uint64_t tap_tx_bytes;
+	struct dir_stats to_host[PROTO_COUNT];
+	struct dir_stats to_guest[PROTO_COUNT];
+	uint64_t drops[DROP_REASONS];
+};
+
+const char *drop_reason_name(enum drop_reason r);
+const char *stats_proto_name(enum stats_proto p);
+
+#endif /* TAPIR_STATS_H */

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - open, attach or recreate the tap; vnet header and offloads */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+
+#include "netlink.h"
+#include "tap.h"
+
+/**
+ * tap_attach() - open /dev/net/tun and attach one queue to @ifname
+ * @ifname:	tap name; created if missing, attached to if present
+ * @flags:	IFF_* flags beyond IFF_TAP | IFF_NO_PI
+ *
+ * Return: the fd, or -errno
+ */
+static int tap_attach(const char *ifname, short flags)
+{
+	struct ifreq ifr = { 0 };
+	int fd, err;
+
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | flags;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/**
+ * tap_attach_all() - attach @queues fds to @ifname
+ * @ifname:	tap name
+ * @flags:	IFF_* flags beyond IFF_TAP | IFF_NO_PI
+ * @queues:	number of fds wanted
+ * @fds:	filled with @queues fds on success
+ *
+ * Return: 0 on success, -errno with no fd left open on failure
+ */
+static int tap_attach_all(const char *ifname, short flags,
+			  unsigned int queues, int *fds)
+{
+	for (unsigned int i = 0; i < queues; i++) {
+		fds[i] = tap_attach(ifname, flags);
+		if (fds[i] < 0) {
+			int err = fds[i];
+
+			while (i--)
+				close(fds[i]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/**
+ * tap_open_queues() - attach to or create @ifname with @queues queues
+ * @nl:		netlink socket in the target netns, to delete a misfit tap
+ * @ifname:	tap name
+ * @vnet:	open with IFF_VNET_HDR
+ * @queues:	number of queues (fds), 1 = single-queue
+ * @fds:	filled with @queues fds on success
+ * @op:		on failure, the step that failed
+ * @oplen:	size of @op
+ *
+ * rootlesskit pre-creates a persistent single-queue tap; the kernel refuses
+ * to attach to it with a different IFF_MULTI_QUEUE setting (EINVAL), so an
+ * existing tap of the wrong kind is deleted and created anew. Nothing uses
+ * the tap yet at this point: only its name matters to rootlesskit.
+ *
+ * Return: 0 on success, -errno on failure
+ */
+int tap_open_queues(struct nl *nl, const char *ifname, bool vnet,
+		    unsigned int queues, int *fds, char *op, size_t oplen)
+{
+	short flags = (vnet ? IFF_VNET_HDR : 0) |
+		      (queues > 1 ? IFF_MULTI_QUEUE : 0);
+	struct link_state st;
+	int ret, vlen = TAP_VNET_HDR_LEN;
+
+	ret = tap_attach_all(ifname, flags, queues, fds);
+	if (ret == -EINVAL && !link_get(nl, ifname, &st)) {
+		ret = link_del(nl, st.ifindex);
+		if (ret) {
+			snprintf(op, oplen, "delete tap %s to recreate it",
+				 ifname);
+			return ret;
+		}
+		ret = tap_attach_all(ifname, flags, queues, fds);
+	}
+	if (ret) {
+		snprintf(op, oplen, "attach tap %s via /dev/net/tun", ifname);
+		return ret;
+	}
+	if (vnet && ioctl(fds[0], TUNSETVNETHDRSZ, &vlen) < 0) {
+		ret = -errno;
+		snprintf(op, oplen, "TUNSETVNETHDRSZ on %s", ifname);
+		for (unsigned int i = 0; i < queues; i++)
+			close(fds[i]);
+		return ret;
+	}
+	return 0;
+}
+
+/**
+ * tap_enable_offloads() - turn on as many tap offloads as the kernel has
+ * @fd:		tap fd opened with IFF_VNET_HDR
+ *
+ * USO arrived in Linux 6.2 and older kernels refuse unknown bits with
+ * EINVAL, so try the richest set first and fall back step by step.
+ *
+ * Return: the TUN_F_* flags in force (0 if none could be set)
+ */
+unsigned int tap_enable_offloads(int fd)
+{
+	static const unsigned int sets[] = {
+		TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_USO4 | TUN_F_USO6,
+		TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6,
+		TUN_F_CSUM,
+	};
+
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		if (ioctl(fd, TUNSETOFFLOAD, (unsigned long)sets[i]) == 0)
+			return sets[i];
+	}
+	return 0;
+}

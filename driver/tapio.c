@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - frame I/O on the tap: batched reads, vnet headers, writes */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <event2/event.h>
+
+#include "eth.h"
+#include "log.h"
+#include "pcap.h"
+#include "tapio.h"
+
+/* Frames handled per wakeup and queue before other events get a turn. */
+#define TAP_BATCH 64
+
+static uint8_t rx_buf[TAP_FRAME_MAX + 16] __attribute__((aligned(64)));
+
+/**
+ * tap_read_cb() - drain up to TAP_BATCH frames from one tap queue
+ * @fd:		tap fd
+ * @what:	libevent event flags (unused)
+ * @arg:	struct ctx
+ */
+static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctx *c = arg;
+
+	(void)what;
+	for (int i = 0; i < TAP_BATCH; i++) {
+		ssize_t n = read(fd, rx_buf, sizeof(rx_buf));
+		struct frame f;
+
+		if (n < 0)
+			return; /* EAGAIN: drained; other errors: retry later */
+		if ((size_t)n < c->vnet_len + 14) {
+			c->stats.drops[DROP_SHORT_FRAME]++;
+			continue;
+		}
+		f.vh = c->vnet_len ? (void *)rx_buf : NULL;
+		f.data = rx_buf + c->vnet_len;
+		f.len = (size_t)n - c->vnet_len;
+		c->stats.tap_rx_frames++;
+		c->stats.tap_rx_bytes += f.len;
+		pcap_frame(c, f.data, f.len);
+		eth_input(c, &f);
+	}
+}
+
+/**
+ * tapio_start() - make the tap fds non-blocking and watch them
+ * @c:		context with tapfd[] and base set
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int tapio_start(struct ctx *c)
+{
+	for (unsigned int i = 0; i < c->tap.queues; i++) {
+		int fl = fcntl(c->tapfd[i], F_GETFL);
+
+		if (fl < 0 || fcntl(c->tapfd[i], F_SETFL, fl | O_NONBLOCK)) {
+			err_errno(errno, "make tap %s non-blocking",
+				  c->tap.ifname);
+			return -1;
+		}
+		c->tap_ev[i] = event_new(c->base, c->tapfd[i],
+					 EV_READ | EV_PERSIST, tap_read_cb, c);
+		if (!c->tap_ev[i] || event_add(c->tap_ev[i], NULL)) {
+			err_msg("watch tap %s: libevent failed", c->tap.ifname);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/**
+ * tapio_stop() - stop watching and close the tap fds
+ * @c:		context
+ */
+void tapio_stop(struct ctx *c)
+{
+	for (unsigned int i = 0; i < c->tap.queues; i++) {
+		if (c->tap_ev[i])
+			event_free(c->tap_ev[i]);
+		c->tap_ev[i] = NULL;
+		if (c->tapfd[i] >= 0)
+			close(c->tapfd[i]);
+		c->tapfd[i] = -1;
+	}
+}
+
+/**
+ * tap_send() - write one frame (with its vnet header) to the tap
+ * @c:		context
+ * @vh:		GSO/checksum metadata, or NULL for a plain, complete frame
+ * @iov:	the frame, starting with the Ethernet header
+ * @iovcnt:	entries in @iov, at most 14
+ *
+ * A tap fd takes exactly one frame per write. Frames that can't be written
+ * are counted as drops: the guest's TCP or the application recovers, and
+ * blocking here would stall every other flow.
+ *
+ * Return: 0 on success, -1 if the frame was dropped
+ */
+int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
+	     const struct iovec *iov, int iovcnt)
+{
+	struct virtio_net_hdr zero = { 0 };
+	struct iovec v[16];
+	size_t len = 0;
+	int n = 0;
+	ssize_t ret;
+
+	if (iovcnt > 14)
+		return -1;
+	if (c->vnet_len) {
+		v[n].iov_base = (void *)(vh ? vh : &zero);
+		v[n++].iov_len = c->vnet_len;
+	}
+	for (int i = 0; i < iovcnt; i++) {
+		v[n++] = iov[i];
+		len += iov[i].iov_len;
+	}
+	ret = writev(c->tapfd[0], v, n);
+	if (ret < 0) {
+		c->stats.drops[DROP_TAP_WRITE]++;
+		debug_msg("write to tap %s: %s", c->tap.ifname,
+			  strerror(errno));
+		return -1;
+	}
+	c->stats.tap_tx_frames++;
+	c->stats.tap_tx_bytes += len;
+	if (c->pcap)
+		pcap_frame_iov(c, iov, iovcnt);
+	return 0;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - frame I/O on the tap: batched reads, vnet headers, writes
+ */
+#ifndef TAPIR_TAPIO_H
+#define TAPIR_TAPIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <linux/virtio_net.h>
+
+#include "ctx.h"
+
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4 5
+#endif
+
+/* Largest frame the tap hands us: a 64 KiB GSO packet plus Ethernet. */
+#define TAP_FRAME_MAX (65536 + 14 + 64)
+
+/**
+ * struct frame - one frame read from the tap
+ * @vh:		its virtio_net_hdr, or NULL without vnet headers
+ * @data:	Ethernet header and payload
+ * @len:	bytes at @data
+ */
+struct frame {
+	const struct virtio_net_hdr *vh;
+	uint8_t *data;
+	size_t len;
+};
+
+int tapio_start(struct ctx *c);
+void tapio_stop(struct ctx *c);
+int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
+	     const struct iovec *iov, int iovcnt);
+
+#endif /* TAPIR_TAPIO_H */

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - version and compiled-in features for --version and get_info */
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "version.h"
+
+const char tapir_features[] =
+	"vnet-hdr tso4 tso6 uso4 uso6 multiqueue ipv6 api-socket "
+	"json-ipc netlink";
+
+/**
+ * version_print() - print the machine-parsable version block
+ * @f:		stream
+ *
+ * One "key: value" per line, as slirp4netns does, so that tools which grep
+ * for SLIRP_CONFIG_VERSION_MAX keep working.
+ */
+void version_print(FILE *f)
+{
+	fprintf(f, "tapir version %s\n", TAPIR_VERSION);
+	fprintf(f, "libjansson: %s\n", JANSSON_VERSION);
+	fprintf(f, "libevent: %s\n", event_get_version());
+	fprintf(f, "SLIRP_CONFIG_VERSION_MAX: %d\n",
+		TAPIR_SLIRP_CONFIG_VERSION_MAX);
+	fprintf(f, "features: %s\n", tapir_features);
+}
