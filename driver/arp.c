@@ -61,8 +61,8 @@ void arp_input(struct ctx *c, struct frame *f)
 	memcpy(eh.ether_dhost, req.arp_sha, 6);
 	eth_special_mac(eh.ether_shost, tip);
 	eh.ether_type = htons(ETHERTYPE_ARP);
-	iov[0] = (struct iovec){ &eh, sizeof(eh) };
-	iov[1] = (struct iovec){ &rep, sizeof(rep) };
+	iov[0] = (struct iovec){&eh, sizeof(eh)};
+	iov[1] = (struct iovec){&rep, sizeof(rep)};
 	if (!tap_send(c, NULL, iov, 2)) {
 		c->stats.to_guest[PROTO_ARP].packets++;
 		c->stats.to_guest[PROTO_ARP].bytes += sizeof(eh) + sizeof(rep);

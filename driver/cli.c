@@ -32,64 +32,63 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{ "configure", no_argument, NULL, 'c' },
-	{ "exit-fd", required_argument, NULL, 'e' },
-	{ "ready-fd", required_argument, NULL, 'r' },
-	{ "mtu", required_argument, NULL, 'm' },
-	{ "enable-ipv6", no_argument, NULL, '6' },
-	{ "api-socket", required_argument, NULL, 'a' },
-	{ "publish", required_argument, NULL, 'p' },
-	{ "cidr", required_argument, NULL, OPT_CIDR },
-	{ "disable-host-loopback", no_argument, NULL,
-	  OPT_DISABLE_HOST_LOOPBACK },
-	{ "netns-type", required_argument, NULL, OPT_NETNS_TYPE },
-	{ "userns-path", required_argument, NULL, OPT_USERNS_PATH },
-	{ "macaddress", required_argument, NULL, OPT_MACADDRESS },
-	{ "disable-dns", no_argument, NULL, OPT_DISABLE_DNS },
-	{ "outbound-addr", required_argument, NULL, OPT_OUTBOUND_ADDR },
-	{ "outbound-addr6", required_argument, NULL, OPT_OUTBOUND_ADDR6 },
-	{ "txqueuelen", required_argument, NULL, OPT_TXQUEUELEN },
-	{ "offload", required_argument, NULL, OPT_OFFLOAD },
-	{ "queues", required_argument, NULL, OPT_QUEUES },
-	{ "pcap", required_argument, NULL, OPT_PCAP },
-	{ "debug", no_argument, NULL, OPT_DEBUG },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'v' },
-	{ NULL, 0, NULL, 0 },
+        {"configure", no_argument, NULL, 'c'},
+        {"exit-fd", required_argument, NULL, 'e'},
+        {"ready-fd", required_argument, NULL, 'r'},
+        {"mtu", required_argument, NULL, 'm'},
+        {"enable-ipv6", no_argument, NULL, '6'},
+        {"api-socket", required_argument, NULL, 'a'},
+        {"publish", required_argument, NULL, 'p'},
+        {"cidr", required_argument, NULL, OPT_CIDR},
+        {"disable-host-loopback", no_argument, NULL, OPT_DISABLE_HOST_LOOPBACK},
+        {"netns-type", required_argument, NULL, OPT_NETNS_TYPE},
+        {"userns-path", required_argument, NULL, OPT_USERNS_PATH},
+        {"macaddress", required_argument, NULL, OPT_MACADDRESS},
+        {"disable-dns", no_argument, NULL, OPT_DISABLE_DNS},
+        {"outbound-addr", required_argument, NULL, OPT_OUTBOUND_ADDR},
+        {"outbound-addr6", required_argument, NULL, OPT_OUTBOUND_ADDR6},
+        {"txqueuelen", required_argument, NULL, OPT_TXQUEUELEN},
+        {"offload", required_argument, NULL, OPT_OFFLOAD},
+        {"queues", required_argument, NULL, OPT_QUEUES},
+        {"pcap", required_argument, NULL, OPT_PCAP},
+        {"debug", no_argument, NULL, OPT_DEBUG},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'v'},
+        {NULL, 0, NULL, 0},
 };
 
 static const char usage_options[] =
-	"Options:\n"
-	"  -c, --configure          bring up the interface: address net+100,\n"
-	"                           default route via net+2, lo up\n"
-	"  -e, --exit-fd=FD         exit when FD is closed (POLLHUP)\n"
-	"  -r, --ready-fd=FD        write \"1\" to FD once the tap is ready\n"
-	"  -m, --mtu=MTU            MTU, 68..65521 (default 1500)\n"
-	"  -6, --enable-ipv6        enable IPv6 (fd00::/64, router fe80::2)\n"
-	"  -a, --api-socket=PATH    serve the slirp4netns JSON API on PATH\n"
-	"  -p, --publish=[HOSTIP:]HOSTPORT:GUESTPORT[/tcp|/udp]\n"
-	"                           forward a host port to the namespace\n"
-	"      --cidr=CIDR          virtual network (default 10.0.2.0/24)\n"
-	"      --disable-host-loopback\n"
-	"                           keep the namespace away from host "
-	"loopback\n"
-	"      --netns-type=TYPE    ARG1 is a \"pid\" (default) or a \"path\"\n"
-	"      --userns-path=PATH   user namespace to join first\n"
-	"      --macaddress=MAC     MAC of the tap (needs --configure)\n"
-	"      --disable-dns        do not forward DNS on net+3\n"
-	"      --outbound-addr=IPv4|IFNAME\n"
-	"                           source address for outgoing IPv4\n"
-	"      --outbound-addr6=IPv6|IFNAME\n"
-	"                           source address for outgoing IPv6\n"
-	"      --txqueuelen=N       tap queue length (default: sized so a\n"
-	"                           full TCP window of frames fits)\n"
-	"      --offload=on|off     virtio-net header, checksum and TSO/USO\n"
-	"                           offloads on the tap (default on)\n"
-	"      --queues=N           tap queues, 1..16 (default 1)\n"
-	"      --pcap=FILE          write a packet capture of the tap\n"
-	"      --debug              log every decision on stderr\n"
-	"  -h, --help               show this help and exit\n"
-	"  -v, --version            show version and features and exit\n";
+        "Options:\n"
+        "  -c, --configure          bring up the interface: address net+100,\n"
+        "                           default route via net+2, lo up\n"
+        "  -e, --exit-fd=FD         exit when FD is closed (POLLHUP)\n"
+        "  -r, --ready-fd=FD        write \"1\" to FD once the tap is ready\n"
+        "  -m, --mtu=MTU            MTU, 68..65521 (default 1500)\n"
+        "  -6, --enable-ipv6        enable IPv6 (fd00::/64, router fe80::2)\n"
+        "  -a, --api-socket=PATH    serve the slirp4netns JSON API on PATH\n"
+        "  -p, --publish=[HOSTIP:]HOSTPORT:GUESTPORT[/tcp|/udp]\n"
+        "                           forward a host port to the namespace\n"
+        "      --cidr=CIDR          virtual network (default 10.0.2.0/24)\n"
+        "      --disable-host-loopback\n"
+        "                           keep the namespace away from host "
+        "loopback\n"
+        "      --netns-type=TYPE    ARG1 is a \"pid\" (default) or a \"path\"\n"
+        "      --userns-path=PATH   user namespace to join first\n"
+        "      --macaddress=MAC     MAC of the tap (needs --configure)\n"
+        "      --disable-dns        do not forward DNS on net+3\n"
+        "      --outbound-addr=IPv4|IFNAME\n"
+        "                           source address for outgoing IPv4\n"
+        "      --outbound-addr6=IPv6|IFNAME\n"
+        "                           source address for outgoing IPv6\n"
+        "      --txqueuelen=N       tap queue length (default: sized so a\n"
+        "                           full TCP window of frames fits)\n"
+        "      --offload=on|off     virtio-net header, checksum and TSO/USO\n"
+        "                           offloads on the tap (default on)\n"
+        "      --queues=N           tap queues, 1..16 (default 1)\n"
+        "      --pcap=FILE          write a packet capture of the tap\n"
+        "      --debug              log every decision on stderr\n"
+        "  -h, --help               show this help and exit\n"
+        "  -v, --version            show version and features and exit\n";
 
 /**
  * cli_usage() - print the help text for @mode
@@ -100,14 +99,14 @@ void cli_usage(FILE *f, enum cli_mode mode)
 {
 	if (mode == CLI_RUN)
 		fprintf(f, "Usage: tapir run [OPTION]... [--] CMD [ARG]...\n"
-			   "Run CMD in a new user and network namespace "
-			   "connected through tapir.\n\n");
+		           "Run CMD in a new user and network namespace "
+		           "connected through tapir.\n\n");
 	else
 		fprintf(f, "Usage: tapir [OPTION]... PID|PATH TAPNAME\n"
-			   "       tapir run [OPTION]... [--] CMD [ARG]...\n"
-			   "       tapir api SOCKET JSON\n"
-			   "User-mode networking for unprivileged network "
-			   "namespaces.\n\n");
+		           "       tapir run [OPTION]... [--] CMD [ARG]...\n"
+		           "       tapir api SOCKET JSON\n"
+		           "User-mode networking for unprivileged network "
+		           "namespaces.\n\n");
 	fputs(usage_options, f);
 }
 
@@ -121,7 +120,7 @@ void cli_usage(FILE *f, enum cli_mode mode)
  * Return: 0 on success, -1 if @s is empty, has junk or is out of range
  */
 static int parse_uint(const char *s, unsigned long min, unsigned long max,
-		      unsigned long *out)
+                      unsigned long *out)
 {
 	char *end;
 	unsigned long v;
@@ -175,7 +174,7 @@ static bool dotted_quad_shape(const char *s)
  * Return: 0 on success, -1 on failure
  */
 int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
-		   char *why, size_t whylen)
+                   char *why, size_t whylen)
 {
 	char addr[16];
 	const char *slash = strchr(s, '/');
@@ -204,9 +203,9 @@ int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
 	mask = htonl(~0U << (32 - plen));
 	if (net->s_addr & ~mask) {
 		snprintf(why, whylen,
-			 "CIDR needs to be a network address like 10.0.2.0/24, "
-			 "not like %s",
-			 s);
+		         "CIDR needs to be a network address like 10.0.2.0/24, "
+		         "not like %s",
+		         s);
 		return -1;
 	}
 	*prefix = plen;
@@ -233,7 +232,7 @@ int cli_parse_mac(const char *s, uint8_t mac[6])
 			return -1;
 		if (g[2] != (i == 5 ? '\0' : ':'))
 			return -1;
-		mac[i] = (uint8_t)strtoul((char[]){ g[0], g[1], 0 }, NULL, 16);
+		mac[i] = (uint8_t)strtoul((char[]){g[0], g[1], 0}, NULL, 16);
 	}
 	return 0;
 }
@@ -248,7 +247,7 @@ int cli_parse_mac(const char *s, uint8_t mac[6])
  * Return: 0 on success, -1 on failure
  */
 int cli_parse_publish(const char *s, struct publish *p, char *why,
-		      size_t whylen)
+                      size_t whylen)
 {
 	char buf[64], *proto, *gport, *hport;
 	unsigned long v;
@@ -287,9 +286,9 @@ int cli_parse_publish(const char *s, struct publish *p, char *why,
 	return 0;
 bad:
 	snprintf(why, whylen,
-		 "bad --publish \"%s\": expected "
-		 "[HOSTIP:]HOSTPORT:GUESTPORT[/tcp|/udp], ports 1-65535",
-		 s);
+	         "bad --publish \"%s\": expected "
+	         "[HOSTIP:]HOSTPORT:GUESTPORT[/tcp|/udp], ports 1-65535",
+	         s);
 	return -1;
 }
 
@@ -342,7 +341,8 @@ static int resolve_outbound(const char *s, int family, void *out)
 		    strcmp(i->ifa_name, s))
 			continue;
 		if (family == AF_INET)
-			memcpy(out, &((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+			memcpy(out,
+			       &((struct sockaddr_in *)i->ifa_addr)->sin_addr,
 			       sizeof(struct in_addr));
 		else
 			memcpy(out,
@@ -400,7 +400,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case 'r':
 		if (parse_uint(arg, 0, INT_MAX, &v)) {
 			err_msg("%s must be a non-negative integer",
-				c == 'e' ? "exit-fd" : "ready-fd");
+			        c == 'e' ? "exit-fd" : "ready-fd");
 			return -1;
 		}
 		*(c == 'e' ? &o->exit_fd : &o->ready_fd) = (int)v;
@@ -408,7 +408,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case 'm':
 		if (parse_uint(arg, TAPIR_MTU_MIN, TAPIR_MTU_MAX, &v)) {
 			err_msg("MTU must be an integer in %d..%d, not \"%s\"",
-				TAPIR_MTU_MIN, TAPIR_MTU_MAX, arg);
+			        TAPIR_MTU_MIN, TAPIR_MTU_MAX, arg);
 			return -1;
 		}
 		o->mtu = (unsigned int)v;
@@ -419,8 +419,8 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case 'a':
 		if (strlen(arg) >= API_PATH_MAX) {
 			err_msg("the specified API socket path is too long "
-				"(>= %zu)",
-				API_PATH_MAX);
+			        "(>= %zu)",
+			        API_PATH_MAX);
 			return -1;
 		}
 		strcpy(o->api_socket, arg);
@@ -428,11 +428,11 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case 'p':
 		if (o->npublish == TAPIR_MAX_PUBLISH) {
 			err_msg("too many --publish options (max %d)",
-				TAPIR_MAX_PUBLISH);
+			        TAPIR_MAX_PUBLISH);
 			return -1;
 		}
 		if (cli_parse_publish(arg, &o->publish[o->npublish], why,
-				      sizeof(why))) {
+		                      sizeof(why))) {
 			err_msg("%s", why);
 			return -1;
 		}
@@ -440,7 +440,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		break;
 	case OPT_CIDR:
 		if (cli_parse_cidr(arg, &o->net, &o->prefix, why,
-				   sizeof(why))) {
+		                   sizeof(why))) {
 			err_msg("%s", why);
 			return -1;
 		}
@@ -466,8 +466,8 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case OPT_MACADDRESS:
 		if (cli_parse_mac(arg, o->mac)) {
 			err_msg("bad --macaddress \"%s\": expected "
-				"xx:xx:xx:xx:xx:xx",
-				arg);
+			        "xx:xx:xx:xx:xx:xx",
+			        arg);
 			return -1;
 		}
 		o->mac_set = true;
@@ -478,8 +478,8 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case OPT_OUTBOUND_ADDR:
 		if (resolve_outbound(arg, AF_INET, &o->outbound4)) {
 			err_msg("outbound-addr has to be valid ipv4 address or "
-				"interface name: %s",
-				arg);
+			        "interface name: %s",
+			        arg);
 			return -1;
 		}
 		o->outbound4_set = true;
@@ -487,8 +487,8 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case OPT_OUTBOUND_ADDR6:
 		if (resolve_outbound(arg, AF_INET6, &o->outbound6)) {
 			err_msg("outbound-addr6 has to be valid ipv6 address "
-				"or interface name: %s",
-				arg);
+			        "or interface name: %s",
+			        arg);
 			return -1;
 		}
 		o->outbound6_set = true;
@@ -496,8 +496,8 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case OPT_TXQUEUELEN:
 		if (parse_uint(arg, 1, TAPIR_TXQLEN_MAX, &v)) {
 			err_msg("txqueuelen must be an integer in 1..%d, not "
-				"\"%s\"",
-				TAPIR_TXQLEN_MAX, arg);
+			        "\"%s\"",
+			        TAPIR_TXQLEN_MAX, arg);
 			return -1;
 		}
 		o->txqueuelen = (unsigned int)v;
@@ -505,7 +505,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case OPT_OFFLOAD:
 		if (strcmp(arg, "on") && strcmp(arg, "off")) {
 			err_msg("--offload takes \"on\" or \"off\", not \"%s\"",
-				arg);
+			        arg);
 			return -1;
 		}
 		o->offload = !strcmp(arg, "on");
@@ -513,8 +513,8 @@ static int parse_option(struct opts *o, int c, const char *arg)
 	case OPT_QUEUES:
 		if (parse_uint(arg, 1, TAPIR_MAX_QUEUES, &v)) {
 			err_msg("queues must be an integer in 1..%d, not "
-				"\"%s\"",
-				TAPIR_MAX_QUEUES, arg);
+			        "\"%s\"",
+			        TAPIR_MAX_QUEUES, arg);
 			return -1;
 		}
 		o->queues = (unsigned int)v;
@@ -558,12 +558,12 @@ static int parse_target(struct opts *o, int argc, char **argv)
 
 	if (argc < 2) {
 		err_msg("missing %s: expected PID|PATH TAPNAME",
-			argc ? "TAPNAME" : "PID|PATH and TAPNAME");
+		        argc ? "TAPNAME" : "PID|PATH and TAPNAME");
 		return -1;
 	}
 	if (argc > 2)
 		err_msg("warning: too many arguments, ignoring \"%s\"...",
-			argv[2]);
+		        argv[2]);
 	if (o->netns_type == NETNS_PID) {
 		if (parse_uint(argv[0], 1, INT_MAX, &v)) {
 			err_msg("PID must be a positive integer: %s", argv[0]);
@@ -574,9 +574,9 @@ static int parse_target(struct opts *o, int argc, char **argv)
 		if (strlen(argv[0]) >= sizeof(o->netns_path) ||
 		    stat(argv[0], &st)) {
 			err_errno(errno ? errno : ENAMETOOLONG,
-				  "existing path expected when "
-				  "--netns-type=path: %s",
-				  argv[0]);
+			          "existing path expected when "
+			          "--netns-type=path: %s",
+			          argv[0]);
 			return -1;
 		}
 		strcpy(o->netns_path, argv[0]);
@@ -584,8 +584,8 @@ static int parse_target(struct opts *o, int argc, char **argv)
 	if (!argv[1][0] || strlen(argv[1]) >= IFNAMSIZ ||
 	    strpbrk(argv[1], "/: \t\n")) {
 		err_msg("bad TAPNAME \"%s\": 1-%d characters, no '/', ':' or "
-			"spaces",
-			argv[1], IFNAMSIZ - 1);
+		        "spaces",
+		        argv[1], IFNAMSIZ - 1);
 		return -1;
 	}
 	strcpy(o->ifname, argv[1]);
@@ -601,7 +601,7 @@ static void report_getopt_error(int c, const char *arg)
 {
 	if (c == ':')
 		err_msg("option %s requires an argument (see tapir --help)",
-			arg);
+		        arg);
 	else if (optopt && arg[0] == '-' && arg[1] != '-')
 		err_msg("unrecognized option '-%c' (see tapir --help)", optopt);
 	else
@@ -621,8 +621,8 @@ static void report_getopt_error(int c, const char *arg)
 int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 {
 	/* run stops at the command, so its own options are left alone. */
-	const char *shortopts = mode == CLI_RUN ? "+:ce:r:m:6a:p:hv" :
-						  ":ce:r:m:6a:p:hv";
+	const char *shortopts =
+	        mode == CLI_RUN ? "+:ce:r:m:6a:p:hv" : ":ce:r:m:6a:p:hv";
 	int c, ret;
 
 	opts_defaults(o, mode);
@@ -640,7 +640,7 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 	}
 	if (o->mac_set && !o->configure) {
 		err_msg("--macaddress cannot be specified when --configure or "
-			"-c is not specified");
+		        "-c is not specified");
 		return -1;
 	}
 	if (mode == CLI_RUN) {
@@ -650,7 +650,7 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 		}
 		if (o->netns_type == NETNS_PATH || o->userns_path[0]) {
 			err_msg("run: --netns-type and --userns-path do not "
-				"apply; run makes its own namespaces");
+			        "apply; run makes its own namespaces");
 			return -1;
 		}
 		o->run_argv = argv + optind;

@@ -26,8 +26,8 @@ enum netns_type {
 };
 
 enum cli_mode {
-	CLI_ATTACH,	/* tapir [OPTION]... PID|PATH TAPNAME */
-	CLI_RUN,	/* tapir run [OPTION]... -- CMD... */
+	CLI_ATTACH, /* tapir [OPTION]... PID|PATH TAPNAME */
+	CLI_RUN,    /* tapir run [OPTION]... -- CMD... */
 };
 
 /**
@@ -116,10 +116,10 @@ struct opts {
 int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o);
 void cli_usage(FILE *f, enum cli_mode mode);
 int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
-		   char *why, size_t whylen);
+                   char *why, size_t whylen);
 int cli_parse_mac(const char *s, uint8_t mac[6]);
 int cli_parse_publish(const char *s, struct publish *p, char *why,
-		      size_t whylen);
+                      size_t whylen);
 unsigned int cli_auto_txqueuelen(unsigned int mtu);
 
 #endif /* TAPIR_CLI_H */

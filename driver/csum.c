@@ -84,10 +84,10 @@ uint16_t csum_ip4_header(const void *iph, size_t len)
  * Return: running sum to continue with csum_add() over the L4 data
  */
 uint32_t csum_pseudo4(struct in_addr src, struct in_addr dst, uint8_t proto,
-		      uint32_t len)
+                      uint32_t len)
 {
 	uint32_t sum = 0;
-	uint16_t w[2] = { htons(proto), htons((uint16_t)len) };
+	uint16_t w[2] = {htons(proto), htons((uint16_t)len)};
 
 	sum = csum_add(sum, &src, 4);
 	sum = csum_add(sum, &dst, 4);
@@ -104,9 +104,9 @@ uint32_t csum_pseudo4(struct in_addr src, struct in_addr dst, uint8_t proto,
  * Return: running sum to continue with csum_add() over the L4 data
  */
 uint32_t csum_pseudo6(const struct in6_addr *src, const struct in6_addr *dst,
-		      uint8_t proto, uint32_t len)
+                      uint8_t proto, uint32_t len)
 {
-	uint32_t w[2] = { htonl(len), htonl(proto) };
+	uint32_t w[2] = {htonl(len), htonl(proto)};
 	uint32_t sum = csum_add(0, src, 16);
 
 	sum = csum_add(sum, dst, 16);

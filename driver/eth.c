@@ -31,7 +31,7 @@ void eth_special_mac(uint8_t mac[6], struct in_addr ip)
  * @ethertype:	ETHERTYPE_* in host order
  */
 void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,
-			 struct in_addr src, uint16_t ethertype)
+                         struct in_addr src, uint16_t ethertype)
 {
 	if ((src.s_addr & c->mask4.s_addr) != (c->gw4.s_addr & c->mask4.s_addr))
 		src = c->gw4;

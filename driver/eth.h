@@ -17,6 +17,6 @@ struct frame;
 void eth_input(struct ctx *c, struct frame *f);
 void eth_special_mac(uint8_t mac[6], struct in_addr ip);
 void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,
-			 struct in_addr src, uint16_t ethertype);
+                         struct in_addr src, uint16_t ethertype);
 
 #endif /* TAPIR_ETH_H */

@@ -24,8 +24,8 @@ static uint8_t icmp_buf[65536];
  * Return: the folded checksum; 0 over a message with a correct checksum
  */
 static uint16_t icmp_csum(bool v6, const struct in6_addr *src,
-			  const struct in6_addr *dst, const void *msg,
-			  size_t len)
+                          const struct in6_addr *dst, const void *msg,
+                          size_t len)
 {
 	uint32_t sum = v6 ? ip_pseudo_csum(src, dst, IPPROTO_ICMPV6, len) : 0;
 
@@ -43,15 +43,15 @@ static uint16_t icmp_csum(bool v6, const struct in6_addr *src,
  * Return: 0 on success, -1 if dropped
  */
 static int icmp_send(struct ctx *c, const struct in6_addr *src,
-		     const struct in6_addr *dst, uint8_t *msg, size_t len)
+                     const struct in6_addr *dst, uint8_t *msg, size_t len)
 {
 	bool v6 = !inany_is_v4(src);
 	uint16_t ck = icmp_csum(v6, src, dst, msg, len);
-	struct iovec iov = { msg, len };
+	struct iovec iov = {msg, len};
 
 	memcpy(msg + 2, &ck, 2);
-	if (ip_output(c, src, dst, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP, &iov,
-		      1, NULL))
+	if (ip_output(c, src, dst, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP, &iov, 1,
+	              NULL))
 		return -1;
 	c->stats.to_guest[PROTO_ICMP].packets++;
 	c->stats.to_guest[PROTO_ICMP].bytes += len;
@@ -94,9 +94,9 @@ int icmp_send_unreach(struct ctx *c, const struct pkt *p, uint8_t code)
 	memset(m, 0, 8);
 	if (p->v6) {
 		m[0] = ICMP6_DST_UNREACH;
-		m[1] = code == ICMP_PORT_UNREACH ? ICMP6_DST_UNREACH_NOPORT :
-		       code == ICMP_NET_UNREACH	 ? ICMP6_DST_UNREACH_NOROUTE :
-						   ICMP6_DST_UNREACH_ADDR;
+		m[1] = code == ICMP_PORT_UNREACH  ? ICMP6_DST_UNREACH_NOPORT
+		       : code == ICMP_NET_UNREACH ? ICMP6_DST_UNREACH_NOROUTE
+		                                  : ICMP6_DST_UNREACH_ADDR;
 	} else {
 		m[0] = ICMP_DEST_UNREACH;
 		m[1] = code;

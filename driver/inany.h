@@ -54,7 +54,7 @@ static inline struct in_addr inany_v4(const struct in6_addr *a)
  * Return: true if equal
  */
 static inline bool inany_equal(const struct in6_addr *a,
-			       const struct in6_addr *b)
+                               const struct in6_addr *b)
 {
 	return !memcmp(a, b, sizeof(*a));
 }

@@ -14,7 +14,7 @@
 #include "tapio.h"
 
 /* MAC of the IPv6 router fe80::2 and of every IPv6 source, as libslirp. */
-static const uint8_t router6_mac[6] = { 0x52, 0x56, 0, 0, 0, 2 };
+static const uint8_t router6_mac[6] = {0x52, 0x56, 0, 0, 0, 2};
 
 /**
  * ip_is_gateway() - whether @a is the gateway (net+2 or fd00::2)
@@ -54,11 +54,11 @@ bool ip_is_dns(const struct ctx *c, const struct in6_addr *a)
  * Return: running sum for csum_add()/csum_fold()
  */
 uint32_t ip_pseudo_csum(const struct in6_addr *src, const struct in6_addr *dst,
-			uint8_t proto, size_t len)
+                        uint8_t proto, size_t len)
 {
 	if (inany_is_v4(src))
 		return csum_pseudo4(inany_v4(src), inany_v4(dst), proto,
-				    (uint32_t)len);
+		                    (uint32_t)len);
 	return csum_pseudo6(src, dst, proto, (uint32_t)len);
 }
 
@@ -102,9 +102,8 @@ void ip_l4_input(struct ctx *c, struct pkt *p)
  * Return: 0 on success, -1 if the frame was dropped
  */
 int ip_output(struct ctx *c, const struct in6_addr *src,
-	      const struct in6_addr *dst, uint8_t proto,
-	      const struct iovec *l4, int l4cnt,
-	      const struct virtio_net_hdr *vh)
+              const struct in6_addr *dst, uint8_t proto, const struct iovec *l4,
+              int l4cnt, const struct virtio_net_hdr *vh)
 {
 	struct virtio_net_hdr h;
 	struct ether_header eh;
@@ -120,19 +119,19 @@ int ip_output(struct ctx *c, const struct in6_addr *src,
 	if (inany_is_v4(src)) {
 		eth_header_to_guest(c, &eh, inany_v4(src), ETHERTYPE_IP);
 		ip4_build_header(&ih4, inany_v4(src), inany_v4(dst), proto,
-				 l4len);
-		iov[1] = (struct iovec){ &ih4, sizeof(ih4) };
+		                 l4len);
+		iov[1] = (struct iovec){&ih4, sizeof(ih4)};
 	} else {
 		memcpy(eh.ether_dhost, c->guest_mac, 6);
 		memcpy(eh.ether_shost, router6_mac, 6);
 		eh.ether_type = htons(ETHERTYPE_IPV6);
 		ip6_build_header(&ih6, src, dst, proto, l4len);
-		iov[1] = (struct iovec){ &ih6, sizeof(ih6) };
+		iov[1] = (struct iovec){&ih6, sizeof(ih6)};
 	}
 	l3len = iov[1].iov_len;
 	if (l3len + l4len > 65535 + (inany_is_v4(src) ? 0 : sizeof(ih6)))
 		return -1;
-	iov[0] = (struct iovec){ &eh, sizeof(eh) };
+	iov[0] = (struct iovec){&eh, sizeof(eh)};
 	memcpy(&iov[2], l4, sizeof(*l4) * (size_t)l4cnt);
 	if (vh) {
 		h = *vh;

@@ -37,12 +37,11 @@ struct pkt {
 };
 
 int ip_output(struct ctx *c, const struct in6_addr *src,
-	      const struct in6_addr *dst, uint8_t proto,
-	      const struct iovec *l4, int l4cnt,
-	      const struct virtio_net_hdr *vh);
+              const struct in6_addr *dst, uint8_t proto, const struct iovec *l4,
+              int l4cnt, const struct virtio_net_hdr *vh);
 void ip_l4_input(struct ctx *c, struct pkt *p);
 uint32_t ip_pseudo_csum(const struct in6_addr *src, const struct in6_addr *dst,
-			uint8_t proto, size_t len);
+                        uint8_t proto, size_t len);
 bool ip_is_gateway(const struct ctx *c, const struct in6_addr *a);
 bool ip_is_dns(const struct ctx *c, const struct in6_addr *a);
 

@@ -22,7 +22,7 @@
 void ip4_input(struct ctx *c, struct frame *f)
 {
 	size_t avail = f->len - 14, hlen, tot;
-	struct pkt p = { 0 };
+	struct pkt p = {0};
 	struct iphdr ih;
 
 	if (avail < sizeof(ih)) {
@@ -45,8 +45,8 @@ void ip4_input(struct ctx *c, struct frame *f)
 		c->stats.drops[DROP_FRAGMENT]++;
 		return;
 	}
-	inany_from_v4(&p.src, (struct in_addr){ ih.saddr });
-	inany_from_v4(&p.dst, (struct in_addr){ ih.daddr });
+	inany_from_v4(&p.src, (struct in_addr){ih.saddr});
+	inany_from_v4(&p.dst, (struct in_addr){ih.daddr});
 	p.proto = ih.protocol;
 	p.l3 = f->data + 14;
 	p.l3len = hlen;
@@ -64,8 +64,8 @@ void ip4_input(struct ctx *c, struct frame *f)
  * @proto:	L4 protocol
  * @l4len:	L4 length; with GSO, the length of the whole super-packet
  */
-void ip4_build_header(struct iphdr *ih, struct in_addr src,
-		      struct in_addr dst, uint8_t proto, size_t l4len)
+void ip4_build_header(struct iphdr *ih, struct in_addr src, struct in_addr dst,
+                      uint8_t proto, size_t l4len)
 {
 	static uint16_t next_id;
 

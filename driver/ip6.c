@@ -26,7 +26,7 @@ static bool ext_header(uint8_t nh)
 void ip6_input(struct ctx *c, struct frame *f)
 {
 	size_t avail = f->len - 14, off = sizeof(struct ip6_hdr), plen;
-	struct pkt p = { .v6 = true };
+	struct pkt p = {.v6 = true};
 	struct ip6_hdr h;
 	uint8_t nh;
 
@@ -80,7 +80,7 @@ void ip6_input(struct ctx *c, struct frame *f)
  * @l4len:	L4 length; with GSO, the length of the whole super-packet
  */
 void ip6_build_header(struct ip6_hdr *h, const struct in6_addr *src,
-		      const struct in6_addr *dst, uint8_t proto, size_t l4len)
+                      const struct in6_addr *dst, uint8_t proto, size_t l4len)
 {
 	memset(h, 0, sizeof(*h));
 	h->ip6_flow = htonl(6U << 28);

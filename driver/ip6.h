@@ -14,6 +14,6 @@ struct frame;
 
 void ip6_input(struct ctx *c, struct frame *f);
 void ip6_build_header(struct ip6_hdr *h, const struct in6_addr *src,
-		      const struct in6_addr *dst, uint8_t proto, size_t l4len);
+                      const struct in6_addr *dst, uint8_t proto, size_t l4len);
 
 #endif /* TAPIR_IP6_H */

@@ -42,7 +42,7 @@ static void stop_loop(struct ctx *c, const char *why)
 static void exitfd_check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct ctx *c = arg;
-	struct pollfd pfd = { .fd = c->o->exit_fd, .events = POLLHUP };
+	struct pollfd pfd = {.fd = c->o->exit_fd, .events = POLLHUP};
 
 	(void)fd;
 	(void)what;
@@ -86,8 +86,8 @@ static void target_gone_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	while (waitpid(c->run_child, &status, 0) < 0 && errno == EINTR)
 		;
-	c->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
-					     128 + WTERMSIG(status);
+	c->exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
+	                                   : 128 + WTERMSIG(status);
 	c->run_child = 0;
 }
 
@@ -118,7 +118,7 @@ int lifecycle_watch_target(struct ctx *c, pid_t pid)
  */
 int lifecycle_start(struct ctx *c)
 {
-	struct timeval tv = { 0, EXIT_FD_POLL_MS * 1000 };
+	struct timeval tv = {0, EXIT_FD_POLL_MS * 1000};
 
 	signal(SIGPIPE, SIG_IGN);
 	sigterm_ev = evsignal_new(c->base, SIGTERM, signal_cb, c);
@@ -127,14 +127,14 @@ int lifecycle_start(struct ctx *c)
 	    evsignal_add(sigint_ev, NULL))
 		goto fail;
 	if (c->o->exit_fd >= 0) {
-		exitfd_ev = event_new(c->base, -1, EV_PERSIST, exitfd_check_cb,
-				      c);
+		exitfd_ev =
+		        event_new(c->base, -1, EV_PERSIST, exitfd_check_cb, c);
 		if (!exitfd_ev || event_add(exitfd_ev, &tv))
 			goto fail;
 	}
 	if (c->target_pidfd >= 0) {
 		target_ev = event_new(c->base, c->target_pidfd, EV_READ,
-				      target_gone_cb, c);
+		                      target_gone_cb, c);
 		if (!target_ev || event_add(target_ev, NULL))
 			goto fail;
 	}
@@ -172,8 +172,8 @@ void lifecycle_signal_ready(struct ctx *c)
  */
 void lifecycle_stop(struct ctx *c)
 {
-	struct event **evs[] = { &exitfd_ev, &sigterm_ev, &sigint_ev,
-				 &target_ev };
+	struct event **evs[] = {&exitfd_ev, &sigterm_ev, &sigint_ev,
+	                        &target_ev};
 
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
 		if (*evs[i])

@@ -10,7 +10,7 @@ extern bool log_debug_enabled;
 
 void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void err_errno(int err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 void info_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void debug_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

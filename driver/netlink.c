@@ -59,8 +59,7 @@ void nl_close(struct nl *nl)
  *
  * Return: 0 on success, -errno from the kernel's ACK or from the socket
  */
-static int nl_talk(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
-		   void *data)
+static int nl_talk(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	char buf[NL_BUF_SIZE];
 	int ret;
@@ -113,7 +112,8 @@ static int link_attr_cb(const struct nlmsghdr *nlh, void *data)
 
 	st->ifindex = ifi->ifi_index;
 	st->up = ifi->ifi_flags & IFF_UP;
-	mnl_attr_for_each(a, nlh, sizeof(*ifi)) {
+	mnl_attr_for_each(a, nlh, sizeof(*ifi))
+	{
 		switch (mnl_attr_get_type(a)) {
 		case IFLA_MTU:
 			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
@@ -160,8 +160,7 @@ int link_get(struct nl *nl, const char *name, struct link_state *st)
  *
  * Return: 0 on success, -errno on failure
  */
-static int link_set_u32(struct nl *nl, int ifindex, uint16_t type,
-			uint32_t val)
+static int link_set_u32(struct nl *nl, int ifindex, uint16_t type, uint32_t val)
 {
 	char buf[NL_BUF_SIZE];
 	struct nlmsghdr *nlh = link_msg(buf, ifindex);
@@ -272,7 +271,7 @@ static size_t addr_len(int family)
  * Return: 0 on success, -errno on failure
  */
 int addr_add(struct nl *nl, int ifindex, int family, const void *addr,
-	     unsigned int prefixlen)
+             unsigned int prefixlen)
 {
 	char buf[NL_BUF_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);

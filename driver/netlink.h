@@ -47,7 +47,7 @@ int link_set_up(struct nl *nl, int ifindex);
 int link_set_mac(struct nl *nl, int ifindex, const uint8_t mac[6]);
 int link_del(struct nl *nl, int ifindex);
 int addr_add(struct nl *nl, int ifindex, int family, const void *addr,
-	     unsigned int prefixlen);
+             unsigned int prefixlen);
 int route_add_default(struct nl *nl, int ifindex, int family, const void *gw);
 
 #endif /* TAPIR_NETLINK_H */

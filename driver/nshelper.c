@@ -25,11 +25,9 @@
 
 /* The guest's static IPv6 address with --configure; SLAAC adds another. */
 static const struct in6_addr guest_addr6 = {
-	.s6_addr = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0 }
-};
+        .s6_addr = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0}};
 static const struct in6_addr router_ll6 = {
-	.s6_addr = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 }
-};
+        .s6_addr = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}};
 
 /**
  * fail() - fill @e with a failed step and its errno
@@ -113,14 +111,14 @@ static int join_namespaces(const struct opts *o, struct ipc_error *e)
 		close(nfd);
 		if (err == EINVAL)
 			return fail(e, err,
-				    "join network namespace %s (not a network "
-				    "namespace?)",
-				    netns);
+			            "join network namespace %s (not a network "
+			            "namespace?)",
+			            netns);
 		if (userr)
 			return fail(e, err,
-				    "join network namespace %s (joining %s "
-				    "failed: %s)",
-				    netns, userns, strerror(userr));
+			            "join network namespace %s (joining %s "
+			            "failed: %s)",
+			            netns, userns, strerror(userr));
 		return fail(e, err, "join network namespace %s", netns);
 	}
 	close(nfd);
@@ -139,7 +137,7 @@ static int join_namespaces(const struct opts *o, struct ipc_error *e)
  * Return: 0 on success, -1 on failure
  */
 static int add_addr(struct nl *nl, struct ipc_tap_info *info, int family,
-		    const void *addr, unsigned int plen, struct ipc_error *e)
+                    const void *addr, unsigned int plen, struct ipc_error *e)
 {
 	struct ipc_addr *a = &info->addrs[info->naddrs];
 	char txt[INET6_ADDRSTRLEN];
@@ -148,7 +146,7 @@ static int add_addr(struct nl *nl, struct ipc_tap_info *info, int family,
 	if (ret) {
 		inet_ntop(family, addr, txt, sizeof(txt));
 		return fail(e, ret, "add address %s/%u to %s", txt, plen,
-			    info->ifname);
+		            info->ifname);
 	}
 	a->family = family;
 	memcpy(&a->addr, addr, family == AF_INET ? 4 : 16);
@@ -167,13 +165,14 @@ static int add_addr(struct nl *nl, struct ipc_tap_info *info, int family,
  * Return: 0 on success, -1 on failure
  */
 static int configure_links(struct nl *nl, const struct opts *o,
-			   struct ipc_tap_info *info, struct ipc_error *e)
+                           struct ipc_tap_info *info, struct ipc_error *e)
 {
 	struct in_addr guest, gw;
 	struct link_state lo;
 	int ret;
 
-	if ((ret = link_get(nl, "lo", &lo)) || (ret = link_set_up(nl, lo.ifindex)))
+	if ((ret = link_get(nl, "lo", &lo)) ||
+	    (ret = link_set_up(nl, lo.ifindex)))
 		return fail(e, ret, "set lo up");
 	if (o->mac_set && (ret = link_set_mac(nl, info->ifindex, o->mac)))
 		return fail(e, ret, "set MAC address of %s", info->ifname);
@@ -184,8 +183,7 @@ static int configure_links(struct nl *nl, const struct opts *o,
 	if (add_addr(nl, info, AF_INET, &guest, o->prefix, e))
 		return -1;
 	if ((ret = route_add_default(nl, info->ifindex, AF_INET, &gw)))
-		return fail(e, ret, "add default route via %s",
-			    inet_ntoa(gw));
+		return fail(e, ret, "add default route via %s", inet_ntoa(gw));
 	if (!o->ipv6)
 		return 0;
 	if (add_addr(nl, info, AF_INET6, &guest_addr6, 64, e))
@@ -204,11 +202,11 @@ static int configure_links(struct nl *nl, const struct opts *o,
  *
  * Return: 0 on success, -1 on failure
  */
-static int setup_tap(const struct opts *o, struct ipc_tap_info *info,
-		     int *fds, struct ipc_error *e)
+static int setup_tap(const struct opts *o, struct ipc_tap_info *info, int *fds,
+                     struct ipc_error *e)
 {
-	unsigned int txqlen = o->txqueuelen ? o->txqueuelen :
-					      cli_auto_txqueuelen(o->mtu);
+	unsigned int txqlen =
+	        o->txqueuelen ? o->txqueuelen : cli_auto_txqueuelen(o->mtu);
 	struct link_state st;
 	struct nl nl;
 	char op[128];
@@ -217,7 +215,7 @@ static int setup_tap(const struct opts *o, struct ipc_tap_info *info,
 	if ((ret = nl_open(&nl)))
 		return fail(e, ret, "open rtnetlink socket");
 	ret = tap_open_queues(&nl, o->ifname, o->offload, o->queues, fds, op,
-			      sizeof(op));
+	                      sizeof(op));
 	if (ret) {
 		fail(e, ret, "%s", op);
 		goto out;
@@ -268,20 +266,26 @@ out:
 static void __attribute__((noreturn))
 helper_main(const struct opts *o, int sock)
 {
-	struct ipc_reply r = { .kind = IPC_REPLY_TAP };
+	struct ipc_reply r = {.kind = IPC_REPLY_TAP};
 	int fds[TAPIR_MAX_QUEUES], ret;
+	struct ipc_tap_info tap = {0};
+	struct ipc_error err = {0};
 	char *json;
 
 	/* Don't outlive a parent killed while we work. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (join_namespaces(o, &r.error) ||
-	    setup_tap(o, &r.tap, fds, &r.error))
+	/* Separate buffers: r.tap and r.error share memory in the union. */
+	if (join_namespaces(o, &err) || setup_tap(o, &tap, fds, &err)) {
 		r.kind = IPC_REPLY_ERROR;
+		r.error = err;
+	} else {
+		r.tap = tap;
+	}
 	json = ipc_reply_encode(&r);
 	if (!json)
 		_exit(2);
 	ret = ipc_send(sock, json, strlen(json), fds,
-		       r.kind == IPC_REPLY_TAP ? r.tap.queues : 0);
+	               r.kind == IPC_REPLY_TAP ? r.tap.queues : 0);
 	free(json);
 	_exit(ret || r.kind != IPC_REPLY_TAP ? 1 : 0);
 }
@@ -296,7 +300,7 @@ helper_main(const struct opts *o, int sock)
  * Return: 0 on success, -1 after printing one error line
  */
 static int receive_reply(int sock, const struct opts *o,
-			 struct ipc_tap_info *info, int *fds)
+                         struct ipc_tap_info *info, int *fds)
 {
 	struct ipc_reply r;
 	unsigned int nfds = 0;
@@ -317,10 +321,10 @@ static int receive_reply(int sock, const struct opts *o,
 	} else if (ret) {
 		err_msg("bad reply from namespace helper: %s", why);
 	} else if (nfds != r.tap.queues || r.tap.queues != o->queues ||
-		   strcmp(r.tap.ifname, o->ifname)) {
+	           strcmp(r.tap.ifname, o->ifname)) {
 		err_msg("bad reply from namespace helper: %u fds for %u "
-			"queues of %s",
-			nfds, r.tap.queues, r.tap.ifname);
+		        "queues of %s",
+		        nfds, r.tap.queues, r.tap.ifname);
 		ret = -1;
 	}
 	if (ret) {
@@ -341,7 +345,7 @@ static int receive_reply(int sock, const struct opts *o,
  * Return: 0 on success, -1 after printing one error line
  */
 int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,
-		       int *fds)
+                       int *fds)
 {
 	int sv[2], status, ret;
 	pid_t pid;

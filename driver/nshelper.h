@@ -8,6 +8,6 @@
 #include "ipc/msg.h"
 
 int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,
-		       int *fds);
+                       int *fds);
 
 #endif /* TAPIR_NSHELPER_H */

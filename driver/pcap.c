@@ -33,12 +33,11 @@ struct pcap_state {
  */
 int pcap_open(struct ctx *c, const char *path)
 {
-	const uint32_t hdr[6] = { PCAP_MAGIC, 2 | (4 << 16), 0, 0,
-				  PCAP_SNAPLEN, PCAP_LINKTYPE_ETHERNET };
+	const uint32_t hdr[6] = {PCAP_MAGIC,   2 | (4 << 16),         0, 0,
+	                         PCAP_SNAPLEN, PCAP_LINKTYPE_ETHERNET};
 	struct pcap_state *p = calloc(1, sizeof(*p));
 
-	if (!p || !(p->buf = malloc(1 << 20)) ||
-	    !(p->f = fopen(path, "we"))) {
+	if (!p || !(p->buf = malloc(1 << 20)) || !(p->f = fopen(path, "we"))) {
 		err_errno(p ? errno : ENOMEM, "open capture file %s", path);
 		if (p)
 			free(p->buf);
@@ -78,7 +77,7 @@ static void pcap_record_header(struct pcap_state *p, size_t len)
  */
 void pcap_frame(struct ctx *c, const void *data, size_t len)
 {
-	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+	struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
 
 	pcap_frame_iov(c, &iov, 1);
 }

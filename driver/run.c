@@ -82,7 +82,7 @@ static void bind_resolv_conf(const char *path)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount(path, "/etc/resolv.conf", NULL, MS_BIND, NULL))
 		err_errno(errno, "run: warning: bind %s over /etc/resolv.conf",
-			  path);
+		          path);
 }
 
 /**
@@ -94,7 +94,7 @@ static void bind_resolv_conf(const char *path)
  */
 static void __attribute__((noreturn))
 child_main(const struct opts *o, const char *resolv, int to_parent,
-	   int from_parent)
+           int from_parent)
 {
 	uid_t uid = getuid();
 	gid_t gid = getgid();
@@ -131,10 +131,10 @@ child_main(const struct opts *o, const char *resolv, int to_parent,
  * Return: 0 on success, -1 after printing one error line
  */
 static int make_resolv_conf(const struct opts *o, char *dir, size_t dirlen,
-			    char *file, size_t filelen)
+                            char *file, size_t filelen)
 {
 	const char *tmp = getenv("TMPDIR");
-	struct in_addr dns = { htonl(ntohl(o->net.s_addr) + 3) };
+	struct in_addr dns = {htonl(ntohl(o->net.s_addr) + 3)};
 	FILE *f;
 
 	snprintf(dir, dirlen, "%s/tapir-run.XXXXXX", tmp ? tmp : "/tmp");

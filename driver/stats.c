@@ -4,24 +4,24 @@
 #include "stats.h"
 
 static const char *const drop_names[DROP_REASONS] = {
-	[DROP_SHORT_FRAME] = "short_frame",
-	[DROP_BAD_VNET_HDR] = "bad_vnet_hdr",
-	[DROP_BAD_LENGTH] = "bad_length",
-	[DROP_BAD_CHECKSUM] = "bad_checksum",
-	[DROP_UNKNOWN_ETHERTYPE] = "unknown_ethertype",
-	[DROP_UNKNOWN_PROTO] = "unknown_protocol",
-	[DROP_FRAGMENT] = "fragment",
-	[DROP_NOT_FOR_US] = "not_for_us",
-	[DROP_TAP_WRITE] = "tap_write",
-	[DROP_NO_ROUTE] = "no_route",
-	[DROP_NO_FLOW] = "no_flow",
-	[DROP_FLOW_LIMIT] = "flow_limit",
-	[DROP_SOCKET] = "socket",
+        [DROP_SHORT_FRAME] = "short_frame",
+        [DROP_BAD_VNET_HDR] = "bad_vnet_hdr",
+        [DROP_BAD_LENGTH] = "bad_length",
+        [DROP_BAD_CHECKSUM] = "bad_checksum",
+        [DROP_UNKNOWN_ETHERTYPE] = "unknown_ethertype",
+        [DROP_UNKNOWN_PROTO] = "unknown_protocol",
+        [DROP_FRAGMENT] = "fragment",
+        [DROP_NOT_FOR_US] = "not_for_us",
+        [DROP_TAP_WRITE] = "tap_write",
+        [DROP_NO_ROUTE] = "no_route",
+        [DROP_NO_FLOW] = "no_flow",
+        [DROP_FLOW_LIMIT] = "flow_limit",
+        [DROP_SOCKET] = "socket",
 };
 
 static const char *const proto_names[PROTO_COUNT] = {
-	[PROTO_ARP] = "arp",	[PROTO_ICMP] = "icmp", [PROTO_TCP] = "tcp",
-	[PROTO_UDP] = "udp",	[PROTO_DNS] = "dns",   [PROTO_OTHER] = "other",
+        [PROTO_ARP] = "arp", [PROTO_ICMP] = "icmp", [PROTO_TCP] = "tcp",
+        [PROTO_UDP] = "udp", [PROTO_DNS] = "dns",   [PROTO_OTHER] = "other",
 };
 
 /**

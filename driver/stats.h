@@ -7,19 +7,19 @@
 #include <stdint.h>
 
 enum drop_reason {
-	DROP_SHORT_FRAME,	/* shorter than its headers */
-	DROP_BAD_VNET_HDR,	/* virtio_net_hdr we cannot honour */
-	DROP_BAD_LENGTH,	/* length fields disagree with the frame */
-	DROP_BAD_CHECKSUM,	/* header checksum wrong */
+	DROP_SHORT_FRAME,  /* shorter than its headers */
+	DROP_BAD_VNET_HDR, /* virtio_net_hdr we cannot honour */
+	DROP_BAD_LENGTH,   /* length fields disagree with the frame */
+	DROP_BAD_CHECKSUM, /* header checksum wrong */
 	DROP_UNKNOWN_ETHERTYPE,
-	DROP_UNKNOWN_PROTO,	/* L4 protocol we don't translate */
-	DROP_FRAGMENT,		/* IP fragments are not reassembled */
-	DROP_NOT_FOR_US,	/* ARP or IP for an address we don't serve */
-	DROP_TAP_WRITE,		/* writing to the tap failed */
-	DROP_NO_ROUTE,		/* host side unreachable or forbidden */
-	DROP_NO_FLOW,		/* segment for an unknown connection */
-	DROP_FLOW_LIMIT,	/* flow table full */
-	DROP_SOCKET,		/* host socket refused the data */
+	DROP_UNKNOWN_PROTO, /* L4 protocol we don't translate */
+	DROP_FRAGMENT,      /* IP fragments are not reassembled */
+	DROP_NOT_FOR_US,    /* ARP or IP for an address we don't serve */
+	DROP_TAP_WRITE,     /* writing to the tap failed */
+	DROP_NO_ROUTE,      /* host side unreachable or forbidden */
+	DROP_NO_FLOW,       /* segment for an unknown connection */
+	DROP_FLOW_LIMIT,    /* flow table full */
+	DROP_SOCKET,        /* host socket refused the data */
 	DROP_REASONS
 };
 

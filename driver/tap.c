@@ -20,7 +20,7 @@
  */
 static int tap_attach(const char *ifname, short flags)
 {
-	struct ifreq ifr = { 0 };
+	struct ifreq ifr = {0};
 	int fd, err;
 
 	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
@@ -45,8 +45,8 @@ static int tap_attach(const char *ifname, short flags)
  *
  * Return: 0 on success, -errno with no fd left open on failure
  */
-static int tap_attach_all(const char *ifname, short flags,
-			  unsigned int queues, int *fds)
+static int tap_attach_all(const char *ifname, short flags, unsigned int queues,
+                          int *fds)
 {
 	for (unsigned int i = 0; i < queues; i++) {
 		fds[i] = tap_attach(ifname, flags);
@@ -79,10 +79,10 @@ static int tap_attach_all(const char *ifname, short flags,
  * Return: 0 on success, -errno on failure
  */
 int tap_open_queues(struct nl *nl, const char *ifname, bool vnet,
-		    unsigned int queues, int *fds, char *op, size_t oplen)
+                    unsigned int queues, int *fds, char *op, size_t oplen)
 {
-	short flags = (vnet ? IFF_VNET_HDR : 0) |
-		      (queues > 1 ? IFF_MULTI_QUEUE : 0);
+	short flags =
+	        (vnet ? IFF_VNET_HDR : 0) | (queues > 1 ? IFF_MULTI_QUEUE : 0);
 	struct link_state st;
 	int ret, vlen = TAP_VNET_HDR_LEN;
 
@@ -91,7 +91,7 @@ int tap_open_queues(struct nl *nl, const char *ifname, bool vnet,
 		ret = link_del(nl, st.ifindex);
 		if (ret) {
 			snprintf(op, oplen, "delete tap %s to recreate it",
-				 ifname);
+			         ifname);
 			return ret;
 		}
 		ret = tap_attach_all(ifname, flags, queues, fds);
@@ -122,9 +122,9 @@ int tap_open_queues(struct nl *nl, const char *ifname, bool vnet,
 unsigned int tap_enable_offloads(int fd)
 {
 	static const unsigned int sets[] = {
-		TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_USO4 | TUN_F_USO6,
-		TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6,
-		TUN_F_CSUM,
+	        TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_USO4 | TUN_F_USO6,
+	        TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6,
+	        TUN_F_CSUM,
 	};
 
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {

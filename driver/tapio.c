@@ -61,11 +61,11 @@ int tapio_start(struct ctx *c)
 
 		if (fl < 0 || fcntl(c->tapfd[i], F_SETFL, fl | O_NONBLOCK)) {
 			err_errno(errno, "make tap %s non-blocking",
-				  c->tap.ifname);
+			          c->tap.ifname);
 			return -1;
 		}
 		c->tap_ev[i] = event_new(c->base, c->tapfd[i],
-					 EV_READ | EV_PERSIST, tap_read_cb, c);
+		                         EV_READ | EV_PERSIST, tap_read_cb, c);
 		if (!c->tap_ev[i] || event_add(c->tap_ev[i], NULL)) {
 			err_msg("watch tap %s: libevent failed", c->tap.ifname);
 			return -1;
@@ -104,9 +104,9 @@ void tapio_stop(struct ctx *c)
  * Return: 0 on success, -1 if the frame was dropped
  */
 int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
-	     const struct iovec *iov, int iovcnt)
+             const struct iovec *iov, int iovcnt)
 {
-	struct virtio_net_hdr zero = { 0 };
+	struct virtio_net_hdr zero = {0};
 	struct iovec v[16];
 	size_t len = 0;
 	int n = 0;
@@ -126,7 +126,7 @@ int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
 	if (ret < 0) {
 		c->stats.drops[DROP_TAP_WRITE]++;
 		debug_msg("write to tap %s: %s", c->tap.ifname,
-			  strerror(errno));
+		          strerror(errno));
 		return -1;
 	}
 	c->stats.tap_tx_frames++;

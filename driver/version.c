@@ -7,8 +7,8 @@
 #include "version.h"
 
 const char tapir_features[] =
-	"vnet-hdr tso4 tso6 uso4 uso6 multiqueue ipv6 api-socket "
-	"json-ipc netlink";
+        "vnet-hdr tso4 tso6 uso4 uso6 multiqueue ipv6 api-socket "
+        "json-ipc netlink";
 
 /**
  * version_print() - print the machine-parsable version block
@@ -23,6 +23,6 @@ void version_print(FILE *f)
 	fprintf(f, "libjansson: %s\n", JANSSON_VERSION);
 	fprintf(f, "libevent: %s\n", event_get_version());
 	fprintf(f, "SLIRP_CONFIG_VERSION_MAX: %d\n",
-		TAPIR_SLIRP_CONFIG_VERSION_MAX);
+	        TAPIR_SLIRP_CONFIG_VERSION_MAX);
 	fprintf(f, "features: %s\n", tapir_features);
 }

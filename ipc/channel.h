@@ -10,8 +10,8 @@
 #define IPC_MAX_BODY 65536
 
 int ipc_send(int sock, const char *body, size_t len, const int *fds,
-	     unsigned int nfds);
-int ipc_recv(int sock, char **body, size_t *len, int *fds,
-	     unsigned int maxfds, unsigned int *nfds);
+             unsigned int nfds);
+int ipc_recv(int sock, char **body, size_t *len, int *fds, unsigned int maxfds,
+             unsigned int *nfds);
 
 #endif /* TAPIR_IPC_CHANNEL_H */

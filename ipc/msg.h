@@ -91,6 +91,6 @@ struct ipc_reply {
 
 char *ipc_reply_encode(const struct ipc_reply *r);
 int ipc_reply_decode(const char *buf, size_t len, struct ipc_reply *r,
-		     char *why, size_t whylen);
+                     char *why, size_t whylen);
 
 #endif /* TAPIR_IPC_MSG_H */
