@@ -31,7 +31,9 @@ UNIT_RUNNER_OBJ := $(BUILD)/tests/unit/unit.o
 BENCH_TOOLS := $(patsubst benchmark/%.c,$(BUILD)/benchmark/%,$(wildcard benchmark/*.c))
 C_FILES := $(wildcard driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] benchmark/*.c)
 
-.PHONY: all test unit check-asan lint format install clean bench
+.PHONY: all test unit check-asan lint format install clean bench bench-tools
+# Keep unit-test objects: otherwise make deletes them after the summary line.
+.SECONDARY:
 
 all: tapir
 

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# hack/install-deps.sh - install the Debian packages tapir needs to build,
+# test and benchmark.
+#
+# Fast and silent when everything is already there: it asks dpkg, not apt,
+# so it neither needs the network nor runs `apt-get update` in that case.
+# As non-root it only reports what is missing (and fails), since it cannot
+# install anything.
+set -euo pipefail
+
+PACKAGES=(
+	# build
+	gcc make pkg-config libjansson-dev libmnl-dev libevent-dev
+	# tests
+	bats uidmap iproute2 iputils-ping procps util-linux socat
+	dnsmasq-base curl jq
+	# peers that tapir is compared with / must interoperate with
+	rootlesskit slirp4netns passt
+	# benchmarks
+	iperf3 nginx-light apache2-utils wrk gnuplot-nox
+	# lint
+	cppcheck clang-format
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+	# dpkg-query exits non-zero for never-installed packages; "deinstall"
+	# and half-installed states print something other than the line below.
+	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+	if [[ "$status" != "install ok installed" ]]; then
+		missing+=("$pkg")
+	fi
+done
+
+if ((${#missing[@]} == 0)); then
+	exit 0
+fi
+
+if ((EUID != 0)); then
+	echo "hack/install-deps.sh: missing packages: ${missing[*]}" >&2
+	echo "hack/install-deps.sh: run as root to install them" >&2
+	exit 1
+fi
+
+echo "hack/install-deps.sh: installing: ${missing[*]}"
+# One update only; the package lists may be stale on a fresh machine.
+apt-get update
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+	"${missing[@]}"

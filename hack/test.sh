@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# hack/test.sh - build tapir and run every test suite, the way CI does.
+#
+# Installs missing packages, sets up the unprivileged test user, then runs
+# `make`, `make test` and `make check-asan` (the same tests against an
+# ASan+UBSan build). Its last line sums both runs:
+#
+#   N passed, N failed[, N skipped]
+#
+# Needs root: the integration tests create network namespaces and the
+# test user, and missing packages are installed with apt.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+if ((EUID != 0)); then
+	cat >&2 <<-'EOF'
+		hack/test.sh: needs root: it installs missing packages, creates the
+		unprivileged test user, and the integration tests create network,
+		mount and pid namespaces (see hack/sandbox.sh). Run it as root, e.g.
+		`sudo hack/test.sh`, or run `make test` for what works without root.
+	EOF
+	exit 1
+fi
+
+hack/install-deps.sh
+hack/test-user.sh
+
+passed=0
+failed=0
+skipped=0
+work=$(mktemp -d "${TMPDIR:-/tmp}/tapir-test.XXXXXX")
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# add_summary LOG: add the `N passed, N failed[, N skipped]` line of one
+# tests/run.sh run to the totals; a run without one (a build failure)
+# counts as one failure.
+add_summary() {
+	local line
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1 || true)
+	if [[ -z "$line" ]]; then
+		failed=$((failed + 1))
+		return 0
+	fi
+	local re='^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?'
+	[[ "$line" =~ $re ]]
+	passed=$((passed + BASH_REMATCH[1]))
+	failed=$((failed + BASH_REMATCH[2]))
+	skipped=$((skipped + ${BASH_REMATCH[4]:-0}))
+}
+
+jobs=$(nproc)
+status=0
+
+echo "=== make"
+if ! make -j"$jobs"; then
+	echo "hack/test.sh: make failed"
+	failed=$((failed + 1))
+	status=1
+else
+	# A failing suite must not stop the other one; the logs are parsed
+	# for the summary line, and the exit status is checked as well.
+	echo "=== make test"
+	make -j"$jobs" test 2>&1 | tee "$work/test.log" || status=1
+	add_summary "$work/test.log"
+
+	echo "=== make check-asan"
+	make -j"$jobs" check-asan 2>&1 | tee "$work/asan.log" || status=1
+	add_summary "$work/asan.log"
+fi
+
+((failed > 0)) && status=1
+summary="$passed passed, $failed failed"
+((skipped > 0)) && summary+=", $skipped skipped"
+echo "$summary"
+exit "$status"
