@@ -20,6 +20,11 @@ struct udp_state;
 struct ping_state;
 struct api_state;
 struct pcap_state;
+struct dhcp_state;
+struct frag_state;
+struct ndp_state;
+struct dns_state;
+struct hostfwd_state;
 
 /**
  * struct ctx - the running driver
@@ -42,6 +47,11 @@ struct pcap_state;
  * @ping:		ICMP echo flow state (ping.c)
  * @api:		API socket state (ipc/api.c)
  * @pcap:		capture file state (pcap.c)
+ * @dhcp:		DHCP leases (dhcp.c)
+ * @frag:		IP reassembly state (frag.c)
+ * @ndp:		router advert timer (ndp.c)
+ * @dns:		cached resolver list (dns.c)
+ * @hostfwd:		port forwards (hostfwd.c)
  * @exit_status:	status for main() once the loop ends
  * @target_pidfd:	pidfd of the target process, or -1
  * @run_child:		`tapir run`: the command's PID, whose exit ends the
@@ -67,6 +77,11 @@ struct ctx {
 	struct ping_state *ping;
 	struct api_state *api;
 	struct pcap_state *pcap;
+	struct dhcp_state *dhcp;
+	struct frag_state *frag;
+	struct ndp_state *ndp;
+	struct dns_state *dns;
+	struct hostfwd_state *hostfwd;
 	int exit_status;
 	int target_pidfd;
 	pid_t run_child;

@@ -10,6 +10,8 @@
 #include "icmp.h"
 #include "inany.h"
 #include "ip.h"
+#include "ndp.h"
+#include "ping.h"
 
 static uint8_t icmp_buf[65536];
 
@@ -124,6 +126,8 @@ void icmp_input(struct ctx *c, struct pkt *p)
 	}
 	c->stats.to_host[PROTO_ICMP].packets++;
 	c->stats.to_host[PROTO_ICMP].bytes += p->l4len;
+	if (p->v6 && ndp_input(c, p))
+		return;
 	if (p->l4[0] != echo) {
 		c->stats.drops[DROP_UNKNOWN_PROTO]++;
 		return;
@@ -131,5 +135,5 @@ void icmp_input(struct ctx *c, struct pkt *p)
 	if (ip_is_gateway(c, &p->dst) || ip_is_dns(c, &p->dst))
 		icmp_echo_local(c, p);
 	else
-		c->stats.drops[DROP_NO_ROUTE]++;
+		ping_forward(c, p);
 }

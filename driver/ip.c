@@ -11,7 +11,10 @@
 #include "ip.h"
 #include "ip4.h"
 #include "ip6.h"
+#include "frag.h"
 #include "tapio.h"
+#include "tcp.h"
+#include "udp.h"
 
 /* MAC of the IPv6 router fe80::2 and of every IPv6 source, as libslirp. */
 static const uint8_t router6_mac[6] = {0x52, 0x56, 0, 0, 0, 2};
@@ -70,6 +73,12 @@ uint32_t ip_pseudo_csum(const struct in6_addr *src, const struct in6_addr *dst,
 void ip_l4_input(struct ctx *c, struct pkt *p)
 {
 	switch (p->proto) {
+	case IPPROTO_TCP:
+		tcp_input(c, p);
+		break;
+	case IPPROTO_UDP:
+		udp_input(c, p);
+		break;
 	case IPPROTO_ICMP:
 		if (!p->v6)
 			icmp_input(c, p);
@@ -129,6 +138,9 @@ int ip_output(struct ctx *c, const struct in6_addr *src,
 		iov[1] = (struct iovec){&ih6, sizeof(ih6)};
 	}
 	l3len = iov[1].iov_len;
+	/* Datagrams above the MTU (large UDP, ICMP) leave as fragments. */
+	if (!vh && l3len + l4len > c->tap.mtu)
+		return frag_output(c, src, dst, proto, l4, l4cnt, l4len);
 	if (l3len + l4len > 65535 + (inany_is_v4(src) ? 0 : sizeof(ih6)))
 		return -1;
 	iov[0] = (struct iovec){&eh, sizeof(eh)};

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 
 #include "csum.h"
+#include "frag.h"
 #include "inany.h"
 #include "ip.h"
 #include "ip4.h"
@@ -15,9 +16,8 @@
  * @c:		context
  * @f:		frame whose ethertype is IPv4
  *
- * Fragments are counted and dropped: the guest's own PMTU logic and TSO
- * mean that guests practically never fragment toward their gateway, and
- * reassembly would be memory an untrusted guest could pin.
+ * Fragments go to frag4_input(), which reassembles them within fixed
+ * bounds and passes whole datagrams on.
  */
 void ip4_input(struct ctx *c, struct frame *f)
 {
@@ -41,10 +41,6 @@ void ip4_input(struct ctx *c, struct frame *f)
 		c->stats.drops[DROP_BAD_CHECKSUM]++;
 		return;
 	}
-	if (ntohs(ih.frag_off) & (IP_MF | IP_OFFMASK)) {
-		c->stats.drops[DROP_FRAGMENT]++;
-		return;
-	}
 	inany_from_v4(&p.src, (struct in_addr){ih.saddr});
 	inany_from_v4(&p.dst, (struct in_addr){ih.daddr});
 	p.proto = ih.protocol;
@@ -53,6 +49,8 @@ void ip4_input(struct ctx *c, struct frame *f)
 	p.l4 = p.l3 + hlen;
 	p.l4len = tot - hlen;
 	p.vh = f->vh;
+	if ((ntohs(ih.frag_off) & (IP_MF | IP_OFFMASK)) && frag4_input(c, &p))
+		return;
 	ip_l4_input(c, &p);
 }
 

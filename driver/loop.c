@@ -15,6 +15,11 @@
 #include "nshelper.h"
 #include "pcap.h"
 #include "tapio.h"
+#include "frag.h"
+#include "ndp.h"
+#include "ping.h"
+#include "tcp.h"
+#include "udp.h"
 
 /**
  * ctx_addresses() - derive the virtual network's addresses from --cidr
@@ -87,6 +92,9 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	}
 	if (o->pcap[0] && pcap_open(c, o->pcap))
 		return -1;
+	if (tcp_init(c) || udp_init(c) || ping_init(c) || frag_init(c) ||
+	    ndp_init(c))
+		return -1;
 	if (tapio_start(c) || lifecycle_start(c))
 		return -1;
 	lifecycle_signal_ready(c);
@@ -115,6 +123,11 @@ int loop_run(struct ctx *c)
 void loop_cleanup(struct ctx *c)
 {
 	lifecycle_stop(c);
+	ndp_cleanup(c);
+	frag_cleanup(c);
+	ping_cleanup(c);
+	udp_cleanup(c);
+	tcp_cleanup(c);
 	tapio_stop(c);
 	pcap_close(c);
 	if (c->base)

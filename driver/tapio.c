@@ -10,6 +10,7 @@
 #include "eth.h"
 #include "log.h"
 #include "pcap.h"
+#include "tcp.h"
 #include "tapio.h"
 
 /* Frames handled per wakeup and queue before other events get a turn. */
@@ -33,7 +34,7 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 		struct frame f;
 
 		if (n < 0)
-			return; /* EAGAIN: drained; other errors: retry later */
+			break; /* EAGAIN: drained; other errors: retry later */
 		if ((size_t)n < c->vnet_len + 14) {
 			c->stats.drops[DROP_SHORT_FRAME]++;
 			continue;
@@ -46,6 +47,8 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 		pcap_frame(c, f.data, f.len);
 		eth_input(c, &f);
 	}
+	/* One ACK per connection for the whole batch, not one per segment. */
+	tcp_flush(c);
 }
 
 /**

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - where guest traffic goes on the host: loopback mapping, DNS, policy */
+
+#include <errno.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "dns.h"
+#include "fwd.h"
+#include "inany.h"
+#include "ip.h"
+
+/**
+ * sockaddr_from_inany() - build a host socket address
+ * @sa:		filled
+ * @salen:	filled with its length
+ * @addr:	address; IPv4-mapped gives an AF_INET address
+ * @port:	port, host order
+ */
+void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
+			 const struct in6_addr *addr, uint16_t port)
+{
+	memset(sa, 0, sizeof(*sa));
+	if (inany_is_v4(addr)) {
+		sa->sa4.sin_family = AF_INET;
+		sa->sa4.sin_addr = inany_v4(addr);
+		sa->sa4.sin_port = htons(port);
+		*salen = sizeof(sa->sa4);
+	} else {
+		sa->sa6.sin6_family = AF_INET6;
+		sa->sa6.sin6_addr = *addr;
+		sa->sa6.sin6_port = htons(port);
+		*salen = sizeof(sa->sa6);
+	}
+}
+
+/**
+ * forbidden_destination() - addresses no guest packet may reach directly
+ * @a:		destination as the guest sent it
+ *
+ * Host loopback is reachable only through the gateway mapping, so that
+ * --disable-host-loopback closes every route to it; unspecified, multicast
+ * and broadcast destinations have no meaning for a host socket.
+ *
+ * Return: true if forbidden
+ */
+static bool forbidden_destination(const struct in6_addr *a)
+{
+	if (inany_is_v4(a)) {
+		uint32_t v = ntohl(inany_v4(a).s_addr);
+
+		return (v >> 24) == 127 || (v >> 24) == 0 || v >= 0xe0000000;
+	}
+	return IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a) ||
+	       IN6_IS_ADDR_MULTICAST(a) || IN6_IS_ADDR_LINKLOCAL(a);
+}
+
+/**
+ * fwd_outbound() - decide where a guest flow to @dst:@dport goes on the host
+ * @c:		context
+ * @proto:	IPPROTO_TCP or IPPROTO_UDP
+ * @dst:	destination as the guest sent it
+ * @dport:	destination port, host order
+ * @sa:		on FWD_OK, the host address to connect or send to
+ * @salen:	on FWD_OK, its length
+ *
+ * The gateway stands for host loopback unless --disable-host-loopback (then
+ * net-unreachable, as slirp4netns answers); the DNS address on port 53 stands
+ * for the host's first resolver unless --disable-dns (then packets to it
+ * vanish: the guest sees a timeout, and nothing is sent on its behalf).
+ *
+ * Return: the verdict
+ */
+enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
+			      const struct in6_addr *dst, uint16_t dport,
+			      union sockaddr_inany *sa, socklen_t *salen)
+{
+	struct in6_addr host;
+
+	(void)proto;
+	if (ip_is_gateway(c, dst)) {
+		if (c->o->disable_host_loopback)
+			return FWD_NET_UNREACH;
+		if (inany_is_v4(dst))
+			inany_from_v4(&host, (struct in_addr){
+						     htonl(INADDR_LOOPBACK) });
+		else
+			host = in6addr_loopback;
+		sockaddr_from_inany(sa, salen, &host, dport);
+		return FWD_OK;
+	}
+	if (ip_is_dns(c, dst)) {
+		if (c->o->disable_dns)
+			return FWD_DROP;
+		if (dport != 53)
+			return FWD_NET_UNREACH;
+		if (dns_upstream((struct ctx *)c, sa, salen))
+			return FWD_NET_UNREACH;
+		return FWD_OK;
+	}
+	if (forbidden_destination(dst))
+		return FWD_NET_UNREACH;
+	sockaddr_from_inany(sa, salen, dst, dport);
+	return FWD_OK;
+}
+
+/**
+ * fwd_guest_source() - how a host peer's address appears to the guest
+ * @c:		context
+ * @sa:		host peer address (of an accepted or replying socket)
+ * @addr:	filled with the address the guest sees
+ * @port:	filled with the port, host order
+ *
+ * Loopback peers appear as the gateway (net+2, or fd00::2), as in
+ * slirp4netns; everyone else keeps their address. IPv4-mapped IPv6 peers
+ * are unwrapped to IPv4.
+ */
+void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
+		      struct in6_addr *addr, uint16_t *port)
+{
+	if (sa->sa.sa_family == AF_INET) {
+		*port = ntohs(sa->sa4.sin_port);
+		if ((ntohl(sa->sa4.sin_addr.s_addr) >> 24) == 127)
+			inany_from_v4(addr, c->gw4);
+		else
+			inany_from_v4(addr, sa->sa4.sin_addr);
+		return;
+	}
+	*port = ntohs(sa->sa6.sin6_port);
+	*addr = sa->sa6.sin6_addr;
+	if (IN6_IS_ADDR_LOOPBACK(addr))
+		*addr = c->gw6;
+	else if (inany_is_v4(addr) &&
+		 (ntohl(inany_v4(addr).s_addr) >> 24) == 127)
+		inany_from_v4(addr, c->gw4);
+}
+
+/**
+ * fwd_bind_outbound() - bind a new host socket to --outbound-addr{,6}
+ * @c:		context
+ * @fd:		unbound socket
+ * @family:	its family
+ *
+ * Return: 0 on success or when no outbound address applies, -errno
+ */
+int fwd_bind_outbound(const struct ctx *c, int fd, int family)
+{
+	union sockaddr_inany sa = { 0 };
+	socklen_t len;
+
+	if (family == AF_INET && c->o->outbound4_set) {
+		sa.sa4.sin_family = AF_INET;
+		sa.sa4.sin_addr = c->o->outbound4;
+		len = sizeof(sa.sa4);
+	} else if (family == AF_INET6 && c->o->outbound6_set) {
+		sa.sa6.sin6_family = AF_INET6;
+		sa.sa6.sin6_addr = c->o->outbound6;
+		len = sizeof(sa.sa6);
+	} else {
+		return 0;
+	}
+	return bind(fd, &sa.sa, len) ? -errno : 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - where guest traffic goes on the host: loopback mapping, DNS, policy
+ */
+#ifndef TAPIR_FWD_H
+#define TAPIR_FWD_H
+
+#include <stdint.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "ctx.h"
+
+/**
+ * union sockaddr_inany - a host socket address of either family
+ * @sa:		generic view
+ * @sa4:	IPv4
+ * @sa6:	IPv6
+ */
+union sockaddr_inany {
+	struct sockaddr sa;
+	struct sockaddr_in sa4;
+	struct sockaddr_in6 sa6;
+};
+
+enum fwd_verdict {
+	FWD_OK,          /* connect or send to the returned address */
+	FWD_NET_UNREACH, /* answer ICMP net-unreachable (slirp4netns) */
+	FWD_DROP,        /* drop silently: the guest sees a timeout */
+};
+
+enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
+                              const struct in6_addr *dst, uint16_t dport,
+                              union sockaddr_inany *sa, socklen_t *salen);
+void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
+                      struct in6_addr *addr, uint16_t *port);
+int fwd_bind_outbound(const struct ctx *c, int fd, int family);
+void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
+                         const struct in6_addr *addr, uint16_t port);
+
+#endif /* TAPIR_FWD_H */

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - UDP: one connected host socket per guest flow, both directions
+ */
+#ifndef TAPIR_UDP_H
+#define TAPIR_UDP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctx.h"
+#include "fwd.h"
+
+struct pkt;
+
+int udp_init(struct ctx *c);
+void udp_cleanup(struct ctx *c);
+void udp_input(struct ctx *c, struct pkt *p);
+void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
+		 const struct in6_addr *gaddr, uint16_t gport,
+		 const uint8_t *data, size_t len);
+
+#endif /* TAPIR_UDP_H */
