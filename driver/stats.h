@@ -53,6 +53,7 @@ struct dir_stats {
  * @to_host:		per protocol, guest → host
  * @to_guest:		per protocol, host → guest
  * @drops:		drops per reason
+ * @flows:		active flows per protocol, kept by each module
  */
 struct stats {
 	uint64_t tap_rx_frames;
@@ -62,6 +63,7 @@ struct stats {
 	struct dir_stats to_host[PROTO_COUNT];
 	struct dir_stats to_guest[PROTO_COUNT];
 	uint64_t drops[DROP_REASONS];
+	uint64_t flows[PROTO_COUNT];
 };
 
 const char *drop_reason_name(enum drop_reason r);
