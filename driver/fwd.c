@@ -18,7 +18,7 @@
  * @port:	port, host order
  */
 void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
-			 const struct in6_addr *addr, uint16_t port)
+                         const struct in6_addr *addr, uint16_t port)
 {
 	memset(sa, 0, sizeof(*sa));
 	if (inany_is_v4(addr)) {
@@ -72,8 +72,8 @@ static bool forbidden_destination(const struct in6_addr *a)
  * Return: the verdict
  */
 enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
-			      const struct in6_addr *dst, uint16_t dport,
-			      union sockaddr_inany *sa, socklen_t *salen)
+                              const struct in6_addr *dst, uint16_t dport,
+                              union sockaddr_inany *sa, socklen_t *salen)
 {
 	struct in6_addr host;
 
@@ -82,8 +82,8 @@ enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
 		if (c->o->disable_host_loopback)
 			return FWD_NET_UNREACH;
 		if (inany_is_v4(dst))
-			inany_from_v4(&host, (struct in_addr){
-						     htonl(INADDR_LOOPBACK) });
+			inany_from_v4(&host,
+			              (struct in_addr){htonl(INADDR_LOOPBACK)});
 		else
 			host = in6addr_loopback;
 		sockaddr_from_inany(sa, salen, &host, dport);
@@ -116,7 +116,7 @@ enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
  * are unwrapped to IPv4.
  */
 void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
-		      struct in6_addr *addr, uint16_t *port)
+                      struct in6_addr *addr, uint16_t *port)
 {
 	if (sa->sa.sa_family == AF_INET) {
 		*port = ntohs(sa->sa4.sin_port);
@@ -131,7 +131,7 @@ void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
 	if (IN6_IS_ADDR_LOOPBACK(addr))
 		*addr = c->gw6;
 	else if (inany_is_v4(addr) &&
-		 (ntohl(inany_v4(addr).s_addr) >> 24) == 127)
+	         (ntohl(inany_v4(addr).s_addr) >> 24) == 127)
 		inany_from_v4(addr, c->gw4);
 }
 
@@ -145,7 +145,7 @@ void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
  */
 int fwd_bind_outbound(const struct ctx *c, int fd, int family)
 {
-	union sockaddr_inany sa = { 0 };
+	union sockaddr_inany sa = {0};
 	socklen_t len;
 
 	if (family == AF_INET && c->o->outbound4_set) {

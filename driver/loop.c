@@ -117,11 +117,31 @@ int loop_run(struct ctx *c)
 }
 
 /**
+ * print_stats() - with --debug, dump non-zero counters at exit
+ * @c:		context
+ */
+static void print_stats(const struct ctx *c)
+{
+	const struct stats *s = &c->stats;
+
+	debug_msg("tap: rx %llu frames %llu bytes, tx %llu frames %llu bytes",
+	          (unsigned long long)s->tap_rx_frames,
+	          (unsigned long long)s->tap_rx_bytes,
+	          (unsigned long long)s->tap_tx_frames,
+	          (unsigned long long)s->tap_tx_bytes);
+	for (int i = 0; i < DROP_REASONS; i++)
+		if (s->drops[i])
+			debug_msg("drop %s: %llu", drop_reason_name(i),
+			          (unsigned long long)s->drops[i]);
+}
+
+/**
  * loop_cleanup() - release everything loop_prepare() set up
  * @c:		context, prepared fully or partly
  */
 void loop_cleanup(struct ctx *c)
 {
+	print_stats(c);
 	lifecycle_stop(c);
 	ndp_cleanup(c);
 	frag_cleanup(c);

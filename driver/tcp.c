@@ -1,10 +1,934 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* PLACEHOLDER - to be replaced by the real implementation */
+/* tapir - TCP: guest connections translated onto host kernel sockets
+ *
+ * There is no TCP stack here. Each guest connection is a host kernel socket;
+ * tapir translates sequence space between the two:
+ * - guest -> host: in-order payload goes straight into send(); we ACK only
+ *   what the socket took, and advertise only the space the socket's send
+ *   buffer really has (SO_MEMINFO), so a burst the guest may send fits;
+ * - host -> guest: data stays in the socket's receive queue until the guest
+ *   ACKs it: we read with MSG_PEEK from SO_PEEK_OFF, discard with MSG_TRUNC
+ *   on ACK, and retransmit by rewinding the peek offset;
+ * - with vnet headers, data goes to the guest as 64 KiB GSO frames with a
+ *   partial checksum, whatever the MTU.
+ */
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/sock_diag.h>
+#include <netinet/ip_icmp.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+
+#include "fwd.h"
+#include "icmp.h"
+#include "inany.h"
 #include "ip.h"
+#include "log.h"
 #include "tcp.h"
-int tcp_init(struct ctx *c) { (void)c; return 0; }
-void tcp_cleanup(struct ctx *c) { (void)c; }
-void tcp_input(struct ctx *c, struct pkt *p) { (void)p; c->stats.drops[DROP_UNKNOWN_PROTO]++; }
-void tcp_flush(struct ctx *c) { (void)c; }
-int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src, uint16_t sport, const struct in6_addr *dst, uint16_t dport) { (void)c; (void)fd; (void)src; (void)sport; (void)dst; (void)dport; return -1; }
+#include "tcp_conn.h"
+#include "tcp_seg.h"
+
+#ifndef SO_PEEK_OFF
+#define SO_PEEK_OFF 42
+#endif
+#ifndef SO_MEMINFO
+#define SO_MEMINFO 55
+#endif
+
+/* Largest window we advertise; the tap's txqueuelen is sized for it. */
+#define TCP_WINDOW_MAX (8U << 20)
+/* Frames sent per connection per wakeup before others get a turn. */
+#define TCP_BUDGET_FRAMES 16
+#define TCP_RTO_MS 200
+#define TCP_RTO_MAX_SHIFT 6
+#define TCP_MAX_RETRIES 12
+#define TCP_SYN_RETRIES 5
+#define TCP_IDLE_S 7200
+/* A connection marked for release once it leaves the flush list. */
+#define CONN_DEAD (1U << 31)
+
+/**
+ * struct tcp_state - the TCP module's part of the context
+ * @table:	connections
+ * @flush_head:	connections owing an ACK at the end of the tap batch
+ */
+struct tcp_state {
+	struct tcp_table table;
+	struct tcp_conn *flush_head;
+};
+
+/* Peeked host data on its way into one frame. */
+static uint8_t peek_buf[65536];
+
+static void host_to_guest(struct ctx *c, struct tcp_conn *conn);
+
+/**
+ * now_s() - monotonic seconds
+ *
+ * Return: seconds since an arbitrary point
+ */
+static uint64_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+/**
+ * seq_lt() - sequence number comparison, modulo 2^32
+ * @a:		one
+ * @b:		other
+ *
+ * Return: true if @a comes before @b
+ */
+static bool seq_lt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+/**
+ * arm_timer() - (re)start the connection's timer
+ * @conn:	connection
+ * @ms:		delay in milliseconds
+ */
+static void arm_timer(struct tcp_conn *conn, unsigned int ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	evtimer_add(conn->timer, &tv);
+}
+
+/**
+ * rto_ms() - retransmission timeout after @retries attempts
+ * @retries:	attempts so far
+ *
+ * Return: milliseconds, doubling per attempt
+ */
+static unsigned int rto_ms(unsigned int retries)
+{
+	return TCP_RTO_MS << (retries < TCP_RTO_MAX_SHIFT ? retries
+	                                                  : TCP_RTO_MAX_SHIFT);
+}
+
+/**
+ * rcv_window() - the window to advertise: free space in the host socket
+ * @conn:	connection
+ *
+ * SO_MEMINFO gives the send buffer and what is queued in it, the quantity
+ * tcp_sendmsg() itself checks. Below a threshold we advertise zero and wait
+ * for EPOLLOUT, which the kernel raises at a third of the buffer free: the
+ * threshold stays under that, so the wake-up always finds a window.
+ *
+ * Return: window in bytes
+ */
+static uint32_t rcv_window(struct tcp_conn *conn)
+{
+	uint32_t mi[SK_MEMINFO_VARS] = {0};
+	socklen_t len = sizeof(mi);
+	uint32_t sndbuf, queued, free_, threshold;
+
+	if (conn->flags & CONN_SOCK_FULL)
+		return 0;
+	if (getsockopt(conn->fd, SOL_SOCKET, SO_MEMINFO, mi, &len))
+		return conn->mss;
+	sndbuf = mi[SK_MEMINFO_SNDBUF];
+	queued = mi[SK_MEMINFO_WMEM_QUEUED];
+	free_ = sndbuf > queued ? sndbuf - queued : 0;
+	threshold = conn->mss < sndbuf / 4 ? conn->mss : sndbuf / 4;
+	if (free_ < threshold || !free_) {
+		conn->flags |= CONN_SOCK_FULL;
+		event_add(conn->wev, NULL);
+		return 0;
+	}
+	return free_ < TCP_WINDOW_MAX ? free_ : TCP_WINDOW_MAX;
+}
+
+/**
+ * release() - free a connection's resources and its table entry
+ * @c:		context
+ * @conn:	connection
+ * @reset:	close the host socket with RST rather than FIN
+ */
+static void release(struct ctx *c, struct tcp_conn *conn, bool reset)
+{
+	struct linger lg = {1, 0};
+
+	if (conn->fd >= 0) {
+		if (reset)
+			setsockopt(conn->fd, SOL_SOCKET, SO_LINGER, &lg,
+			           sizeof(lg));
+		close(conn->fd);
+		conn->fd = -1;
+	}
+	if (conn->rev)
+		event_free(conn->rev);
+	if (conn->wev)
+		event_free(conn->wev);
+	if (conn->timer)
+		event_free(conn->timer);
+	conn->rev = conn->wev = conn->timer = NULL;
+	/* Still linked for the batch's ACKs: tcp_flush() releases it. */
+	if (conn->flags & CONN_IN_FLUSH) {
+		conn->flags |= CONN_DEAD;
+		return;
+	}
+	tcp_conn_release(&c->tcp->table, conn);
+	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
+}
+
+/**
+ * abort_conn() - reset a connection on both sides
+ * @c:		context
+ * @conn:	connection
+ * @rst_guest:	also send the guest an RST
+ */
+static void abort_conn(struct ctx *c, struct tcp_conn *conn, bool rst_guest)
+{
+	if (rst_guest)
+		tcp_send_flags(c, conn, TH_RST | TH_ACK, conn->snd_nxt, 0);
+	release(c, conn, true);
+}
+
+/**
+ * schedule_ack() - owe the guest an ACK at the end of this tap batch
+ * @c:		context
+ * @conn:	connection
+ */
+static void schedule_ack(struct ctx *c, struct tcp_conn *conn)
+{
+	conn->flags |= CONN_ACK_PENDING;
+	if (conn->flags & CONN_IN_FLUSH)
+		return;
+	conn->flags |= CONN_IN_FLUSH;
+	conn->flush_next = c->tcp->flush_head;
+	c->tcp->flush_head = conn;
+}
+
+/**
+ * tcp_flush() - send the ACKs owed after a batch of guest frames
+ * @c:		context
+ */
+void tcp_flush(struct ctx *c)
+{
+	struct tcp_conn *conn = c->tcp->flush_head, *next;
+
+	c->tcp->flush_head = NULL;
+	for (; conn; conn = next) {
+		next = conn->flush_next;
+		conn->flags &= ~CONN_IN_FLUSH;
+		if (conn->flags & CONN_DEAD) {
+			tcp_conn_release(&c->tcp->table, conn);
+			continue;
+		}
+		if (!(conn->flags & CONN_ACK_PENDING))
+			continue;
+		conn->flags &= ~CONN_ACK_PENDING;
+		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
+		               rcv_window(conn));
+	}
+	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
+}
+
+/**
+ * maybe_finish() - close a connection whose both directions are done
+ * @c:		context
+ * @conn:	connection
+ *
+ * Return: true if it was closed
+ */
+static bool maybe_finish(struct ctx *c, struct tcp_conn *conn)
+{
+	if ((conn->flags & (CONN_GUEST_FIN | CONN_FIN_ACKED)) !=
+	    (CONN_GUEST_FIN | CONN_FIN_ACKED))
+		return false;
+	release(c, conn, false);
+	return true;
+}
+
+/**
+ * rewind_to_una() - retransmit: resend everything the guest hasn't ACKed
+ * @c:		context
+ * @conn:	connection
+ */
+static void rewind_to_una(struct ctx *c, struct tcp_conn *conn)
+{
+	int off = 0;
+
+	conn->snd_nxt = conn->snd_una;
+	conn->flags &= ~CONN_FIN_SENT;
+	conn->dupacks = 0;
+	setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off));
+	host_to_guest(c, conn);
+}
+
+/**
+ * send_fin() - the host closed its side and all its data went out
+ * @c:		context
+ * @conn:	connection
+ */
+static void send_fin(struct ctx *c, struct tcp_conn *conn)
+{
+	conn->flags |= CONN_HOST_EOF;
+	if (conn->flags & CONN_FIN_SENT)
+		return;
+	if (tcp_send_flags(c, conn, TH_FIN | TH_ACK, conn->snd_nxt,
+	                   rcv_window(conn)))
+		return;
+	conn->snd_nxt++;
+	conn->flags |= CONN_FIN_SENT;
+	conn->flags &= ~CONN_ACK_PENDING;
+	arm_timer(conn, rto_ms(conn->retries));
+}
+
+/**
+ * send_peeked() - send @n peeked bytes as one frame; rewind on failure
+ * @c:		context
+ * @conn:	connection
+ * @n:		bytes at peek_buf
+ * @wnd:	window to advertise
+ *
+ * Return: 0 on success, -1 if the tap refused the frame
+ */
+static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
+                       uint32_t wnd)
+{
+	int off = (int)(conn->snd_nxt - conn->snd_una);
+
+	if (tcp_send_data(c, conn, peek_buf, n, wnd)) {
+		/* The peek offset moved past bytes the guest never got. */
+		setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &off,
+		           sizeof(off));
+		arm_timer(conn, rto_ms(conn->retries));
+		return -1;
+	}
+	conn->snd_nxt += (uint32_t)n;
+	conn->flags &= ~CONN_ACK_PENDING;
+	if (!evtimer_pending(conn->timer, NULL) || conn->retries == 0)
+		arm_timer(conn, rto_ms(conn->retries));
+	return 0;
+}
+
+/**
+ * host_to_guest() - send what the host socket holds, as far as the guest's
+ *		     window allows
+ * @c:		context
+ * @conn:	established connection
+ */
+static void host_to_guest(struct ctx *c, struct tcp_conn *conn)
+{
+	uint32_t wnd = rcv_window(conn);
+	int frames;
+
+	if (!(conn->flags & CONN_ESTABLISHED) || (conn->flags & CONN_FIN_SENT))
+		return;
+	for (frames = 0; frames < TCP_BUDGET_FRAMES; frames++) {
+		uint32_t inflight = conn->snd_nxt - conn->snd_una;
+		size_t max = tcp_max_payload(c, conn);
+		ssize_t n;
+
+		if (conn->snd_wnd <= inflight) {
+			conn->flags |= CONN_READ_PENDING;
+			if (!conn->snd_wnd)
+				arm_timer(conn, rto_ms(conn->retries));
+			return;
+		}
+		if (max > conn->snd_wnd - inflight)
+			max = conn->snd_wnd - inflight;
+		n = recv(conn->fd, peek_buf, max, MSG_PEEK | MSG_DONTWAIT);
+		if (n == 0) {
+			send_fin(c, conn);
+			return;
+		}
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR) {
+				conn->flags &= ~CONN_READ_PENDING;
+				return;
+			}
+			debug_msg("tcp: recv from host socket: %s",
+			          strerror(errno));
+			abort_conn(c, conn, true);
+			return;
+		}
+		if (send_peeked(c, conn, (size_t)n, wnd))
+			return;
+	}
+	/* Budget spent with data left: come back on the next loop turn. */
+	conn->flags |= CONN_READ_PENDING;
+	event_active(conn->rev, EV_READ, 0);
+}
+
+/**
+ * discard_acked() - drop bytes the guest acknowledged from the socket
+ * @conn:	connection
+ * @n:		bytes
+ *
+ * Return: 0 on success, -1 if the socket failed
+ */
+static int discard_acked(struct tcp_conn *conn, uint32_t n)
+{
+	while (n) {
+		ssize_t r = recv(conn->fd, NULL, n, MSG_TRUNC | MSG_DONTWAIT);
+
+		if (r <= 0)
+			return r < 0 && errno == EINTR ? 0 : -1;
+		n -= (uint32_t)r;
+	}
+	return 0;
+}
+
+/**
+ * process_ack() - apply the guest's acknowledgement and window
+ * @c:		context
+ * @conn:	established connection
+ * @s:		segment with TH_ACK
+ *
+ * Return: 0, or -1 if the connection was closed
+ */
+static int process_ack(struct ctx *c, struct tcp_conn *conn,
+                       const struct tcp_seg *s)
+{
+	uint32_t inflight = conn->snd_nxt - conn->snd_una;
+	uint32_t acked = s->ack - conn->snd_una;
+	uint32_t old_wnd = conn->snd_wnd;
+
+	conn->snd_wnd = (uint32_t)s->win << conn->snd_ws;
+	if (acked && acked <= inflight) {
+		uint32_t data = acked;
+
+		if ((conn->flags & CONN_FIN_SENT) && s->ack == conn->snd_nxt) {
+			data--;
+			conn->flags |= CONN_FIN_ACKED;
+		}
+		if (data && discard_acked(conn, data)) {
+			abort_conn(c, conn, true);
+			return -1;
+		}
+		conn->snd_una = s->ack;
+		conn->retries = 0;
+		conn->dupacks = 0;
+		if (conn->snd_una == conn->snd_nxt)
+			arm_timer(conn, TCP_IDLE_S * 1000U);
+		else
+			arm_timer(conn, rto_ms(0));
+	} else if (!acked && inflight && !s->len && conn->snd_wnd == old_wnd &&
+	           !(s->flags & (TH_FIN | TH_SYN)) && ++conn->dupacks == 3) {
+		rewind_to_una(c, conn);
+		return 0;
+	}
+	if ((conn->flags & CONN_READ_PENDING) ||
+	    (conn->snd_wnd > old_wnd && !(conn->flags & CONN_HOST_EOF)))
+		host_to_guest(c, conn);
+	else if ((conn->flags & CONN_HOST_EOF) &&
+	         !(conn->flags & CONN_FIN_SENT))
+		host_to_guest(c, conn);
+	return 0;
+}
+
+/**
+ * process_data() - pass in-order payload and FIN from the guest to the host
+ * @c:		context
+ * @conn:	established connection
+ * @s:		segment
+ *
+ * Return: 0, or -1 if the connection was closed
+ */
+static int process_data(struct ctx *c, struct tcp_conn *conn,
+                        const struct tcp_seg *s)
+{
+	const uint8_t *data = s->payload;
+	uint32_t seq = s->seq, len = (uint32_t)s->len;
+	ssize_t n = 0;
+
+	if (!len && !(s->flags & TH_FIN))
+		return 0;
+	if (conn->flags & CONN_GUEST_FIN) {
+		schedule_ack(c, conn);
+		return 0;
+	}
+	if (seq_lt(seq, conn->rcv_nxt)) {
+		uint32_t skip = conn->rcv_nxt - seq;
+
+		if (skip > len) {
+			schedule_ack(c, conn);
+			return 0;
+		}
+		data += skip;
+		len -= skip;
+		seq = conn->rcv_nxt;
+	}
+	if (seq != conn->rcv_nxt) {
+		/* Out of order: a duplicate ACK asks for the gap. */
+		schedule_ack(c, conn);
+		return 0;
+	}
+	if (len) {
+		n = send(conn->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			debug_msg("tcp: send to host socket: %s",
+			          strerror(errno));
+			abort_conn(c, conn, true);
+			return -1;
+		}
+		if (n < 0)
+			n = 0;
+		conn->rcv_nxt += (uint32_t)n;
+		c->stats.to_host[PROTO_TCP].packets++;
+		c->stats.to_host[PROTO_TCP].bytes += (uint64_t)n;
+		if ((uint32_t)n < len) {
+			c->stats.drops[DROP_SOCKET]++;
+			conn->flags |= CONN_SOCK_FULL;
+			event_add(conn->wev, NULL);
+		}
+	}
+	if ((uint32_t)n == len && (s->flags & TH_FIN)) {
+		conn->rcv_nxt++;
+		conn->flags |= CONN_GUEST_FIN;
+		shutdown(conn->fd, SHUT_WR);
+	}
+	schedule_ack(c, conn);
+	return 0;
+}
+
+/**
+ * sock_read_cb() - the host socket has new data (edge-triggered)
+ * @fd:		socket
+ * @what:	event flags
+ * @arg:	connection
+ */
+static void sock_read_cb(evutil_socket_t fd, short what, void *arg);
+
+/**
+ * sock_write_cb() - the host socket connected, or has buffer space again
+ * @fd:		socket
+ * @what:	event flags
+ * @arg:	connection
+ */
+static void sock_write_cb(evutil_socket_t fd, short what, void *arg);
+
+/**
+ * timer_cb() - retransmission, window probe or idle timeout
+ * @fd:		unused
+ * @what:	unused
+ * @arg:	connection
+ */
+static void timer_cb(evutil_socket_t fd, short what, void *arg);
+
+static struct ctx *tcp_ctx;
+
+/**
+ * conn_events() - create the socket and timer events of a connection
+ * @c:		context
+ * @conn:	connection with its fd set
+ *
+ * Return: 0 on success, -1 on failure
+ */
+static int conn_events(struct ctx *c, struct tcp_conn *conn)
+{
+	conn->rev = event_new(c->base, conn->fd, EV_READ | EV_ET | EV_PERSIST,
+	                      sock_read_cb, conn);
+	conn->wev = event_new(c->base, conn->fd, EV_WRITE, sock_write_cb, conn);
+	conn->timer = evtimer_new(c->base, timer_cb, conn);
+	if (!conn->rev || !conn->wev || !conn->timer ||
+	    event_add(conn->rev, NULL))
+		return -1;
+	return 0;
+}
+
+/**
+ * socket_setup() - options every host-side TCP socket gets
+ * @fd:		socket
+ */
+static void socket_setup(int fd)
+{
+	int one = 1, zero = 0;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Peeks continue where the last ended (Linux >= 6.9 for TCP). */
+	setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero));
+}
+
+/**
+ * guest_mss() - payload size for segments toward the guest
+ * @c:		context
+ * @conn:	connection (family)
+ * @opt:	the guest's MSS option, 0 if absent
+ *
+ * Return: MSS
+ */
+static uint16_t guest_mss(const struct ctx *c, const struct tcp_conn *conn,
+                          uint16_t opt)
+{
+	unsigned int mtu_mss = c->tap.mtu - ((conn->flags & CONN_V6) ? 60 : 40);
+
+	if (!opt)
+		opt = 536;
+	return (uint16_t)(opt < mtu_mss ? opt : mtu_mss);
+}
+
+/**
+ * send_synack() - the host connected: offer the guest our SYN-ACK
+ * @c:		context
+ * @conn:	connection
+ */
+static void send_synack(struct ctx *c, struct tcp_conn *conn)
+{
+	conn->flags &= ~CONN_CONNECTING;
+	conn->flags |= CONN_SYN_RCVD;
+	tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una, TCP_WINDOW_MAX);
+	conn->snd_nxt = conn->snd_una + 1;
+	arm_timer(conn, 1000);
+}
+
+/**
+ * connect_failed() - the host refused or couldn't reach the destination
+ * @c:		context
+ * @conn:	connection
+ * @err:	errno of the connect
+ */
+static void connect_failed(struct ctx *c, struct tcp_conn *conn, int err)
+{
+	debug_msg("tcp: connect to port %u: %s", conn->rport, strerror(err));
+	tcp_send_flags(c, conn, TH_RST | TH_ACK, 0, 0);
+	release(c, conn, false);
+}
+
+/**
+ * open_outbound() - a guest SYN to a new destination: connect on the host
+ * @c:		context
+ * @p:		packet
+ * @s:		its SYN segment
+ */
+static void open_outbound(struct ctx *c, const struct pkt *p,
+                          const struct tcp_seg *s)
+{
+	union sockaddr_inany sa;
+	struct tcp_conn *conn;
+	socklen_t salen;
+
+	switch (fwd_outbound(c, IPPROTO_TCP, &p->dst, s->dport, &sa, &salen)) {
+	case FWD_NET_UNREACH:
+		c->stats.drops[DROP_NO_ROUTE]++;
+		icmp_send_unreach(c, p, ICMP_NET_UNREACH);
+		return;
+	case FWD_DROP:
+		c->stats.drops[DROP_NO_ROUTE]++;
+		return;
+	case FWD_OK:
+		break;
+	}
+	conn = tcp_conn_alloc(&c->tcp->table, &p->src, s->sport, &p->dst,
+	                      s->dport);
+	if (!conn) {
+		c->stats.drops[DROP_FLOW_LIMIT]++;
+		tcp_send_rst_reply(c, p, s);
+		return;
+	}
+	conn->flags = p->v6 ? CONN_V6 : 0;
+	conn->rcv_nxt = s->seq + 1;
+	conn->snd_una = conn->snd_nxt = tcp_random32();
+	conn->mss = guest_mss(c, conn, s->mss);
+	if (s->ws >= 0) {
+		conn->flags |= CONN_WS_OK;
+		conn->snd_ws = (uint8_t)s->ws;
+	}
+	conn->snd_wnd = s->win;
+	conn->last_active = now_s();
+	conn->fd = socket(sa.sa.sa_family,
+	                  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (conn->fd < 0 || fwd_bind_outbound(c, conn->fd, sa.sa.sa_family) ||
+	    conn_events(c, conn)) {
+		err_errno(errno, "tcp: host socket for port %u", s->dport);
+		connect_failed(c, conn, errno);
+		return;
+	}
+	socket_setup(conn->fd);
+	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
+	if (!connect(conn->fd, &sa.sa, salen)) {
+		send_synack(c, conn);
+	} else if (errno == EINPROGRESS) {
+		conn->flags |= CONN_CONNECTING;
+		event_add(conn->wev, NULL);
+	} else {
+		connect_failed(c, conn, errno);
+	}
+}
+
+/**
+ * synack_from_guest() - the guest answered our inbound SYN
+ * @c:		context
+ * @conn:	connection in CONN_SYN_SENT
+ * @s:		the SYN-ACK
+ */
+static void synack_from_guest(struct ctx *c, struct tcp_conn *conn,
+                              const struct tcp_seg *s)
+{
+	if (s->ack != conn->snd_una + 1) {
+		tcp_send_flags(c, conn, TH_RST, s->ack, 0);
+		return;
+	}
+	conn->rcv_nxt = s->seq + 1;
+	conn->snd_una = s->ack;
+	conn->mss = guest_mss(c, conn, s->mss);
+	if (s->ws >= 0) {
+		conn->snd_ws = (uint8_t)s->ws;
+	} else {
+		conn->flags &= ~CONN_WS_OK;
+		conn->snd_ws = 0;
+	}
+	conn->snd_wnd = s->win;
+	conn->flags &= ~CONN_SYN_SENT;
+	conn->flags |= CONN_ESTABLISHED;
+	conn->retries = 0;
+	arm_timer(conn, TCP_IDLE_S * 1000U);
+	schedule_ack(c, conn);
+	host_to_guest(c, conn);
+}
+
+/**
+ * syn_on_existing() - a SYN for a known connection
+ * @c:		context
+ * @conn:	connection
+ * @s:		segment with TH_SYN
+ */
+static void syn_on_existing(struct ctx *c, struct tcp_conn *conn,
+                            const struct tcp_seg *s)
+{
+	if ((conn->flags & CONN_SYN_SENT) && (s->flags & TH_ACK))
+		synack_from_guest(c, conn, s);
+	else if (conn->flags & CONN_SYN_RCVD)
+		tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una,
+		               TCP_WINDOW_MAX);
+	/* A retransmitted SYN while we connect, or a stray one: ignore. */
+}
+
+/**
+ * tcp_input() - handle a TCP segment from the guest
+ * @c:		context
+ * @p:		validated IP packet with proto TCP
+ */
+void tcp_input(struct ctx *c, struct pkt *p)
+{
+	struct tcp_conn *conn;
+	struct tcp_seg s;
+
+	if (tcp_seg_parse(c, p, &s))
+		return;
+	conn = tcp_conn_lookup(&c->tcp->table, &p->src, s.sport, &p->dst,
+	                       s.dport);
+	if (!conn || (conn->flags & CONN_DEAD)) {
+		if (s.flags & TH_RST)
+			return;
+		if ((s.flags & (TH_SYN | TH_ACK)) == TH_SYN && !conn) {
+			open_outbound(c, p, &s);
+			return;
+		}
+		c->stats.drops[DROP_NO_FLOW]++;
+		tcp_send_rst_reply(c, p, &s);
+		return;
+	}
+	conn->last_active = now_s();
+	if (s.flags & TH_RST) {
+		release(c, conn, true);
+		return;
+	}
+	if (s.flags & TH_SYN) {
+		syn_on_existing(c, conn, &s);
+		return;
+	}
+	if (!(s.flags & TH_ACK) ||
+	    (conn->flags & (CONN_CONNECTING | CONN_SYN_SENT)))
+		return;
+	if (conn->flags & CONN_SYN_RCVD) {
+		if (s.ack != conn->snd_una + 1)
+			return;
+		conn->flags &= ~CONN_SYN_RCVD;
+		conn->flags |= CONN_ESTABLISHED;
+		conn->snd_una = s.ack;
+		conn->retries = 0;
+		arm_timer(conn, TCP_IDLE_S * 1000U);
+	}
+	if (process_ack(c, conn, &s) || process_data(c, conn, &s))
+		return;
+	maybe_finish(c, conn);
+}
+
+static void sock_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct tcp_conn *conn = arg;
+
+	(void)fd;
+	(void)what;
+	if (conn->flags & CONN_ESTABLISHED)
+		host_to_guest(tcp_ctx, conn);
+}
+
+static void sock_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct tcp_conn *conn = arg;
+	struct ctx *c = tcp_ctx;
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	(void)what;
+	if (conn->flags & CONN_CONNECTING) {
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || err)
+			connect_failed(c, conn, err ? err : errno);
+		else
+			send_synack(c, conn);
+		return;
+	}
+	if (conn->flags & CONN_SOCK_FULL) {
+		/* Window update: the socket drained. */
+		conn->flags &= ~CONN_SOCK_FULL;
+		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
+		               rcv_window(conn));
+	}
+}
+
+/**
+ * retransmit_handshake() - resend our SYN or SYN-ACK, or give up
+ * @c:		context
+ * @conn:	connection in CONN_SYN_SENT or CONN_SYN_RCVD
+ */
+static void retransmit_handshake(struct ctx *c, struct tcp_conn *conn)
+{
+	if (++conn->retries > TCP_SYN_RETRIES) {
+		abort_conn(c, conn, false);
+		return;
+	}
+	if (conn->flags & CONN_SYN_SENT)
+		tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
+	else
+		tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una,
+		               TCP_WINDOW_MAX);
+	arm_timer(conn, 1000U << conn->retries);
+}
+
+static void timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct tcp_conn *conn = arg;
+	struct ctx *c = tcp_ctx;
+
+	(void)fd;
+	(void)what;
+	if (conn->flags & (CONN_SYN_SENT | CONN_SYN_RCVD)) {
+		retransmit_handshake(c, conn);
+		return;
+	}
+	if (conn->snd_nxt != conn->snd_una) {
+		if (++conn->retries > TCP_MAX_RETRIES) {
+			abort_conn(c, conn, true);
+			return;
+		}
+		arm_timer(conn, rto_ms(conn->retries));
+		rewind_to_una(c, conn);
+		return;
+	}
+	if (!conn->snd_wnd && (conn->flags & CONN_READ_PENDING)) {
+		/* Zero-window probe: an old sequence number draws an ACK. */
+		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt - 1,
+		               rcv_window(conn));
+		arm_timer(conn, rto_ms(++conn->retries));
+		return;
+	}
+	if (now_s() - conn->last_active >= TCP_IDLE_S) {
+		abort_conn(c, conn, true);
+		return;
+	}
+	arm_timer(conn, TCP_IDLE_S * 1000U);
+}
+
+/**
+ * tcp_accept_inbound() - a forwarded host connection: open it to the guest
+ * @c:		context
+ * @fd:		accepted host socket; owned by TCP from here on success
+ * @src:	source as the guest should see it
+ * @sport:	source port
+ * @dst:	guest address
+ * @dport:	guest port
+ *
+ * Return: 0 on success, -1 (fd not taken) if the tuple is busy or the table
+ *	   is full
+ */
+int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
+                       uint16_t sport, const struct in6_addr *dst,
+                       uint16_t dport)
+{
+	struct tcp_conn *conn;
+
+	if (tcp_conn_lookup(&c->tcp->table, dst, dport, src, sport))
+		return -1;
+	conn = tcp_conn_alloc(&c->tcp->table, dst, dport, src, sport);
+	if (!conn) {
+		c->stats.drops[DROP_FLOW_LIMIT]++;
+		return -1;
+	}
+	conn->fd = fd;
+	if (conn_events(c, conn)) {
+		conn->fd = -1;
+		release(c, conn, false);
+		return -1;
+	}
+	socket_setup(fd);
+	conn->flags |=
+	        CONN_SYN_SENT | CONN_WS_OK | (inany_is_v4(dst) ? 0 : CONN_V6);
+	conn->mss = guest_mss(c, conn, 0);
+	conn->snd_una = tcp_random32();
+	conn->snd_nxt = conn->snd_una + 1;
+	conn->last_active = now_s();
+	tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
+	arm_timer(conn, 1000);
+	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
+	return 0;
+}
+
+/**
+ * tcp_init() - allocate the connection table
+ * @c:		context
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int tcp_init(struct ctx *c)
+{
+	c->tcp = calloc(1, sizeof(*c->tcp));
+	if (!c->tcp || tcp_table_init(&c->tcp->table)) {
+		err_errno(ENOMEM, "tcp: allocate %d connections",
+		          TCP_MAX_CONNS);
+		free(c->tcp);
+		c->tcp = NULL;
+		return -1;
+	}
+	if (!(event_base_get_features(c->base) & EV_FEATURE_ET)) {
+		err_msg("tcp: the event loop lacks edge-triggered events");
+		return -1;
+	}
+	tcp_ctx = c;
+	return 0;
+}
+
+/**
+ * tcp_cleanup() - close every connection and free the table
+ * @c:		context
+ */
+void tcp_cleanup(struct ctx *c)
+{
+	if (!c->tcp)
+		return;
+	tcp_flush(c);
+	for (unsigned int i = 0; i < TCP_MAX_CONNS; i++) {
+		struct tcp_conn *conn = &c->tcp->table.conns[i];
+
+		if (conn->fd >= 0 || conn->rev)
+			release(c, conn, false);
+	}
+	tcp_table_free(&c->tcp->table);
+	free(c->tcp);
+	c->tcp = NULL;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - TCP connection table: preallocated entries, O(1) hash lookup
+ */
+#ifndef TAPIR_TCP_CONN_H
+#define TAPIR_TCP_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+struct event;
+
+/* Connections at once; the table is allocated once, at start. */
+#define TCP_MAX_CONNS 16384
+
+enum tcp_conn_flag {
+	CONN_CONNECTING = 1 << 0,  /* host connect() in progress */
+	CONN_SYN_RCVD = 1 << 1,    /* SYN-ACK sent to guest, awaiting ACK */
+	CONN_SYN_SENT = 1 << 2,    /* inbound: SYN sent to guest */
+	CONN_ESTABLISHED = 1 << 3, /* both sides synchronised */
+	CONN_GUEST_FIN = 1 << 4,   /* guest closed its side: host SHUT_WR */
+	CONN_HOST_EOF = 1 << 5,    /* host socket reached end of stream */
+	CONN_FIN_SENT = 1 << 6,    /* our FIN is in flight to the guest */
+	CONN_FIN_ACKED = 1 << 7,   /* the guest acknowledged our FIN */
+	CONN_ACK_PENDING = 1 << 8, /* an ACK is owed at the end of the batch */
+	CONN_SOCK_FULL = 1 << 9,   /* window 0 advertised, waiting EPOLLOUT */
+	CONN_READ_PENDING = 1 << 10, /* host data may wait for guest window */
+	CONN_IN_FLUSH = 1 << 11,     /* linked on the flush list */
+	CONN_WS_OK = 1 << 12,        /* window scaling negotiated */
+	CONN_V6 = 1 << 13,           /* the guest side is IPv6 */
+};
+
+/**
+ * struct tcp_conn - one guest TCP connection and its host socket
+ * @fd:		host socket, -1 for a free entry
+ * @flags:	enum tcp_conn_flag bits
+ * @rev:	edge-triggered read event on @fd
+ * @wev:	one-shot write event (connect completion, buffer space)
+ * @timer:	retransmission, probe and idle timer
+ * @gaddr:	guest address
+ * @raddr:	remote address, as the guest sees it
+ * @gport:	guest port
+ * @rport:	remote port, as the guest sees it
+ * @snd_una:	oldest sequence number sent to the guest and not acked
+ * @snd_nxt:	next sequence number to send to the guest
+ * @rcv_nxt:	next sequence number expected from the guest
+ * @snd_wnd:	guest's receive window, in bytes
+ * @snd_ws:	shift for the guest's window field
+ * @mss:	largest segment payload toward the guest
+ * @retries:	retransmissions without progress
+ * @dupacks:	duplicate ACKs seen in a row
+ * @last_ack:	last ACK number seen from the guest, for dupack counting
+ * @hash_next:	next entry in the hash chain, index + 1, 0 = end
+ * @flush_next:	next entry on the flush list
+ * @last_active: last time (CLOCK_MONOTONIC s) anything happened
+ */
+struct tcp_conn {
+	int fd;
+	uint32_t flags;
+	struct event *rev;
+	struct event *wev;
+	struct event *timer;
+	struct in6_addr gaddr;
+	struct in6_addr raddr;
+	uint16_t gport;
+	uint16_t rport;
+	uint32_t snd_una;
+	uint32_t snd_nxt;
+	uint32_t rcv_nxt;
+	uint32_t snd_wnd;
+	uint8_t snd_ws;
+	uint16_t mss;
+	uint8_t retries;
+	uint8_t dupacks;
+	uint32_t last_ack;
+	uint32_t hash_next;
+	struct tcp_conn *flush_next;
+	uint64_t last_active;
+};
+
+/**
+ * struct tcp_table - every connection, the hash index and the free list
+ * @conns:	TCP_MAX_CONNS entries
+ * @buckets:	hash heads, index + 1, 0 = empty
+ * @nbuckets:	number of buckets, a power of two
+ * @free_head:	first free entry, index + 1, 0 = none (chained via
+ *		hash_next)
+ * @seed:	random hash seed, so a guest can't aim for one chain
+ * @used:	entries in use
+ */
+struct tcp_table {
+	struct tcp_conn *conns;
+	uint32_t *buckets;
+	uint32_t nbuckets;
+	uint32_t free_head;
+	uint64_t seed;
+	unsigned int used;
+};
+
+int tcp_table_init(struct tcp_table *t);
+void tcp_table_free(struct tcp_table *t);
+struct tcp_conn *tcp_conn_lookup(struct tcp_table *t,
+                                 const struct in6_addr *gaddr, uint16_t gport,
+                                 const struct in6_addr *raddr, uint16_t rport);
+struct tcp_conn *tcp_conn_alloc(struct tcp_table *t,
+                                const struct in6_addr *gaddr, uint16_t gport,
+                                const struct in6_addr *raddr, uint16_t rport);
+void tcp_conn_release(struct tcp_table *t, struct tcp_conn *conn);
+uint32_t tcp_random32(void);
+
+#endif /* TAPIR_TCP_CONN_H */
