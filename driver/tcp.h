@@ -17,7 +17,7 @@ void tcp_cleanup(struct ctx *c);
 void tcp_input(struct ctx *c, struct pkt *p);
 void tcp_flush(struct ctx *c);
 int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
-		       uint16_t sport, const struct in6_addr *dst,
-		       uint16_t dport);
+                       uint16_t sport, const struct in6_addr *dst,
+                       uint16_t dport);
 
 #endif /* TAPIR_TCP_H */
