@@ -55,15 +55,16 @@ stage2() {
 	ip route add default via "$GW_IP4" dev "$IFACE"
 	ip -6 route add default via "$GW_IP6" dev "$IFACE"
 
-	# A private copy of resolv.conf: write it to a temp file, bind it over
-	# /etc/resolv.conf (this mount namespace only), then unlink the temp
-	# file; the bind mount keeps the inode alive and nothing is left behind.
-	local resolv
-	resolv=$(mktemp "${TMPDIR:-/tmp}/sandbox-resolv.XXXXXX")
-	echo "nameserver 127.0.0.1" >"$resolv"
-	chmod 0644 "$resolv"
-	mount --bind "$resolv" /etc/resolv.conf
-	rm -f "$resolv"
+	# A private copy of resolv.conf on a tmpfs that exists only in this
+	# mount namespace: it vanishes with the sandbox, and, unlike an
+	# unlinked file, it can itself be bind-mounted over again (tapir run
+	# binds its own resolv.conf over /etc/resolv.conf in the guest).
+	local dir=/mnt
+	[[ -d "$dir" ]] || dir=/media
+	mount -t tmpfs -o size=64k,mode=0755 tapir-sandbox "$dir"
+	echo "nameserver 127.0.0.1" >"$dir/resolv.conf"
+	chmod 0644 "$dir/resolv.conf"
+	mount --bind "$dir/resolv.conf" /etc/resolv.conf
 
 	# Per network namespace, and a new one starts at "1 0": without this
 	# no user could open ICMP ping sockets here.
