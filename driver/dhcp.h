@@ -11,5 +11,6 @@
 struct pkt;
 
 bool dhcp_input(struct ctx *c, const struct pkt *p);
+void dhcp_cleanup(struct ctx *c);
 
 #endif /* TAPIR_DHCP_H */

@@ -316,5 +316,11 @@ int route_add_default(struct nl *nl, int ifindex, int family, const void *gw)
 	rtm->rtm_type = RTN_UNICAST;
 	mnl_attr_put(nlh, RTA_GATEWAY, addr_len(family), gw);
 	mnl_attr_put_u32(nlh, RTA_OIF, ifindex);
+	/* The kernel drops a whole router advert (prefix too, so no SLAAC
+	 * address) when it can't add the advert's default route, as happens
+	 * if ours has the same gateway and metric (1024): stay behind it.
+	 */
+	if (family == AF_INET6)
+		mnl_attr_put_u32(nlh, RTA_PRIORITY, 2048);
 	return nl_talk(nl, nlh, NULL, NULL);
 }

@@ -12,7 +12,7 @@ PACKAGES=(
 	# build
 	gcc make pkg-config libjansson-dev libmnl-dev libevent-dev
 	# tests
-	bats uidmap iproute2 iputils-ping procps util-linux socat
+	bats uidmap iproute2 iputils-ping procps util-linux socat udhcpc
 	dnsmasq-base curl jq
 	# peers that tapir is compared with / must interoperate with
 	rootlesskit slirp4netns passt
