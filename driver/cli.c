@@ -29,6 +29,7 @@ enum {
 	OPT_QUEUES,
 	OPT_PCAP,
 	OPT_DEBUG,
+	OPT_FORWARD_MODE,
 };
 
 static const struct option long_opts[] = {
@@ -52,6 +53,7 @@ static const struct option long_opts[] = {
         {"queues", required_argument, NULL, OPT_QUEUES},
         {"pcap", required_argument, NULL, OPT_PCAP},
         {"debug", no_argument, NULL, OPT_DEBUG},
+        {"forward-mode", required_argument, NULL, OPT_FORWARD_MODE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
@@ -87,6 +89,10 @@ static const char usage_options[] =
         "      --queues=N           tap queues, 1..16 (default 1)\n"
         "      --pcap=FILE          write a packet capture of the tap\n"
         "      --debug              log every decision on stderr\n"
+        "      --forward-mode=tap|splice\n"
+        "                           TCP port forwards through the tap (keeps\n"
+        "                           the client address, default) or spliced\n"
+        "                           from a socket inside the namespace\n"
         "  -h, --help               show this help and exit\n"
         "  -v, --version            show version and features and exit\n";
 
@@ -530,6 +536,16 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		o->debug = true;
 		log_debug_enabled = true;
 		break;
+	case OPT_FORWARD_MODE:
+		if (strcmp(arg, "tap") && strcmp(arg, "splice")) {
+			err_msg("--forward-mode takes \"tap\" or \"splice\", "
+			        "not \"%s\"",
+			        arg);
+			return -1;
+		}
+		o->forward_mode =
+		        strcmp(arg, "tap") ? FORWARD_SPLICE : FORWARD_TAP;
+		break;
 	case 'h':
 		cli_usage(stdout, o->mode);
 		return CLI_EXIT_OK;
@@ -599,8 +615,12 @@ static int parse_target(struct opts *o, int argc, char **argv)
  */
 static void report_getopt_error(int c, const char *arg)
 {
-	if (c == ':')
-		err_msg("option %s requires an argument (see tapir --help)",
+	/* In a cluster such as -6cm, name the option, not the cluster. */
+	if (c == ':' && arg[1] != '-')
+		err_msg("option '-%c' requires an argument (see tapir --help)",
+		        optopt);
+	else if (c == ':')
+		err_msg("option '%s' requires an argument (see tapir --help)",
 		        arg);
 	else if (optopt && arg[0] == '-' && arg[1] != '-')
 		err_msg("unrecognized option '-%c' (see tapir --help)", optopt);
@@ -626,7 +646,10 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 	int c, ret;
 
 	opts_defaults(o, mode);
-	optind = 1;
+	/* 0, not 1: glibc then also forgets a cluster an error cut short
+	 * and re-reads the '+' of @shortopts, which it caches otherwise.
+	 */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, long_opts, NULL)) !=
 	       -1) {

@@ -25,6 +25,12 @@ enum netns_type {
 	NETNS_PATH,
 };
 
+/* How TCP port forwards reach the namespace (--forward-mode). */
+enum forward_mode {
+	FORWARD_TAP,    /* via the tap: the guest sees the client's address */
+	FORWARD_SPLICE, /* socket inside the netns + splice(): fast, no source */
+};
+
 enum cli_mode {
 	CLI_ATTACH, /* tapir [OPTION]... PID|PATH TAPNAME */
 	CLI_RUN,    /* tapir run [OPTION]... -- CMD... */
@@ -73,6 +79,7 @@ struct publish {
  * @queues:		--queues, 1..TAPIR_MAX_QUEUES
  * @debug:		--debug
  * @pcap:		--pcap file, or empty
+ * @forward_mode:	--forward-mode tap|splice
  * @npublish:		number of -p entries
  * @publish:		-p entries
  * @run_argv:		CLI_RUN: the command to run (NULL-terminated)
@@ -105,6 +112,7 @@ struct opts {
 	unsigned int queues;
 	bool debug;
 	char pcap[PATH_MAX];
+	enum forward_mode forward_mode;
 	unsigned int npublish;
 	struct publish publish[TAPIR_MAX_PUBLISH];
 	char **run_argv;

@@ -66,7 +66,7 @@ static bool same_ns(int fd, const char *self)
 }
 
 /**
- * join_namespaces() - setns() into the target's user, then network namespace
+ * nshelper_join() - setns() into the target's user, then network namespace
  * @o:		options naming the target
  * @e:		filled on failure
  *
@@ -75,7 +75,7 @@ static bool same_ns(int fd, const char *self)
  *
  * Return: 0 on success, -1 on failure
  */
-static int join_namespaces(const struct opts *o, struct ipc_error *e)
+int nshelper_join(const struct opts *o, struct ipc_error *e)
 {
 	char userns[PATH_MAX + 32], netns[PATH_MAX + 32];
 	int ufd = -1, nfd, userr = 0;
@@ -119,6 +119,12 @@ static int join_namespaces(const struct opts *o, struct ipc_error *e)
 			            "join network namespace %s (joining %s "
 			            "failed: %s)",
 			            netns, userns, strerror(userr));
+		/* Path mode joins no user namespace unless told which. */
+		if (err == EPERM && !userns[0])
+			return fail(e, err,
+			            "join network namespace %s (its user "
+			            "namespace? see --userns-path)",
+			            netns);
 		return fail(e, err, "join network namespace %s", netns);
 	}
 	close(nfd);
@@ -275,7 +281,7 @@ helper_main(const struct opts *o, int sock)
 	/* Don't outlive a parent killed while we work. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* Separate buffers: r.tap and r.error share memory in the union. */
-	if (join_namespaces(o, &err) || setup_tap(o, &tap, fds, &err)) {
+	if (nshelper_join(o, &err) || setup_tap(o, &tap, fds, &err)) {
 		r.kind = IPC_REPLY_ERROR;
 		r.error = err;
 	} else {

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "ipc/msg.h"
 
+int nshelper_join(const struct opts *o, struct ipc_error *e);
 int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,
                        int *fds);
 

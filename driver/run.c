@@ -115,6 +115,13 @@ child_main(const struct opts *o, const char *resolv, int to_parent,
 	if (read(from_parent, &go, 1) != 1)
 		_exit(125);
 	close(from_parent);
+	/* Both are tapir's alone: a command holding the ready fd would keep
+	 * the caller from seeing EOF after "1" for as long as it runs.
+	 */
+	if (o->ready_fd >= 0)
+		close(o->ready_fd);
+	if (o->exit_fd >= 0)
+		close(o->exit_fd);
 	execvp(o->run_argv[0], o->run_argv);
 	err_errno(errno, "run: execute %s", o->run_argv[0]);
 	_exit(errno == ENOENT ? 127 : 126);

@@ -62,6 +62,26 @@ static int tap_attach_all(const char *ifname, short flags, unsigned int queues,
 }
 
 /**
+ * tap_of_other_kind() - whether @ifname is a tap of the other queue kind
+ * @ifname:	name that TUNSETIFF with @flags refused (EINVAL)
+ * @flags:	IFF_* flags of that attempt
+ *
+ * EINVAL also means that @ifname is no tap at all (a veth, lo, a tun):
+ * only a tap that attaches with IFF_MULTI_QUEUE flipped may be replaced.
+ *
+ * Return: true if attaching with the other IFF_MULTI_QUEUE setting works
+ */
+static bool tap_of_other_kind(const char *ifname, short flags)
+{
+	int fd = tap_attach(ifname, flags ^ IFF_MULTI_QUEUE);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/**
  * tap_open_queues() - attach to or create @ifname with @queues queues
  * @nl:		netlink socket in the target netns, to delete a misfit tap
  * @ifname:	tap name
@@ -74,7 +94,8 @@ static int tap_attach_all(const char *ifname, short flags, unsigned int queues,
  * rootlesskit pre-creates a persistent single-queue tap; the kernel refuses
  * to attach to it with a different IFF_MULTI_QUEUE setting (EINVAL), so an
  * existing tap of the wrong kind is deleted and created anew. Nothing uses
- * the tap yet at this point: only its name matters to rootlesskit.
+ * the tap yet at this point: only its name matters to rootlesskit. Any
+ * other interface of that name is left alone.
  *
  * Return: 0 on success, -errno on failure
  */
@@ -87,7 +108,8 @@ int tap_open_queues(struct nl *nl, const char *ifname, bool vnet,
 	int ret, vlen = TAP_VNET_HDR_LEN;
 
 	ret = tap_attach_all(ifname, flags, queues, fds);
-	if (ret == -EINVAL && !link_get(nl, ifname, &st)) {
+	if (ret == -EINVAL && tap_of_other_kind(ifname, flags) &&
+	    !link_get(nl, ifname, &st)) {
 		ret = link_del(nl, st.ifindex);
 		if (ret) {
 			snprintf(op, oplen, "delete tap %s to recreate it",
@@ -97,7 +119,8 @@ int tap_open_queues(struct nl *nl, const char *ifname, bool vnet,
 		ret = tap_attach_all(ifname, flags, queues, fds);
 	}
 	if (ret) {
-		snprintf(op, oplen, "attach tap %s via /dev/net/tun", ifname);
+		snprintf(op, oplen, "attach tap %s via /dev/net/tun%s", ifname,
+		         ret == -EINVAL ? " (it exists and is no tap)" : "");
 		return ret;
 	}
 	if (vnet && ioctl(fds[0], TUNSETVNETHDRSZ, &vlen) < 0) {
