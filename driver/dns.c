@@ -1,6 +1,278 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* PLACEHOLDER - to be replaced by the real implementation */
+/* tapir - the host's resolvers, from /etc/resolv.conf, for the forwarder */
 
-#include "ip.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/stat.h>
+
 #include "dns.h"
-int dns_upstream(struct ctx *c, union sockaddr_inany *sa, socklen_t *salen) { (void)c; (void)sa; (void)salen; return -1; }
+#include "log.h"
+
+#define RESOLV_CONF "/etc/resolv.conf"
+/* Enough for any real resolv.conf; nameserver lines sit near the top. */
+#define RESOLV_MAX 65536
+/* An address with a scope: 45 characters, '%', an interface name. */
+#define TOKEN_MAX 64
+
+/**
+ * struct dns_state - the cached resolver list
+ * @checked_ms:	monotonic time of the last stat(), 0 before the first
+ * @dev:	device of the file last parsed
+ * @ino:	its inode
+ * @size:	its size
+ * @mtime:	its modification time
+ * @n:		entries in @ns
+ * @ns:		nameservers, port 53, in file order
+ */
+struct dns_state {
+	uint64_t checked_ms;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int n;
+	union sockaddr_inany ns[DNS_MAX_SERVERS];
+};
+
+static char resolv_buf[RESOLV_MAX];
+
+/**
+ * parse_scope() - interface index of an IPv6 scope suffix
+ * @s:		text after '%': a number or an interface name
+ *
+ * Return: the index, 0 if unknown
+ */
+static uint32_t parse_scope(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s)
+		return 0;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*end && !errno && v <= UINT32_MAX)
+		return (uint32_t)v;
+	return if_nametoindex(s);
+}
+
+/**
+ * parse_server() - turn one nameserver token into a socket address
+ * @tok:	NUL-terminated address, IPv6 possibly with %scope
+ * @sa:		filled with the address and port 53
+ *
+ * A link-local server without a usable scope is unreachable, so it is
+ * skipped rather than guessed.
+ *
+ * Return: 0 on success, -1 to skip the line
+ */
+static int parse_server(char *tok, union sockaddr_inany *sa)
+{
+	char *pct = strchr(tok, '%');
+
+	memset(sa, 0, sizeof(*sa));
+	if (!pct && inet_pton(AF_INET, tok, &sa->sa4.sin_addr) == 1) {
+		sa->sa4.sin_family = AF_INET;
+		sa->sa4.sin_port = htons(53);
+		return 0;
+	}
+	if (pct)
+		*pct = '\0';
+	if (inet_pton(AF_INET6, tok, &sa->sa6.sin6_addr) != 1)
+		return -1;
+	sa->sa6.sin6_family = AF_INET6;
+	sa->sa6.sin6_port = htons(53);
+	if (pct)
+		sa->sa6.sin6_scope_id = parse_scope(pct + 1);
+	if (IN6_IS_ADDR_LINKLOCAL(&sa->sa6.sin6_addr) && !sa->sa6.sin6_scope_id)
+		return -1;
+	return 0;
+}
+
+/**
+ * nameserver_token() - find the address on a "nameserver" line
+ * @line:	start of the line
+ * @len:	its length, without the newline
+ * @tok:	filled with the NUL-terminated address
+ *
+ * As glibc: the keyword starts the line and is followed by a blank; the
+ * address ends at a blank or a comment character.
+ *
+ * Return: 0 if @line names a server that fits @tok, -1 otherwise
+ */
+static int nameserver_token(const char *line, size_t len, char tok[TOKEN_MAX])
+{
+	static const char kw[] = "nameserver";
+	size_t i = sizeof(kw) - 1, start;
+
+	if (len <= i || memcmp(line, kw, i) ||
+	    (line[i] != ' ' && line[i] != '\t'))
+		return -1;
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	start = i;
+	/* strchr() matches the terminating NUL too: a NUL byte ends it. */
+	while (i < len && !strchr(" \t\r;#", line[i]))
+		i++;
+	if (i == start || i - start >= TOKEN_MAX)
+		return -1;
+	memcpy(tok, line + start, i - start);
+	tok[i - start] = '\0';
+	return 0;
+}
+
+/**
+ * dns_parse_resolv() - list the nameservers of a resolv.conf text
+ * @text:	file contents, not necessarily NUL-terminated
+ * @len:	bytes at @text
+ * @out:	filled with up to @max addresses, port 53
+ * @max:	capacity of @out
+ *
+ * Unparseable lines and addresses are skipped, as the C library does.
+ *
+ * Return: number of addresses stored
+ */
+int dns_parse_resolv(const char *text, size_t len, union sockaddr_inany *out,
+                     int max)
+{
+	size_t pos = 0;
+	int n = 0;
+
+	while (pos < len && n < max) {
+		const char *line = text + pos;
+		const char *nl = memchr(line, '\n', len - pos);
+		size_t llen = nl ? (size_t)(nl - line) : len - pos;
+		char tok[TOKEN_MAX];
+
+		pos += llen + 1;
+		if (nameserver_token(line, llen, tok))
+			continue;
+		if (!parse_server(tok, &out[n]))
+			n++;
+	}
+	return n;
+}
+
+/**
+ * now_ms() - monotonic clock in milliseconds
+ *
+ * Return: milliseconds since an arbitrary point
+ */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/**
+ * read_resolv() - read up to RESOLV_MAX bytes of the resolver file
+ * @fd:		open file
+ *
+ * Return: bytes read into resolv_buf
+ */
+static size_t read_resolv(int fd)
+{
+	size_t len = 0;
+
+	while (len < sizeof(resolv_buf)) {
+		ssize_t r =
+		        read(fd, resolv_buf + len, sizeof(resolv_buf) - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	return len;
+}
+
+/**
+ * dns_refresh() - re-read the resolver file if it changed
+ * @s:		cache
+ *
+ * Called at most once a second; an unchanged file (device, inode, size,
+ * mtime) keeps the cached list, and a missing file empties it.
+ */
+static void dns_refresh(struct dns_state *s)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(RESOLV_CONF, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		if (s->n)
+			debug_msg("dns: %s: %s", RESOLV_CONF, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		s->n = 0;
+		s->ino = 0;
+		return;
+	}
+	if (s->ino && st.st_dev == s->dev && st.st_ino == s->ino &&
+	    st.st_size == s->size && st.st_mtim.tv_sec == s->mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == s->mtime.tv_nsec) {
+		close(fd);
+		return;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->size = st.st_size;
+	s->mtime = st.st_mtim;
+	s->n = dns_parse_resolv(resolv_buf, read_resolv(fd), s->ns,
+	                        DNS_MAX_SERVERS);
+	close(fd);
+	debug_msg("dns: %d nameserver(s) in %s", s->n, RESOLV_CONF);
+}
+
+/**
+ * dns_upstream() - where DNS queries to the forwarder address go
+ * @c:		context; the cache is created in c->dns on first use
+ * @sa:		filled with the host's first nameserver, port 53
+ * @salen:	filled with its length
+ *
+ * A loopback resolver is returned as it is, even with
+ * --disable-host-loopback: slirp4netns forwards to it too.
+ *
+ * Return: 0 on success, -1 if the host names no usable nameserver
+ */
+int dns_upstream(struct ctx *c, union sockaddr_inany *sa, socklen_t *salen)
+{
+	struct dns_state *s = c->dns;
+	uint64_t now = now_ms();
+
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return -1;
+		c->dns = s;
+	}
+	if (!s->checked_ms || now - s->checked_ms >= 1000) {
+		s->checked_ms = now ? now : 1;
+		dns_refresh(s);
+	}
+	if (!s->n)
+		return -1;
+	*sa = s->ns[0];
+	*salen =
+	        sa->sa.sa_family == AF_INET ? sizeof(sa->sa4) : sizeof(sa->sa6);
+	return 0;
+}
+
+/**
+ * dns_cleanup() - free the resolver cache
+ * @c:		context
+ */
+void dns_cleanup(struct ctx *c)
+{
+	free(c->dns);
+	c->dns = NULL;
+}

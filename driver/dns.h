@@ -4,9 +4,17 @@
 #ifndef TAPIR_DNS_H
 #define TAPIR_DNS_H
 
+#include <stddef.h>
+
 #include "ctx.h"
 #include "fwd.h"
 
+/* As glibc (MAXNS): later nameserver lines are ignored. */
+#define DNS_MAX_SERVERS 3
+
 int dns_upstream(struct ctx *c, union sockaddr_inany *sa, socklen_t *salen);
+void dns_cleanup(struct ctx *c);
+int dns_parse_resolv(const char *text, size_t len, union sockaddr_inany *out,
+                     int max);
 
 #endif /* TAPIR_DNS_H */

@@ -10,6 +10,8 @@
 #include "ip6.h"
 #include "tapio.h"
 
+const uint8_t eth_router6_mac[6] = {0x52, 0x56, 0, 0, 0, 2};
+
 /**
  * eth_special_mac() - MAC of one of our virtual addresses, as slirp4netns
  * @mac:	filled with 52:55 followed by the four bytes of @ip

@@ -14,6 +14,9 @@ struct frame;
 
 #define ETH_HLEN_ 14
 
+/* MAC of the IPv6 router fe80::2 and source of all IPv6 frames, as libslirp. */
+extern const uint8_t eth_router6_mac[6];
+
 void eth_input(struct ctx *c, struct frame *f);
 void eth_special_mac(uint8_t mac[6], struct in_addr ip);
 void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,

@@ -56,6 +56,24 @@ static bool forbidden_destination(const struct in6_addr *a)
 }
 
 /**
+ * in_virtual_net() - whether @a is in the guest's own virtual network
+ * @c:		context
+ * @a:		address
+ *
+ * Those addresses (net+N, its broadcast, fd00::/64) exist only on the tap:
+ * none of them may turn into a destination on the host's network.
+ *
+ * Return: true if inside 10.0.2.0/24 (or --cidr) or fd00::/64
+ */
+static bool in_virtual_net(const struct ctx *c, const struct in6_addr *a)
+{
+	if (inany_is_v4(a))
+		return (inany_v4(a).s_addr & c->mask4.s_addr) ==
+		       (c->gw4.s_addr & c->mask4.s_addr);
+	return !memcmp(a, &c->gw6, 8);
+}
+
+/**
  * fwd_outbound() - decide where a guest flow to @dst:@dport goes on the host
  * @c:		context
  * @proto:	IPPROTO_TCP or IPPROTO_UDP
@@ -98,7 +116,7 @@ enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
 			return FWD_NET_UNREACH;
 		return FWD_OK;
 	}
-	if (forbidden_destination(dst))
+	if (forbidden_destination(dst) || in_virtual_net(c, dst))
 		return FWD_NET_UNREACH;
 	sockaddr_from_inany(sa, salen, dst, dport);
 	return FWD_OK;

@@ -16,9 +16,6 @@
 #include "tcp.h"
 #include "udp.h"
 
-/* MAC of the IPv6 router fe80::2 and of every IPv6 source, as libslirp. */
-static const uint8_t router6_mac[6] = {0x52, 0x56, 0, 0, 0, 2};
-
 /**
  * ip_is_gateway() - whether @a is the gateway (net+2 or fd00::2)
  * @c:		context
@@ -132,7 +129,7 @@ int ip_output(struct ctx *c, const struct in6_addr *src,
 		iov[1] = (struct iovec){&ih4, sizeof(ih4)};
 	} else {
 		memcpy(eh.ether_dhost, c->guest_mac, 6);
-		memcpy(eh.ether_shost, router6_mac, 6);
+		memcpy(eh.ether_shost, eth_router6_mac, 6);
 		eh.ether_type = htons(ETHERTYPE_IPV6);
 		ip6_build_header(&ih6, src, dst, proto, l4len);
 		iov[1] = (struct iovec){&ih6, sizeof(ih6)};

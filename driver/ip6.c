@@ -4,6 +4,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "frag.h"
 #include "ip.h"
 #include "ip6.h"
 #include "tapio.h"
@@ -21,7 +22,7 @@ static bool ext_header(uint8_t nh)
  * @f:		frame whose ethertype is IPv6
  *
  * Without --enable-ipv6 the guest has no IPv6 service, as in slirp4netns.
- * Fragments are counted and dropped, as for IPv4.
+ * Fragments go to frag6_input(), which reassembles them as for IPv4.
  */
 void ip6_input(struct ctx *c, struct frame *f)
 {
@@ -56,10 +57,6 @@ void ip6_input(struct ctx *c, struct frame *f)
 		nh = e[0];
 		off += 8 + (size_t)e[1] * 8;
 	}
-	if (nh == IPPROTO_FRAGMENT) {
-		c->stats.drops[DROP_FRAGMENT]++;
-		return;
-	}
 	p.src = h.ip6_src;
 	p.dst = h.ip6_dst;
 	p.proto = nh;
@@ -68,6 +65,10 @@ void ip6_input(struct ctx *c, struct frame *f)
 	p.l4 = p.l3 + off;
 	p.l4len = sizeof(h) + plen - off;
 	p.vh = f->vh;
+	if (nh == IPPROTO_FRAGMENT) {
+		frag6_input(c, &p);
+		return;
+	}
 	ip_l4_input(c, &p);
 }
 

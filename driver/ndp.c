@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "csum.h"
+#include "eth.h"
 #include "inany.h"
 #include "ip.h"
 #include "log.h"
@@ -32,8 +33,6 @@
 #define NDP_MALFORMED -1 /* length, code or options wrong */
 #define NDP_OFF_LINK -2  /* hop limit below 255: not from this link */
 
-/* The MAC ip.c puts on every IPv6 frame to the guest (libslirp's). */
-static const uint8_t ndp_router_mac[6] = {0x52, 0x56, 0, 0, 0, 2};
 static const struct in6_addr ndp_router_ll = {
         .s6_addr = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}};
 static const struct in6_addr ndp_prefix = {.s6_addr = {0xfd, 0}};
@@ -196,7 +195,7 @@ static size_t ndp_build_na(uint8_t *buf, const struct in6_addr *target,
 	memcpy(buf + 8, target, 16);
 	buf[24] = ND_OPT_TARGET_LINKADDR;
 	buf[25] = 1;
-	memcpy(buf + 26, ndp_router_mac, 6);
+	memcpy(buf + 26, eth_router6_mac, 6);
 	return NDP_NA_LEN;
 }
 
@@ -222,7 +221,7 @@ static size_t ndp_build_ra(uint8_t *buf, unsigned int mtu,
 	put16(buf + 6, NDP_ROUTER_LIFETIME);
 	buf[n] = ND_OPT_SOURCE_LINKADDR;
 	buf[n + 1] = 1;
-	memcpy(buf + n + 2, ndp_router_mac, 6);
+	memcpy(buf + n + 2, eth_router6_mac, 6);
 	n += 8;
 	if (mtu >= 1280) {
 		buf[n] = ND_OPT_MTU;

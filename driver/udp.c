@@ -1,9 +1,543 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* PLACEHOLDER - to be replaced by the real implementation */
+/* tapir - UDP: one connected host socket per guest flow, both directions */
 
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/ip_icmp.h>
+#include <netinet/udp.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+
+#include "csum.h"
+#include "dhcp.h"
+#include "dns.h"
+#include "icmp.h"
+#include "inany.h"
 #include "ip.h"
+#include "log.h"
+#include "tapio.h"
 #include "udp.h"
-int udp_init(struct ctx *c) { (void)c; return 0; }
-void udp_cleanup(struct ctx *c) { (void)c; }
-void udp_input(struct ctx *c, struct pkt *p) { (void)p; c->stats.drops[DROP_UNKNOWN_PROTO]++; }
-void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer, const struct in6_addr *gaddr, uint16_t gport, const uint8_t *data, size_t len) { (void)c; (void)lfd; (void)peer; (void)gaddr; (void)gport; (void)data; (void)len; }
+#include "udp_flow.h"
+
+/* Datagrams read per recvmmsg(), and recvmmsg() calls per wakeup. */
+#define UDP_RX_BATCH 8
+#define UDP_RX_ROUNDS 4
+/* Segments of a guest USO super-packet per sendmmsg(). */
+#define UDP_TX_BATCH 64
+/* A whole datagram of either family fits, and truncation shows. */
+#define UDP_RX_BUF 65536
+
+static uint8_t rx_buf[UDP_RX_BATCH][UDP_RX_BUF];
+
+/**
+ * addr_str() - printable form of an address, for messages
+ * @a:		address (IPv4-mapped for IPv4)
+ * @buf:	at least INET6_ADDRSTRLEN bytes
+ *
+ * Return: @buf
+ */
+static const char *addr_str(const struct in6_addr *a, char *buf)
+{
+	struct in_addr v4 = inany_v4(a);
+
+	if (inany_is_v4(a))
+		return inet_ntop(AF_INET, &v4, buf, INET6_ADDRSTRLEN);
+	return inet_ntop(AF_INET6, a, buf, INET6_ADDRSTRLEN);
+}
+
+/**
+ * flow_proto() - which counters a flow's traffic goes to
+ * @f:		flow
+ *
+ * Return: PROTO_DNS or PROTO_UDP
+ */
+static enum stats_proto flow_proto(const struct udp_flow *f)
+{
+	return f->dns ? PROTO_DNS : PROTO_UDP;
+}
+
+/**
+ * udp_csum_ok() - verify the checksum of a datagram from the guest
+ * @p:		packet
+ * @ulen:	UDP length
+ *
+ * Return: true if correct, or absent where that is allowed (IPv4)
+ */
+static bool udp_csum_ok(const struct pkt *p, size_t ulen)
+{
+	uint32_t sum;
+
+	if (p->vh && (p->vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM))
+		return true; /* partial: the guest left it to "hardware" */
+	if (!p->v6 && !p->l4[6] && !p->l4[7])
+		return true;
+	sum = ip_pseudo_csum(&p->src, &p->dst, IPPROTO_UDP, ulen);
+	return csum_fold(csum_add(sum, p->l4, ulen)) == 0;
+}
+
+/**
+ * may_send_icmp() - whether an error about @p may go to the guest
+ * @c:		context
+ * @p:		the offending packet
+ *
+ * RFC 1122 3.2.2: never about datagrams to broadcast or multicast.
+ *
+ * Return: true if an ICMP error is allowed
+ */
+static bool may_send_icmp(const struct ctx *c, const struct pkt *p)
+{
+	uint32_t d, m = c->mask4.s_addr;
+
+	if (p->v6)
+		return !IN6_IS_ADDR_MULTICAST(&p->dst);
+	d = inany_v4(&p->dst).s_addr;
+	if (d == INADDR_BROADCAST || IN_MULTICAST(ntohl(d)))
+		return false;
+	/* The virtual network's own broadcast address. */
+	return (d & m) != (c->gw4.s_addr & m) || (d | m) != INADDR_BROADCAST;
+}
+
+/**
+ * errno_unreach() - the ICMP unreachable code for a socket error
+ * @err:	errno from a send or receive
+ *
+ * Return: ICMP_*_UNREACH code (IPv4 numbering), or -1 for none
+ */
+static int errno_unreach(int err)
+{
+	switch (err) {
+	case ECONNREFUSED:
+		return ICMP_PORT_UNREACH;
+	case ENETUNREACH:
+		return ICMP_NET_UNREACH;
+	case EHOSTUNREACH:
+		return ICMP_HOST_UNREACH;
+	default:
+		return -1;
+	}
+}
+
+/**
+ * flow_quote() - remember the guest's headers for later ICMP errors
+ * @f:		flow
+ * @p:		the guest's datagram
+ */
+static void flow_quote(struct udp_flow *f, const struct pkt *p)
+{
+	if (!f->own_fd || p->l3len + 8 > sizeof(f->quote))
+		return;
+	memcpy(f->quote, p->l3, p->l3len);
+	memcpy(f->quote + p->l3len, p->l4, 8);
+	f->quote_l3len = p->l3len;
+}
+
+/**
+ * flow_error_to_guest() - report a socket error of a flow as ICMP
+ * @c:		context
+ * @f:		flow whose socket reported @err
+ * @err:	errno
+ */
+static void flow_error_to_guest(struct ctx *c, struct udp_flow *f, int err)
+{
+	int code = errno_unreach(err);
+	char buf[INET6_ADDRSTRLEN];
+	struct pkt q = {0};
+
+	debug_msg("udp: receive from %s port %u: %s",
+	          addr_str(&f->key.faddr, buf), f->key.fport, strerror(err));
+	if (code < 0 || !f->quote_l3len)
+		return;
+	q.v6 = !inany_is_v4(&f->key.gaddr);
+	q.src = f->key.gaddr;
+	q.dst = f->key.faddr;
+	q.proto = IPPROTO_UDP;
+	q.l3 = f->quote;
+	q.l3len = f->quote_l3len;
+	q.l4 = f->quote + f->quote_l3len;
+	q.l4len = 8;
+	if (may_send_icmp(c, &q))
+		icmp_send_unreach(c, &q, (uint8_t)code);
+}
+
+/**
+ * udp_to_guest() - send one datagram of a flow to the guest
+ * @c:		context
+ * @f:		flow; the datagram comes from its far side
+ * @data:	payload
+ * @len:	payload bytes
+ *
+ * The checksum is left to the guest's "hardware" (the tap) when the frame
+ * fits the MTU; fragments need it complete, so it is computed here.
+ */
+static void udp_to_guest(struct ctx *c, struct udp_flow *f, const uint8_t *data,
+                         size_t len)
+{
+	size_t l3 = inany_is_v4(&f->key.gaddr) ? 20 : 40;
+	struct virtio_net_hdr vh = {0}, *vhp = NULL;
+	struct udphdr uh;
+	struct iovec iov[2];
+	uint32_t sum;
+
+	if (len + sizeof(uh) > 65535 - (l3 == 20 ? l3 : 0)) {
+		c->stats.drops[DROP_BAD_LENGTH]++;
+		return;
+	}
+	uh.source = htons(f->key.fport);
+	uh.dest = htons(f->key.gport);
+	uh.len = htons((uint16_t)(sizeof(uh) + len));
+	uh.check = 0;
+	sum = ip_pseudo_csum(&f->key.faddr, &f->key.gaddr, IPPROTO_UDP,
+	                     sizeof(uh) + len);
+	if (c->vnet_len && l3 + sizeof(uh) + len <= c->tap.mtu) {
+		vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		vh.csum_offset = offsetof(struct udphdr, check);
+		vhp = &vh;
+		uh.check = (uint16_t)~csum_fold(sum);
+	} else {
+		sum = csum_add(sum, &uh, sizeof(uh));
+		uh.check = csum_fold(csum_add(sum, data, len));
+		if (!uh.check)
+			uh.check = 0xffff;
+	}
+	iov[0] = (struct iovec){&uh, sizeof(uh)};
+	iov[1] = (struct iovec){(void *)data, len};
+	if (ip_output(c, &f->key.faddr, &f->key.gaddr, IPPROTO_UDP, iov, 2,
+	              vhp))
+		return;
+	c->stats.to_guest[flow_proto(f)].packets++;
+	c->stats.to_guest[flow_proto(f)].bytes += len;
+	udp_flow_touch(c->udp, f, false);
+}
+
+/**
+ * udp_sock_cb() - datagrams (or an error) on a flow's socket
+ * @fd:		the socket
+ * @what:	libevent flags (unused)
+ * @arg:	struct udp_flow
+ */
+static void udp_sock_cb(evutil_socket_t fd, short what, void *arg)
+{
+	static struct mmsghdr msg[UDP_RX_BATCH];
+	static struct iovec iov[UDP_RX_BATCH];
+	struct udp_flow *f = arg;
+	struct ctx *c = f->c;
+
+	(void)what;
+	for (int round = 0; round < UDP_RX_ROUNDS; round++) {
+		int n;
+
+		for (int i = 0; i < UDP_RX_BATCH; i++) {
+			iov[i] = (struct iovec){rx_buf[i], UDP_RX_BUF};
+			memset(&msg[i], 0, sizeof(msg[i]));
+			msg[i].msg_hdr.msg_iov = &iov[i];
+			msg[i].msg_hdr.msg_iovlen = 1;
+		}
+		n = recvmmsg(fd, msg, UDP_RX_BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				flow_error_to_guest(c, f, errno);
+			return;
+		}
+		for (int i = 0; i < n; i++) {
+			if (msg[i].msg_hdr.msg_flags & MSG_TRUNC)
+				c->stats.drops[DROP_BAD_LENGTH]++;
+			else
+				udp_to_guest(c, f, rx_buf[i], msg[i].msg_len);
+		}
+		if (n < UDP_RX_BATCH)
+			return;
+	}
+}
+
+/**
+ * send_error() - handle a failed send of guest data to the host
+ * @c:		context
+ * @p:		the guest's packet
+ * @err:	errno
+ *
+ * Refusals and unreachability come back as ICMP, as a real network
+ * would answer; full socket buffers just drop, as a congested link does.
+ */
+static void send_error(struct ctx *c, const struct pkt *p, int err)
+{
+	int code = errno_unreach(err);
+	char buf[INET6_ADDRSTRLEN];
+
+	c->stats.drops[DROP_SOCKET]++;
+	if (err != EAGAIN && err != ENOBUFS)
+		debug_msg("udp: send to %s port %u: %s", addr_str(&p->dst, buf),
+		          (unsigned int)(p->l4[2] << 8 | p->l4[3]),
+		          strerror(err));
+	if (code >= 0 && may_send_icmp(c, p))
+		icmp_send_unreach(c, p, (uint8_t)code);
+}
+
+/**
+ * udp_to_host() - send a guest's payload on a flow, split into segments
+ * @c:		context
+ * @f:		flow
+ * @p:		the guest's packet, for errors
+ * @data:	payload
+ * @len:	payload bytes
+ * @seg:	segment size (USO), or @len for one datagram
+ */
+static void udp_to_host(struct ctx *c, struct udp_flow *f, const struct pkt *p,
+                        const uint8_t *data, size_t len, size_t seg)
+{
+	static struct mmsghdr msg[UDP_TX_BATCH];
+	static struct iovec iov[UDP_TX_BATCH];
+	size_t nseg = len ? (len + seg - 1) / seg : 1;
+
+	for (size_t base = 0; base < nseg; base += UDP_TX_BATCH) {
+		size_t n =
+		        nseg - base < UDP_TX_BATCH ? nseg - base : UDP_TX_BATCH;
+		size_t sent = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			size_t off = (base + i) * seg;
+			size_t l = len - off < seg ? len - off : seg;
+
+			iov[i] = (struct iovec){(void *)(data + off), l};
+			memset(&msg[i], 0, sizeof(msg[i]));
+			msg[i].msg_hdr.msg_iov = &iov[i];
+			msg[i].msg_hdr.msg_iovlen = 1;
+			if (!f->own_fd) {
+				msg[i].msg_hdr.msg_name = &f->peer;
+				msg[i].msg_hdr.msg_namelen = f->peerlen;
+			}
+		}
+		while (sent < n) {
+			int r = sendmmsg(f->fd, msg + sent,
+			                 (unsigned int)(n - sent),
+			                 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+			if (r <= 0) {
+				send_error(c, p, r < 0 ? errno : EAGAIN);
+				return;
+			}
+			for (size_t i = sent; i < sent + (size_t)r; i++)
+				c->stats.to_host[flow_proto(f)].bytes +=
+				        msg[i].msg_len;
+			c->stats.to_host[flow_proto(f)].packets += (size_t)r;
+			sent += (size_t)r;
+		}
+	}
+	udp_flow_touch(c->udp, f, true);
+}
+
+/**
+ * flow_connect() - give a new outbound flow its connected host socket
+ * @c:		context
+ * @f:		flow without a socket
+ * @p:		the guest's first packet, for errors
+ * @sa:		target
+ * @salen:	its length
+ *
+ * Return: 0 on success, -1 after counting (and answering) the failure
+ */
+static int flow_connect(struct ctx *c, struct udp_flow *f, const struct pkt *p,
+                        const union sockaddr_inany *sa, socklen_t salen)
+{
+	int type = SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC;
+	int fd = socket(sa->sa.sa_family, type, 0), ret;
+	char buf[INET6_ADDRSTRLEN];
+
+	if (fd < 0) {
+		debug_msg("udp: socket for %s port %u: %s",
+		          addr_str(&f->key.faddr, buf), f->key.fport,
+		          strerror(errno));
+		c->stats.drops[DROP_SOCKET]++;
+		return -1;
+	}
+	f->fd = fd;
+	f->own_fd = true;
+	if ((ret = fwd_bind_outbound(c, fd, sa->sa.sa_family))) {
+		debug_msg("udp: bind outbound address for %s port %u: %s",
+		          addr_str(&f->key.faddr, buf), f->key.fport,
+		          strerror(-ret));
+		c->stats.drops[DROP_SOCKET]++;
+		return -1;
+	}
+	if (connect(fd, &sa->sa, salen)) {
+		send_error(c, p, errno);
+		return -1;
+	}
+	f->ev = event_new(c->base, fd, EV_READ | EV_PERSIST, udp_sock_cb, f);
+	if (!f->ev || event_add(f->ev, NULL)) {
+		debug_msg("udp: watch socket: libevent failed");
+		c->stats.drops[DROP_SOCKET]++;
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * flow_open() - create the flow for a guest's first datagram to a target
+ * @c:		context
+ * @p:		the datagram
+ * @k:		its flow key
+ *
+ * Return: the flow, or NULL after counting (and answering) the failure
+ */
+static struct udp_flow *flow_open(struct ctx *c, const struct pkt *p,
+                                  const struct udp_flow_key *k)
+{
+	union sockaddr_inany sa;
+	struct udp_flow *f;
+	socklen_t salen;
+
+	switch (fwd_outbound(c, IPPROTO_UDP, &p->dst, k->fport, &sa, &salen)) {
+	case FWD_OK:
+		break;
+	case FWD_NET_UNREACH:
+		c->stats.drops[DROP_NO_ROUTE]++;
+		if (may_send_icmp(c, p))
+			icmp_send_unreach(c, p, ICMP_NET_UNREACH);
+		return NULL;
+	default:
+		c->stats.drops[DROP_NO_ROUTE]++;
+		return NULL;
+	}
+	f = udp_flow_add(c, k, ip_is_dns(c, &p->dst) && k->fport == 53);
+	if (!f) {
+		c->stats.drops[DROP_FLOW_LIMIT]++;
+		return NULL;
+	}
+	if (flow_connect(c, f, p, &sa, salen)) {
+		udp_flow_free(c, f);
+		return NULL;
+	}
+	return f;
+}
+
+/**
+ * udp_input() - a UDP datagram from the guest
+ * @c:		context
+ * @p:		validated IP packet with protocol UDP
+ *
+ * USO super-packets (gso_size payload bytes per datagram) are split into
+ * the datagrams the guest meant to send.
+ */
+void udp_input(struct ctx *c, struct pkt *p)
+{
+	bool uso = p->vh && (p->vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) ==
+	                            VIRTIO_NET_HDR_GSO_UDP_L4;
+	struct udp_flow_key k;
+	struct udp_flow *f;
+	struct udphdr uh;
+	size_t ulen;
+
+	if (p->l4len < sizeof(uh)) {
+		c->stats.drops[DROP_SHORT_FRAME]++;
+		return;
+	}
+	memcpy(&uh, p->l4, sizeof(uh));
+	/* A super-packet's length field may count one segment or all. */
+	ulen = uso ? p->l4len : ntohs(uh.len);
+	if (ulen < sizeof(uh) || ulen > p->l4len) {
+		c->stats.drops[DROP_BAD_LENGTH]++;
+		return;
+	}
+	if (!udp_csum_ok(p, ulen)) {
+		c->stats.drops[DROP_BAD_CHECKSUM]++;
+		return;
+	}
+	if (!p->v6 && ntohs(uh.dest) == 67 && dhcp_input(c, p))
+		return;
+	k.gaddr = p->src;
+	k.faddr = p->dst;
+	k.gport = ntohs(uh.source);
+	k.fport = ntohs(uh.dest);
+	f = udp_flow_lookup(c->udp, &k);
+	if (!f && !(f = flow_open(c, p, &k)))
+		return;
+	flow_quote(f, p);
+	udp_to_host(c, f, p, p->l4 + sizeof(uh), ulen - sizeof(uh),
+	            uso ? p->vh->gso_size : ulen - sizeof(uh));
+}
+
+/**
+ * udp_inbound() - a datagram for the guest from a port-forward listener
+ * @c:		context
+ * @lfd:	listener it arrived on; guest replies leave from it too, and it
+ *		stays the caller's
+ * @peer:	host sender
+ * @gaddr:	guest address it goes to
+ * @gport:	guest port, host order
+ * @data:	payload
+ * @len:	payload bytes
+ */
+void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
+                 const struct in6_addr *gaddr, uint16_t gport,
+                 const uint8_t *data, size_t len)
+{
+	struct udp_flow_key k;
+	struct udp_flow *f;
+
+	fwd_guest_source(c, peer, &k.faddr, &k.fport);
+	/* A peer the guest's family can't express appears as the gateway,
+	 * as for TCP forwards; replies still reach it through @lfd. */
+	if (inany_is_v4(gaddr) && !inany_is_v4(&k.faddr))
+		inany_from_v4(&k.faddr, c->gw4);
+	else if (!inany_is_v4(gaddr) && inany_is_v4(&k.faddr))
+		k.faddr = c->gw6;
+	k.gaddr = *gaddr;
+	k.gport = gport;
+	f = udp_flow_lookup(c->udp, &k);
+	if (!f) {
+		f = udp_flow_add(c, &k, false);
+		if (!f) {
+			c->stats.drops[DROP_FLOW_LIMIT]++;
+			return;
+		}
+		f->fd = lfd;
+		f->peer = *peer;
+		f->peerlen = peer->sa.sa_family == AF_INET ? sizeof(peer->sa4)
+		                                           : sizeof(peer->sa6);
+	}
+	udp_to_guest(c, f, data, len);
+}
+
+/**
+ * udp_listener_closed() - forget the inbound flows of a closed listener
+ * @c:		context
+ * @lfd:	listener fd, about to be closed by its owner
+ *
+ * Runs once per removed port forward, so a walk of all flows is fine.
+ */
+void udp_listener_closed(struct ctx *c, int lfd)
+{
+	struct udp_flow *f = c->udp ? c->udp->lru_head : NULL;
+
+	while (f) {
+		struct udp_flow *next = f->lnext;
+
+		if (!f->own_fd && f->fd == lfd)
+			udp_flow_free(c, f);
+		f = next;
+	}
+}
+
+/**
+ * udp_init() - set up the UDP flow table
+ * @c:		context with its event base
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int udp_init(struct ctx *c)
+{
+	return udp_flow_table_init(c);
+}
+
+/**
+ * udp_cleanup() - close every flow and free UDP and resolver state
+ * @c:		context
+ */
+void udp_cleanup(struct ctx *c)
+{
+	udp_flow_table_cleanup(c);
+	/* The resolver cache serves UDP and TCP; UDP ends last of the two. */
+	dns_cleanup(c);
+}

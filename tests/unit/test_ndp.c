@@ -188,7 +188,7 @@ static bool read_reply(struct reply *r)
 	if (n < 14 + 40 + 4)
 		return false;
 	CHECK(!memcmp(f, guest_mac, 6));
-	CHECK(!memcmp(f + 6, ndp_router_mac, 6));
+	CHECK(!memcmp(f + 6, eth_router6_mac, 6));
 	CHECK(f[12] == 0x86 && f[13] == 0xdd);
 	memcpy(&h, f + 14, sizeof(h));
 	CHECK(h.ip6_nxt == IPPROTO_ICMPV6);
@@ -247,7 +247,7 @@ static void test_build_ra(void)
 	CHECK(ra[4] == 64 && ra[5] == 0);
 	CHECK(ra[6] == 0x07 && ra[7] == 0x08); /* 1800 s */
 	o = find_opt(ra, len, 16, ND_OPT_SOURCE_LINKADDR);
-	CHECK(o && o[1] == 1 && !memcmp(o + 2, ndp_router_mac, 6));
+	CHECK(o && o[1] == 1 && !memcmp(o + 2, eth_router6_mac, 6));
 	o = find_opt(ra, len, 16, ND_OPT_MTU);
 	CHECK(o && o[1] == 1 && get32(o + 4) == 1500);
 	o = find_opt(ra, len, 16, ND_OPT_PREFIX_INFORMATION);
@@ -281,7 +281,7 @@ static void test_build_na(void)
 	CHECK(na[4] == 0xe0);
 	CHECK(!memcmp(na + 8, &t, 16));
 	CHECK(na[24] == ND_OPT_TARGET_LINKADDR && na[25] == 1);
-	CHECK(!memcmp(na + 26, ndp_router_mac, 6));
+	CHECK(!memcmp(na + 26, eth_router6_mac, 6));
 	ndp_build_na(na, &t, false, false);
 	CHECK(na[4] == 0x20);
 }
@@ -387,7 +387,7 @@ static void test_ns_router(void)
 	CHECK(r.msg[4] == 0xe0); /* router, solicited, override */
 	CHECK(!memcmp(r.msg + 8, &ll, 16));
 	o = find_opt(r.msg, r.len, 24, ND_OPT_TARGET_LINKADDR);
-	CHECK(o && !memcmp(o + 2, ndp_router_mac, 6));
+	CHECK(o && !memcmp(o + 2, eth_router6_mac, 6));
 	/* fd00::2 is the router too; fd00::3 is not. */
 	len = ns_msg(ns, "fd00::2", false);
 	CHECK(input("fd00::100", "ff02::1:ff00:2", 255, ns, len));

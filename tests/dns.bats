@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# DNS through tapir's forwarder address 10.0.2.3 (and fd00::3): queries go to
+# the host's first resolver in /etc/resolv.conf, which in the sandbox is a
+# dnsmasq on 127.0.0.1 that answers tapir.test itself, forwarding nowhere.
+
+# The snippets are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
+
+load lib
+
+# dnsquery ADDR PROTO [TIMEOUT]: one raw query for tapir.test/A to ADDR port 53 over
+# udp or tcp (with the 2-byte length prefix), printed as hex. No DNS tool
+# beyond glibc is on a Debian 12 base, but bash talks UDP and TCP.
+DNSQUERY='
+q="\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+q+="\x05tapir\x04test\x00\x00\x01\x00\x01"
+exec 3<>"/dev/$2/$1/53"
+if [ "$2" = tcp ]; then printf "\x00\x1c$q" >&3; else printf "$q" >&3; fi
+timeout "${3:-3}" dd bs=4096 count=1 status=none <&3 | od -An -tx1 | tr -d " \n"
+echo
+'
+
+# Sets up, inside the sandbox: dnsmasq as the host's resolver (it logs each
+# query to $SCEN_DIR/dnsmasq.log), $SCEN_DIR/dnsquery from $1 run by
+# $query, and $SCEN_DIR/resolv.conf naming 10.0.2.3 with short timeouts.
+SETUP='
+bg_start dnsmasq dnsmasq --no-daemon --port=53 --listen-address=127.0.0.1 \
+	--bind-interfaces --no-resolv --no-hosts --user=root \
+	--address=/tapir.test/198.18.0.77 --log-queries --log-facility=-
+printf "%s" "$1" >"$SCEN_DIR/dnsquery"
+printf "nameserver 10.0.2.3\noptions timeout:1 attempts:1\n" \
+	>"$SCEN_DIR/resolv.conf"
+chmod a+r "$SCEN_DIR"/*
+query="bash $SCEN_DIR/dnsquery"
+wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
+'
+
+# The answer's address, 198.18.0.77, as it appears in a hex dump.
+ANSWER=c612004d
+
+@test "dns: getent resolves through 10.0.2.3 with the host's resolver on 127.0.0.1" {
+	run in_sandbox "$SETUP"'
+		as_user "$TAPIR_BIN" run -- sh -c "
+			cat /etc/resolv.conf
+			timeout 5 getent hosts tapir.test"
+	' "$DNSQUERY"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"nameserver 10.0.2.3"* ]]
+	[[ "${lines[-1]}" =~ ^198\.18\.0\.77[[:space:]]+tapir\.test$ ]]
+}
+
+@test "dns: raw queries over UDP and TCP to 10.0.2.3, and over UDP to fd00::3" {
+	run in_sandbox "$SETUP"'
+		as_user "$TAPIR_BIN" run --enable-ipv6 -- sh -c "
+			ip -6 addr add fd00::100/64 dev tap0 nodad 2>/dev/null
+			ip -6 neigh replace fd00::2 lladdr 52:56:00:00:00:02 dev tap0
+			ip -6 neigh replace fd00::3 lladdr 52:56:00:00:00:02 dev tap0
+			echo udp4=\$($query 10.0.2.3 udp)
+			echo tcp4=\$($query 10.0.2.3 tcp)
+			echo udp6=\$($query fd00::3 udp)"
+	' "$DNSQUERY"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# Our id 1234 comes back (after the length prefix over TCP).
+	[[ "$output" =~ udp4=1234[0-9a-f]*$ANSWER ]]
+	[[ "$output" =~ tcp4=[0-9a-f]{4}1234[0-9a-f]*$ANSWER ]]
+	[[ "$output" =~ udp6=1234[0-9a-f]*$ANSWER ]]
+}
+
+@test "dns: --disable-dns: queries to 10.0.2.3 get no answer and reach no resolver" {
+	run in_sandbox "$SETUP"'
+		as_user "$TAPIR_BIN" run --disable-dns -- sh -c "
+			mount --bind $SCEN_DIR/resolv.conf /etc/resolv.conf
+			timeout 5 getent hosts tapir.test; echo getent=\$?
+			echo udp4=[\$($query 10.0.2.3 udp 1)]"
+		echo "queries logged: $(grep -c "query.*tapir.test" "$SCEN_DIR/dnsmasq.log")"
+	' "$DNSQUERY"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"getent=2"* ]]
+	[[ "$output" != *"198.18.0.77"* ]]
+	[[ "$output" == *"udp4=[]"* ]]
+	[[ "$output" == *"queries logged: 0"* ]]
+}
+
+@test "dns: a resolver that is down gives a quick failure, not a hang" {
+	run in_sandbox '
+		start=$(date +%s%N)
+		as_user "$TAPIR_BIN" run -- sh -c "timeout 8 getent hosts tapir.test; echo getent=\$?"
+		echo "ms=$((($(date +%s%N) - start) / 1000000))"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"getent=2"* ]]
+	ms=${output##*ms=}
+	[ "$ms" -lt 3000 ]
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env bats
+# UDP through tapir: guest datagrams leave on connected host sockets, replies
+# come back from the address the guest sent to; big datagrams cross as
+# fragments in both directions. Every scenario runs in its own sandbox, with
+# socat echo servers on the sandbox host and the guest side unprivileged.
+
+# The snippets are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
+
+load lib
+
+# udpcheck HOST PORT FILE...: inside the namespace, send each FILE as one
+# datagram on one connected socket and require an identical echo. bash's
+# /dev/udp connects, so an echo from any other address would not count.
+# dd with a 64 KiB block writes a file in one write(), reads one datagram.
+UDPCHECK='
+host=$1 port=$2
+shift 2
+exec 3<>"/dev/udp/$host/$port"
+for f in "$@"; do
+	n=$(stat -c %s "$f")
+	dd if="$f" bs=65536 count=1 status=none >&3
+	if ! timeout 3 dd bs=65536 count=1 status=none <&3 >"$f.$$"; then
+		echo "no echo of $n bytes from $host:$port"
+		exit 1
+	fi
+	cmp -s "$f" "$f.$$" || { echo "echo of $n bytes differs"; exit 1; }
+	echo "echo-ok $host $port $n"
+done
+'
+
+# icmpunreach: the namespace's count of ICMP destination-unreachable
+# messages received (InDestUnreachs).
+ICMPUNREACH="awk '/^Icmp: [0-9]/ { print \$5 }' /proc/net/snmp"
+
+# The guest's IPv6 set-up by hand: a route via fd00::2 and its MAC, so that
+# the test needs neither router advertisements nor neighbour discovery.
+V6CONF='ip -6 addr add fd00::100/64 dev tap0 nodad 2>/dev/null || true
+ip -6 neigh replace fd00::2 lladdr 52:56:00:00:00:02 dev tap0
+ip -6 route replace default via fd00::2 dev tap0'
+
+SCRIPTS=("$UDPCHECK" "$ICMPUNREACH" "$V6CONF")
+
+# Sets up, inside the sandbox: $SCEN_DIR/udpcheck, $SCEN_DIR/icmpunreach and
+# $SCEN_DIR/v6conf (the scripts above, given as "${SCRIPTS[@]}"), with
+# $check, $unreach and $v6conf to run them; payload files d100,
+# d60000 and d65507 (random bytes), and echo servers on 198.18.0.1:7777,
+# 127.0.0.1:7778 and [fd18::1]:7779. socat's PIPE hands each datagram back
+# whole (one write into an empty pipe, one read).
+SETUP='
+printf "%s" "$1" >"$SCEN_DIR/udpcheck"
+printf "%s" "$2" >"$SCEN_DIR/icmpunreach"
+printf "%s" "$3" >"$SCEN_DIR/v6conf"
+for n in 100 60000 65507; do
+	head -c "$n" /dev/urandom >"$SCEN_DIR/d$n"
+done
+chmod a+r "$SCEN_DIR"/*
+bg_start echo4 socat -b 65535 UDP4-RECVFROM:7777,bind=198.18.0.1,fork PIPE
+bg_start echolo socat -b 65535 UDP4-RECVFROM:7778,bind=127.0.0.1,fork PIPE
+bg_start echo6 socat -b 65535 UDP6-RECVFROM:7779,bind=[fd18::1],fork PIPE
+wait_for 5 bash -c "[ \$(ss -Hlun | grep -c \":777[789] \") -eq 3 ]"
+D="$SCEN_DIR/d100 $SCEN_DIR/d60000 $SCEN_DIR/d65507"
+check="bash $SCEN_DIR/udpcheck"
+unreach="bash $SCEN_DIR/icmpunreach"
+v6conf="bash $SCEN_DIR/v6conf"
+'
+
+@test "udp: echo of 100, 60000 and 65507 bytes via 198.18.0.1 and 10.0.2.2, MTU 1500 and 65520" {
+	run in_sandbox "$SETUP"'
+		for mtu in 1500 65520; do
+			echo "mtu $mtu"
+			as_user "$TAPIR_BIN" run --mtu="$mtu" -- sh -c "
+				$check 198.18.0.1 7777 $D && $check 10.0.2.2 7778 $D"
+		done
+	' "${SCRIPTS[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^echo-ok 198.18.0.1 7777 ' <<<"$output")" -eq 6 ]
+	[ "$(grep -c '^echo-ok 10.0.2.2 7778 ' <<<"$output")" -eq 6 ]
+	[[ "$output" == *"echo-ok 10.0.2.2 7778 65507"* ]]
+}
+
+@test "udp: the same without vnet headers (--offload=off)" {
+	run in_sandbox "$SETUP"'
+		as_user "$TAPIR_BIN" run --offload=off -- sh -c "
+			$check 198.18.0.1 7777 $D && $check 10.0.2.2 7778 $D"
+	' "${SCRIPTS[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^echo-ok ' <<<"$output")" -eq 6 ]
+}
+
+@test "udp: IPv6 echo to fd18::1 with --enable-ipv6 (small at MTU 1500, 60000 bytes at 65520)" {
+	run in_sandbox "$SETUP"'
+		as_user "$TAPIR_BIN" run --enable-ipv6 -- sh -c "
+			$v6conf &&
+			$check fd18::1 7779 $SCEN_DIR/d100"
+		as_user "$TAPIR_BIN" run --enable-ipv6 --mtu=65520 -- sh -c "
+			$v6conf &&
+			$check fd18::1 7779 $SCEN_DIR/d100 $SCEN_DIR/d60000"
+	' "${SCRIPTS[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^echo-ok fd18::1 7779 100$' <<<"$output")" -eq 2 ]
+	[[ "$output" == *"echo-ok fd18::1 7779 60000"* ]]
+}
+
+@test "udp: IPv6 60000-byte echo at MTU 1500 (fragments both ways)" {
+	run in_sandbox "$SETUP"'
+		as_user "$TAPIR_BIN" run --enable-ipv6 -- sh -c "
+			$v6conf &&
+			$check fd18::1 7779 $SCEN_DIR/d60000"
+	' "${SCRIPTS[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"echo-ok fd18::1 7779 60000"* ]]
+}
+
+@test "udp: a closed host port answers port-unreachable: Connection refused" {
+	run in_sandbox "$SETUP"'
+		as_user "$TAPIR_BIN" run -- bash -c "
+			exec 3<>/dev/udp/198.18.0.1/9
+			echo probe >&3
+			timeout 3 dd bs=65536 count=1 status=none <&3
+			echo dd-status=\$?" 2>&1
+	' "${SCRIPTS[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Connection refused"* ]]
+	[[ "$output" != *"dd-status=124"* ]]
+}
+
+@test "udp: --disable-host-loopback: 10.0.2.2 is net-unreachable, 198.18.0.1 still works" {
+	run in_sandbox "$SETUP"'
+		bg_start sink socat -u UDP4-RECV:7780,bind=127.0.0.1 \
+			OPEN:"$SCEN_DIR/sink.out",creat,append
+		wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:7780"
+		as_user "$TAPIR_BIN" run --disable-host-loopback -- bash -c "
+			before=\$($unreach)
+			exec 3<>/dev/udp/10.0.2.2/7780
+			echo probe >&3
+			for i in 1 2 3 4 5 6 7 8 9 10; do
+				[ \$($unreach) -gt \$before ] && break
+				sleep 0.1
+			done
+			echo in-dest-unreachs=\$((\$($unreach) - before))
+			$check 198.18.0.1 7777 $SCEN_DIR/d100"
+		sleep 0.2
+		echo "sink bytes: $(stat -c %s "$SCEN_DIR/sink.out" 2>/dev/null || echo 0)"
+	' "${SCRIPTS[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"in-dest-unreachs=1"* ]]
+	[[ "$output" == *"echo-ok 198.18.0.1 7777 100"* ]]
+	[[ "$output" == *"sink bytes: 0"* ]]
+}
+
+@test "udp: a published port (-p .../udp) echoes host datagrams from the guest" {
+	run in_sandbox "$SETUP"'
+		# The guest answers from 10.0.2.2, which --disable-host-loopback
+		# must not block: replies belong to the forwarded flow.
+		bg_start_user fwd "$TAPIR_BIN" run --disable-host-loopback \
+			-p 127.0.0.1:9100:9100/udp -- \
+			socat -b 65535 UDP4-RECVFROM:9100,fork PIPE
+		wait_for 5 bash -c "exec 3<>/dev/udp/127.0.0.1/9100; echo up >&3
+			timeout 0.3 dd bs=64 count=1 status=none <&3 | grep -q up"
+		$check 127.0.0.1 9100 $D
+	' "${SCRIPTS[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^echo-ok 127.0.0.1 9100 ' <<<"$output")" -eq 3 ]
+}
+
+@test "udp: through rootlesskit as slirp4netns, MTU 65520" {
+	run in_sandbox "$SETUP"'
+		as_user rootlesskit --net=slirp4netns \
+			--slirp4netns-binary="$TAPIR_BIN" --mtu=65520 \
+			--disable-host-loopback -- $check 198.18.0.1 7777 $D
+	' "${SCRIPTS[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^echo-ok 198.18.0.1 7777 ' <<<"$output")" -eq 3 ]
+}

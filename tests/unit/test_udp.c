@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - unit tests for UDP validation, replies to the guest, flow table */
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/ip.h>
+#include <netinet/ip_icmp.h>
+#include <netinet/ip6.h>
+#include <netinet/udp.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+
+#include "driver/csum.h"
+#include "driver/frag.h"
+#include "driver/frag_reasm.h"
+#include "driver/inany.h"
+#include "driver/ip.h"
+#include "driver/udp.h"
+#include "driver/udp_flow.h"
+#include "tests/unit/unit.h"
+
+static uint8_t pkt_buf[65536];
+static uint8_t rx[65536 + 64];
+
+/**
+ * struct fake - a context whose tap is a SEQPACKET socketpair, no network
+ * @c:		context
+ * @o:		its options
+ * @peer:	the "guest" end of the tap
+ */
+struct fake {
+	struct ctx c;
+	struct opts o;
+	int peer;
+};
+
+/**
+ * fake_open() - set up a context with the slirp4netns addresses
+ * @f:		filled
+ * @mtu:	MTU of the fake tap
+ * @vnet_len:	vnet header bytes on the fake tap, or 0
+ *
+ * Return: 0 on success
+ */
+static int fake_open(struct fake *f, unsigned int mtu, unsigned int vnet_len)
+{
+	int sv[2];
+
+	memset(f, 0, sizeof(*f));
+	f->c.o = &f->o;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
+		return -1;
+	f->c.tapfd[0] = sv[0];
+	f->peer = sv[1];
+	f->c.tap.mtu = mtu;
+	f->c.tap.queues = 1;
+	f->c.vnet_len = vnet_len;
+	inet_pton(AF_INET, "10.0.2.100", &f->c.guest4);
+	inet_pton(AF_INET, "10.0.2.2", &f->c.gw4);
+	inet_pton(AF_INET, "10.0.2.3", &f->c.dns4);
+	inet_pton(AF_INET, "255.255.255.0", &f->c.mask4);
+	inet_pton(AF_INET6, "fd00::2", &f->c.gw6);
+	inet_pton(AF_INET6, "fd00::3", &f->c.dns6);
+	memcpy(f->c.guest_mac, "\x02\x00\x00\x00\x00\x01", 6);
+	f->c.base = event_base_new();
+	if (!f->c.base || udp_init(&f->c) || frag_init(&f->c))
+		return -1;
+	return 0;
+}
+
+/**
+ * fake_close() - release fake_open()
+ * @f:		fake context
+ */
+static void fake_close(struct fake *f)
+{
+	udp_cleanup(&f->c);
+	frag_cleanup(&f->c);
+	event_base_free(f->c.base);
+	close(f->c.tapfd[0]);
+	close(f->peer);
+}
+
+/**
+ * next_frame() - the next frame written to the fake tap
+ * @f:		fake context
+ *
+ * Return: its length (into @rx), or -1 if none is waiting
+ */
+static ssize_t next_frame(struct fake *f)
+{
+	return recv(f->peer, rx, sizeof(rx), MSG_DONTWAIT);
+}
+
+/**
+ * udp4() - build an IPv4 UDP packet from the guest
+ * @p:		filled
+ * @dst:	destination, dotted
+ * @dport:	destination port
+ * @len:	payload bytes (zeros)
+ * @csum:	0: none, 1: correct, 2: wrong
+ */
+static void udp4(struct pkt *p, const char *dst, uint16_t dport, size_t len,
+                 int csum)
+{
+	struct iphdr *ih = (struct iphdr *)(void *)pkt_buf;
+	struct udphdr *uh = (struct udphdr *)(void *)(pkt_buf + 20);
+
+	memset(pkt_buf, 0, 28 + len);
+	memset(p, 0, sizeof(*p));
+	ih->version = 4;
+	ih->ihl = 5;
+	ih->tot_len = htons((uint16_t)(28 + len));
+	ih->ttl = 64;
+	ih->protocol = IPPROTO_UDP;
+	inet_pton(AF_INET, "10.0.2.100", &ih->saddr);
+	inet_pton(AF_INET, dst, &ih->daddr);
+	ih->check = csum_ip4_header(ih, 20);
+	uh->source = htons(40000);
+	uh->dest = htons(dport);
+	uh->len = htons((uint16_t)(8 + len));
+	inany_from_v4(&p->src, (struct in_addr){ih->saddr});
+	inany_from_v4(&p->dst, (struct in_addr){ih->daddr});
+	p->proto = IPPROTO_UDP;
+	p->l3 = pkt_buf;
+	p->l3len = 20;
+	p->l4 = pkt_buf + 20;
+	p->l4len = 8 + len;
+	if (csum) {
+		uint32_t s =
+		        ip_pseudo_csum(&p->src, &p->dst, IPPROTO_UDP, 8 + len);
+
+		uh->check = csum_fold(csum_add(s, uh, 8 + len));
+		if (csum == 2)
+			uh->check ^= 0x0101;
+	}
+}
+
+/**
+ * is_icmp_unreach() - whether @rx holds an IPv4 ICMP destination unreachable
+ * @n:		frame length
+ * @code:	expected code
+ * @from:	expected source, dotted
+ *
+ * Return: true if the frame is that error, to the guest, quoting our packet
+ */
+static bool is_icmp_unreach(ssize_t n, uint8_t code, const char *from)
+{
+	const uint8_t *icmp = rx + 14 + 20;
+	struct in_addr src;
+	struct iphdr ih;
+
+	memcpy(&ih, rx + 14, sizeof(ih));
+	inet_pton(AF_INET, from, &src);
+	return n >= 14 + 20 + 8 + 28 && ih.protocol == IPPROTO_ICMP &&
+	       ih.saddr == src.s_addr && icmp[0] == ICMP_DEST_UNREACH &&
+	       icmp[1] == code && !memcmp(icmp + 8, pkt_buf, 28) &&
+	       csum_fold(csum_add(0, icmp, (size_t)n - 34)) == 0;
+}
+
+static void test_lengths(void)
+{
+	struct fake f;
+	struct pkt p;
+
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	udp4(&p, "198.18.0.1", 9, 0, 1);
+	p.l4len = 4;
+	udp_input(&f.c, &p);
+	CHECK(f.c.stats.drops[DROP_SHORT_FRAME] == 1);
+	udp4(&p, "198.18.0.1", 9, 10, 0);
+	p.l4[5] = 19; /* length 19 > 18 bytes present */
+	udp_input(&f.c, &p);
+	p.l4[5] = 7; /* shorter than the header */
+	udp_input(&f.c, &p);
+	CHECK(f.c.stats.drops[DROP_BAD_LENGTH] == 2);
+	CHECK(next_frame(&f) < 0);
+	fake_close(&f);
+}
+
+static void test_checksums(void)
+{
+	struct virtio_net_hdr vh = {.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM};
+	struct fake f;
+	struct pkt p;
+
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	f.o.disable_host_loopback = true;
+	udp4(&p, "10.0.2.2", 9, 5, 2);
+	udp_input(&f.c, &p);
+	CHECK(f.c.stats.drops[DROP_BAD_CHECKSUM] == 1);
+	CHECK(next_frame(&f) < 0);
+	/* Past the checksum, --disable-host-loopback answers net-unreach. */
+	udp4(&p, "10.0.2.2", 9, 5, 1);
+	udp_input(&f.c, &p);
+	CHECK(is_icmp_unreach(next_frame(&f), ICMP_NET_UNREACH, "10.0.2.2"));
+	udp4(&p, "10.0.2.2", 9, 5, 0);
+	udp_input(&f.c, &p);
+	CHECK(is_icmp_unreach(next_frame(&f), ICMP_NET_UNREACH, "10.0.2.2"));
+	/* A partial checksum is the tap's to finish: not verified. */
+	udp4(&p, "10.0.2.2", 9, 5, 2);
+	p.vh = &vh;
+	udp_input(&f.c, &p);
+	CHECK(is_icmp_unreach(next_frame(&f), ICMP_NET_UNREACH, "10.0.2.2"));
+	CHECK(f.c.stats.drops[DROP_BAD_CHECKSUM] == 1);
+	CHECK(f.c.stats.drops[DROP_NO_ROUTE] == 3);
+	fake_close(&f);
+}
+
+static void test_ipv6_needs_checksum(void)
+{
+	struct fake f;
+	struct pkt p = {.v6 = true, .proto = IPPROTO_UDP};
+	struct udphdr uh = {.source = htons(1),
+	                    .dest = htons(9),
+	                    .len = htons(8),
+	                    .check = 0};
+
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	f.o.ipv6 = true;
+	inet_pton(AF_INET6, "fd00::100", &p.src);
+	inet_pton(AF_INET6, "fd18::1", &p.dst);
+	memset(pkt_buf, 0, 40);
+	memcpy(pkt_buf + 40, &uh, 8);
+	p.l3 = pkt_buf;
+	p.l3len = 40;
+	p.l4 = pkt_buf + 40;
+	p.l4len = 8;
+	udp_input(&f.c, &p);
+	CHECK(f.c.stats.drops[DROP_BAD_CHECKSUM] == 1);
+	fake_close(&f);
+}
+
+static void test_silent_drops(void)
+{
+	struct fake f;
+	struct pkt p;
+
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	/* --disable-dns: the forwarder is just an address that never
+	 * answers. */
+	f.o.disable_dns = true;
+	udp4(&p, "10.0.2.3", 53, 30, 1);
+	udp_input(&f.c, &p);
+	/* No ICMP about broadcast or multicast datagrams. (Only addresses
+	 * that fwd_outbound() refuses: anything else would reach the real
+	 * network, as unit tests run outside the sandbox.) */
+	udp4(&p, "255.255.255.255", 9999, 30, 1);
+	udp_input(&f.c, &p);
+	udp4(&p, "224.0.0.251", 5353, 30, 1);
+	udp_input(&f.c, &p);
+	CHECK(f.c.stats.drops[DROP_NO_ROUTE] == 3);
+	CHECK(next_frame(&f) < 0);
+	CHECK(f.c.stats.flows[PROTO_UDP] == 0 &&
+	      f.c.stats.flows[PROTO_DNS] == 0);
+	fake_close(&f);
+}
+
+/**
+ * check_udp() - check a UDP datagram sent to the guest
+ * @p:		packet in @rx (l3 and l4 set)
+ * @sport:	expected source port
+ * @dport:	expected destination port
+ * @data:	expected payload
+ * @len:	its length
+ *
+ * Return: true if ports, length, checksum and payload match
+ */
+static bool check_udp(const struct pkt *p, uint16_t sport, uint16_t dport,
+                      const uint8_t *data, size_t len)
+{
+	struct udphdr uh;
+	uint32_t s;
+
+	if (p->l4len != 8 + len)
+		return false;
+	memcpy(&uh, p->l4, 8);
+	s = ip_pseudo_csum(&p->src, &p->dst, IPPROTO_UDP, 8 + len);
+	return ntohs(uh.source) == sport && ntohs(uh.dest) == dport &&
+	       ntohs(uh.len) == 8 + len && uh.check &&
+	       csum_fold(csum_add(s, p->l4, 8 + len)) == 0 &&
+	       !memcmp(p->l4 + 8, data, len);
+}
+
+static void test_inbound_small(void)
+{
+	union sockaddr_inany peer = {0};
+	struct in6_addr guest;
+	struct fake f;
+	struct pkt p = {0};
+	ssize_t n;
+	int lfd = open("/dev/null", O_RDONLY);
+
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	peer.sa4.sin_family = AF_INET;
+	peer.sa4.sin_port = htons(5353);
+	inet_pton(AF_INET, "127.0.0.1", &peer.sa4.sin_addr);
+	inany_from_v4(&guest, f.c.guest4);
+	udp_inbound(&f.c, lfd, &peer, &guest, 8080, (const uint8_t *)"hi", 2);
+	n = next_frame(&f);
+	CHECK(n == 14 + 20 + 8 + 2);
+	/* Host loopback appears as the gateway. */
+	inany_from_v4(&p.src, f.c.gw4);
+	p.dst = guest;
+	p.l4 = rx + 14 + 20;
+	p.l4len = (size_t)n - 34;
+	CHECK(!memcmp(rx + 14 + 12, &f.c.gw4, 4));
+	CHECK(check_udp(&p, 5353, 8080, (const uint8_t *)"hi", 2));
+	CHECK(f.c.stats.flows[PROTO_UDP] == 1);
+	CHECK(f.c.stats.to_guest[PROTO_UDP].packets == 1);
+	CHECK(f.c.stats.to_guest[PROTO_UDP].bytes == 2);
+	fake_close(&f);
+	/* The listener is the caller's: still open. */
+	CHECK(fcntl(lfd, F_GETFD) >= 0);
+	close(lfd);
+}
+
+static void test_inbound_offload(void)
+{
+	union sockaddr_inany peer = {0};
+	struct virtio_net_hdr vh;
+	struct in6_addr guest, src;
+	struct fake f;
+	uint16_t ck, want;
+	uint32_t s;
+
+	CHECK(fake_open(&f, 1500, sizeof(vh)) == 0);
+	peer.sa4.sin_family = AF_INET;
+	peer.sa4.sin_port = htons(7);
+	inet_pton(AF_INET, "198.18.0.1", &peer.sa4.sin_addr);
+	inany_from_v4(&guest, f.c.guest4);
+	inany_from_v4(&src, peer.sa4.sin_addr);
+	udp_inbound(&f.c, -1, &peer, &guest, 9, (const uint8_t *)"abc", 3);
+	CHECK(next_frame(&f) == (ssize_t)sizeof(vh) + 14 + 20 + 8 + 3);
+	memcpy(&vh, rx, sizeof(vh));
+	CHECK(vh.flags == VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	CHECK(vh.csum_start == 14 + 20 && vh.csum_offset == 6);
+	/* The field holds the pseudo-header sum, for the tap to finish. */
+	s = ip_pseudo_csum(&src, &guest, IPPROTO_UDP, 11);
+	memcpy(&ck, rx + sizeof(vh) + 14 + 20 + 6, 2);
+	want = (uint16_t)~csum_fold(s);
+	CHECK(ck == want);
+	fake_close(&f);
+}
+
+static void test_inbound_fragmented(void)
+{
+	static uint8_t data[60000];
+	union sockaddr_inany peer = {0};
+	struct frag_state *fs = frag_state_new();
+	struct in6_addr guest;
+	struct pkt w = {0};
+	struct fake f;
+	int frames = 0, complete = 0;
+	ssize_t n;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i ^ (i >> 9));
+	/* vnet headers on: fragments must still carry a full checksum. */
+	CHECK(fake_open(&f, 1500, sizeof(struct virtio_net_hdr)) == 0);
+	peer.sa4.sin_family = AF_INET;
+	peer.sa4.sin_port = htons(7777);
+	inet_pton(AF_INET, "198.18.0.1", &peer.sa4.sin_addr);
+	inany_from_v4(&guest, f.c.guest4);
+	udp_inbound(&f.c, -1, &peer, &guest, 40000, data, sizeof(data));
+	while ((n = next_frame(&f)) > 0) {
+		struct pkt p = {0};
+		uint8_t *l3 = rx + sizeof(struct virtio_net_hdr) + 14;
+
+		frames++;
+		CHECK((size_t)n <= sizeof(struct virtio_net_hdr) + 14 + 1500);
+		inany_from_v4(&p.src, peer.sa4.sin_addr);
+		p.dst = guest;
+		p.proto = IPPROTO_UDP;
+		p.l3 = l3;
+		p.l3len = 20;
+		p.l4 = l3 + 20;
+		p.l4len = (size_t)n - sizeof(struct virtio_net_hdr) - 34;
+		if (frag4_reassemble(fs, &p, 0, &w) == FRAG_COMPLETE)
+			complete++;
+	}
+	CHECK(frames == 41 && complete == 1);
+	CHECK(complete && check_udp(&w, 7777, 40000, data, sizeof(data)));
+	frag_state_free(fs);
+	fake_close(&f);
+}
+
+/**
+ * key_n() - a distinct flow key per @i
+ * @k:		filled
+ * @i:		index
+ */
+static void key_n(struct udp_flow_key *k, unsigned int i)
+{
+	memset(k, 0, sizeof(*k));
+	inany_from_v4(&k->gaddr, (struct in_addr){htonl(0x0a000264)});
+	inany_from_v4(&k->faddr,
+	              (struct in_addr){htonl(0xc6120001 + i / 60000)});
+	k->gport = (uint16_t)(1024 + i % 60000);
+	k->fport = 9;
+}
+
+static void test_flow_limit(void)
+{
+	struct udp_flow_key k;
+	struct fake f;
+	bool all = true;
+
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	for (unsigned int i = 0; i < UDP_FLOW_MAX; i++) {
+		key_n(&k, i);
+		all = all && udp_flow_add(&f.c, &k, false);
+	}
+	CHECK(all);
+	CHECK(f.c.stats.flows[PROTO_UDP] == UDP_FLOW_MAX);
+	key_n(&k, 7);
+	CHECK(udp_flow_lookup(f.c.udp, &k) != NULL);
+	/* Everyone active just now: the table refuses a new flow. */
+	key_n(&k, UDP_FLOW_MAX);
+	CHECK(udp_flow_add(&f.c, &k, false) == NULL);
+	/* Once the least recently used is idle, it makes room. */
+	f.c.udp->lru_head->last -= 2;
+	CHECK(udp_flow_add(&f.c, &k, true) != NULL);
+	CHECK(udp_flow_lookup(f.c.udp, &k) != NULL);
+	key_n(&k, 0);
+	CHECK(udp_flow_lookup(f.c.udp, &k) == NULL);
+	CHECK(f.c.stats.flows[PROTO_UDP] == UDP_FLOW_MAX - 1);
+	CHECK(f.c.stats.flows[PROTO_DNS] == 1);
+	fake_close(&f);
+	CHECK(f.c.stats.flows[PROTO_UDP] == 0 &&
+	      f.c.stats.flows[PROTO_DNS] == 0);
+}
+
+/**
+ * age_all() - make every flow's last activity @secs before @now
+ * @f:		fake context
+ * @now:	reference time
+ * @secs:	age
+ */
+static void age_all(struct fake *f, uint64_t now, uint64_t secs)
+{
+	for (struct udp_flow *u = f->c.udp->lru_head; u; u = u->lnext)
+		u->last = now - secs;
+}
+
+static void test_flow_timeouts(void)
+{
+	struct udp_flow_key k;
+	struct udp_flow *dns, *one, *both;
+	uint64_t now = udp_now() + 1000;
+	struct fake f;
+
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	key_n(&k, 1);
+	dns = udp_flow_add(&f.c, &k, true);
+	key_n(&k, 2);
+	one = udp_flow_add(&f.c, &k, false);
+	key_n(&k, 3);
+	both = udp_flow_add(&f.c, &k, false);
+	CHECK(dns && one && both);
+	udp_flow_touch(f.c.udp, one, true);
+	udp_flow_touch(f.c.udp, both, true);
+	udp_flow_touch(f.c.udp, both, false);
+	age_all(&f, now, UDP_TIMEOUT_DNS - 1);
+	udp_flow_expire(&f.c, now);
+	CHECK(f.c.udp->n == 3);
+	age_all(&f, now, UDP_TIMEOUT_DNS);
+	udp_flow_expire(&f.c, now);
+	CHECK(f.c.udp->n == 2);
+	age_all(&f, now, UDP_TIMEOUT);
+	udp_flow_expire(&f.c, now);
+	CHECK(f.c.udp->n == 1);
+	key_n(&k, 3);
+	CHECK(udp_flow_lookup(f.c.udp, &k) == both);
+	age_all(&f, now, UDP_TIMEOUT_STREAM - 1);
+	udp_flow_expire(&f.c, now);
+	CHECK(f.c.udp->n == 1);
+	age_all(&f, now, UDP_TIMEOUT_STREAM);
+	udp_flow_expire(&f.c, now);
+	CHECK(f.c.udp->n == 0);
+	fake_close(&f);
+}
+
+const struct unit_case unit_cases[] = {
+        {"short and bad-length datagrams", test_lengths},
+        {"checksums: wrong, absent, partial", test_checksums},
+        {"IPv6 requires a checksum", test_ipv6_needs_checksum},
+        {"--disable-dns and broadcasts drop silently", test_silent_drops},
+        {"inbound datagram to the guest, from the gateway", test_inbound_small},
+        {"inbound checksum offloaded to the tap", test_inbound_offload},
+        {"inbound 60000 bytes leave as checksummed fragments",
+         test_inbound_fragmented},
+        {"flow table bound and LRU eviction", test_flow_limit},
+        {"flow idle timeouts", test_flow_timeouts},
+        {NULL, NULL},
+};
