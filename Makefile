@@ -29,7 +29,9 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_RUNNER_OBJ := $(BUILD)/tests/unit/unit.o
 BENCH_TOOLS := $(patsubst benchmark/%.c,$(BUILD)/benchmark/%,$(wildcard benchmark/*.c))
-C_FILES := $(wildcard driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] benchmark/*.c)
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
+C_FILES := $(wildcard driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] \
+	tests/tools/*.c benchmark/*.c)
 
 .PHONY: all test unit check-asan lint format install clean bench bench-tools
 # Keep unit-test objects: otherwise make deletes them after the summary line.
@@ -58,12 +60,16 @@ $(BUILD)/benchmark/%: benchmark/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -o $@ $<
 
+$(BUILD)/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -o $@ $<
+
 unit: $(UNIT_BINS)
 
 bench-tools: $(BENCH_TOOLS)
 
 # tests/run.sh prints the single `N passed, N failed` line for both suites.
-test: $(BUILD)/tapir unit bench-tools
+test: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS)
 	TAPIR_BUILD=$(BUILD) tests/run.sh
 
 check-asan:
@@ -71,7 +77,7 @@ check-asan:
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-		--std=c11 --inline-suppr -I. driver ipc tests/unit benchmark
+		--std=c11 --inline-suppr -I. driver ipc tests/unit tests/tools benchmark
 	clang-format --dry-run -Werror $(C_FILES)
 
 format:

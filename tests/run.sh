@@ -19,7 +19,7 @@
 # Exported to the tests:
 #   TAPIR_BIN      world-readable copy of $TAPIR_BUILD/tapir
 #   TAPIR_BIN_DIR  the directory holding it and copies of
-#                  $TAPIR_BUILD/benchmark/* (the benchmark helper tools)
+#                  $TAPIR_BUILD/benchmark/* and tools/* (helper programs)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -53,10 +53,10 @@ if [[ -f "$build/tapir" ]]; then
 else
 	echo "tests/run.sh: warning: no $build/tapir to test" >&2
 fi
-if [[ -d "$build/benchmark" ]]; then
-	find "$build/benchmark" -maxdepth 1 -type f -perm -u+x \
-		-exec cp -t "$bindir" {} +
-fi
+for tooldir in "$build/benchmark" "$build/tools"; do
+	[[ -d "$tooldir" ]] || continue
+	find "$tooldir" -maxdepth 1 -type f -perm -u+x -exec cp -t "$bindir" {} +
+done
 chmod 0755 "$work" "$bindir"
 find "$bindir" -type f -exec chmod 0755 {} +
 export TAPIR_BIN="$bindir/tapir" TAPIR_BIN_DIR="$bindir"

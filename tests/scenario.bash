@@ -229,3 +229,26 @@ trap _scen_exit EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 trap 'exit 129' HUP
+
+# nginx_start NAME LISTEN... : serve $SCEN_DIR/NAME-www (index.html says
+# "tapir test page") from nginx on each LISTEN (e.g. 127.0.0.1:8080), as
+# root, and wait until the first one answers.
+nginx_start() {
+	local name=$1 listen conf dir
+	shift
+	dir="$SCEN_DIR/$name"
+	mkdir -p "$dir/www"
+	echo "tapir test page" >"$dir/www/index.html"
+	conf="daemon off; worker_processes 1; pid $dir/nginx.pid;
+error_log $dir/error.log; events { worker_connections 4096; }
+http { access_log off; client_body_temp_path $dir; proxy_temp_path $dir;
+fastcgi_temp_path $dir; uwsgi_temp_path $dir; scgi_temp_path $dir;
+server {"
+	for listen in "$@"; do
+		conf+=" listen $listen;"
+	done
+	conf+=" root $dir/www; } }"
+	echo "$conf" >"$dir/nginx.conf"
+	bg_start "$name" nginx -c "$dir/nginx.conf"
+	wait_for 5 curl -s -o /dev/null "http://$1/"
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# TCP through tapir: guest connections become host sockets and back.
+# Every scenario runs in its own sandbox; the guest side runs unprivileged.
+
+load lib
+
+# tools: manyconn (echo server and many-connection client), pattern (bytes)
+setup() {
+	TOOLS=${TAPIR_BIN_DIR:-$TAPIR_ROOT/build/tools}
+	export TOOLS
+}
+
+@test "tcp: curl reaches nginx via 10.0.2.2 (host loopback) and the host's address" {
+	run in_sandbox '
+		nginx_start web 127.0.0.1:8080 198.18.0.1:8081
+		as_user "$TAPIR_BIN" run -- sh -c "
+			curl -sS --max-time 5 http://10.0.2.2:8080/ &&
+			curl -sS --max-time 5 http://198.18.0.1:8081/"
+	'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "tapir test page" ]
+	[ "${lines[1]}" = "tapir test page" ]
+}
+
+@test "tcp: works through rootlesskit as slirp4netns, with --disable-host-loopback" {
+	run in_sandbox '
+		nginx_start web 198.18.0.1:8081
+		as_user rootlesskit --net=slirp4netns --slirp4netns-binary="$TAPIR_BIN" \
+			--mtu=1500 --disable-host-loopback -- \
+			curl -sS --max-time 5 http://198.18.0.1:8081/
+	'
+	[ "$status" -eq 0 ]
+	# rootlesskit warns about resolv.conf on stderr first.
+	[ "${lines[-1]}" = "tapir test page" ]
+}
+
+@test "tcp: iperf3 in both directions" {
+	run in_sandbox '
+		bg_start iperf iperf3 -s -B 127.0.0.1
+		wait_for 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/5201"
+		as_user "$TAPIR_BIN" run -- sh -c "
+			iperf3 -c 10.0.2.2 -t 2 -J > $SCEN_DIR/up.json &&
+			iperf3 -c 10.0.2.2 -t 2 -R -J > $SCEN_DIR/down.json"
+		jq ".end.sum_received.bytes" "$SCEN_DIR/up.json" "$SCEN_DIR/down.json"
+	'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" -gt 1000000 ]
+	[ "${lines[1]}" -gt 1000000 ]
+}
+
+@test "tcp: a closed port is refused at once" {
+	run in_sandbox '
+		start=$(date +%s%N)
+		as_user "$TAPIR_BIN" run -- bash -c \
+			"exec 3<>/dev/tcp/10.0.2.2/9" 2>&1 || true
+		echo "ms=$((($(date +%s%N) - start) / 1000000))"
+	'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Connection refused"* ]]
+	ms=${output##*ms=}
+	[ "$ms" -lt 3000 ]
+}
+
+@test "tcp: --disable-host-loopback blocks 10.0.2.2 with net-unreachable, nothing else" {
+	run in_sandbox '
+		nginx_start web 127.0.0.1:8080 198.18.0.1:8081
+		as_user "$TAPIR_BIN" run --disable-host-loopback -- bash -c "
+			exec 3<>/dev/tcp/10.0.2.2/8080 && echo LOOPBACK-REACHED
+			curl -sS --max-time 5 http://198.18.0.1:8081/
+			setpriv --no-new-privs ping -c1 -W2 10.0.2.2 >/dev/null && echo PING-OK
+		" 2>&1
+	'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Network is unreachable"* ]]
+	[[ "$output" != *"LOOPBACK-REACHED"* ]]
+	[[ "$output" == *"tapir test page"* ]]
+	[[ "$output" == *"PING-OK"* ]]
+}
+
+@test "tcp: 1000 concurrent connections all carry data, tapir RSS stays bounded" {
+	run in_sandbox '
+		bg_start echo "$TOOLS/manyconn" server 7777
+		wait_for 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/7777"
+		bg_start_user tapir "$TAPIR_BIN" run -- sh -c \
+			"ulimit -n 4096; $TOOLS/manyconn client 10.0.2.2 7777 1000 20000 3000 > $SCEN_DIR/client.out"
+		pid=$(bg_pid tapir)
+		# Peak RSS while the client opens, uses and holds its connections;
+		# the loop ends when tapir exits with the client (at most 60 s).
+		max=0
+		for _ in $(seq 600); do
+			kb=$(awk "/^VmRSS/ {print \$2}" /proc/$pid/status 2>/dev/null) || break
+			[ -n "$kb" ] || break
+			[ "$kb" -gt "$max" ] && max=$kb
+			sleep 0.1
+		done
+		wait_for 30 test -s "$SCEN_DIR/client.out"
+		cat "$SCEN_DIR/client.out"
+		echo "rss_kb=$max"
+	'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"connected 1000, verified 1000"* ]]
+	rss=${output##*rss_kb=}
+	[ "$rss" -gt 0 ]
+	# The table is preallocated (a few MB); sockets live in the kernel.
+	# ASan's shadow memory and quarantine need more room.
+	limit=65536
+	ldd "$TAPIR_BIN" | grep -q libasan && limit=$((512 * 1024))
+	[ "$rss" -lt "$limit" ]
+}
+
+# transfer_exact ARGS: 2 GB each way between the guest and a host listener,
+# compared by checksum at both ends.
+transfer_exact() {
+	run in_sandbox '
+		args=$1
+		size=$((2 << 30))
+		# host <- guest
+		bg_start sink bash -c "socat -u TCP-LISTEN:7001,reuseaddr STDOUT | cksum > $SCEN_DIR/up.rx"
+		# host -> guest
+		bg_start source bash -c "$TOOLS/pattern $size 2 | tee >(cksum > $SCEN_DIR/down.tx) | socat -u STDIN TCP-LISTEN:7002,reuseaddr"
+		wait_for 5 bash -c "ss -ltn | grep -q :7002"
+		as_user "$TAPIR_BIN" run $args -- bash -c "
+			$TOOLS/pattern $size 1 | tee >(cksum > $SCEN_DIR/up.tx) | socat -u STDIN TCP:10.0.2.2:7001 &&
+			socat -u TCP:10.0.2.2:7002 STDOUT | cksum > $SCEN_DIR/down.rx"
+		wait_for 20 test -s "$SCEN_DIR/up.rx"
+		wait_for 20 test -s "$SCEN_DIR/down.tx"
+		cat "$SCEN_DIR/up.tx" "$SCEN_DIR/up.rx" "$SCEN_DIR/down.tx" "$SCEN_DIR/down.rx"
+	' "$1"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 4 ]
+	[ "${lines[0]}" = "${lines[1]}" ]
+	[ "${lines[2]}" = "${lines[3]}" ]
+	[[ "${lines[0]}" == *" 2147483648" ]]
+	[[ "${lines[2]}" == *" 2147483648" ]]
+}
+
+@test "tcp: 2 GB each way byte-exact, MTU 1500, offloads on" {
+	transfer_exact "--mtu 1500 --offload on"
+}
+
+@test "tcp: 2 GB each way byte-exact, MTU 65520, offloads on" {
+	transfer_exact "--mtu 65520 --offload on"
+}
+
+@test "tcp: 2 GB each way byte-exact, MTU 1500, offloads off" {
+	transfer_exact "--mtu 1500 --offload off"
+}
+
+@test "tcp: 2 GB each way byte-exact, MTU 65520, offloads off" {
+	transfer_exact "--mtu 65520 --offload off"
+}
