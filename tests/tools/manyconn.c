@@ -72,8 +72,8 @@ static void raise_nofile(void)
  */
 static int serve(int port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons((uint16_t)port)};
 	struct epoll_event ev, evs[256];
 	int lfd, ep, one = 1;
 	char buf[65536];
@@ -127,8 +127,8 @@ static int pump(struct conn *c, int i, size_t bytes)
 	ssize_t r;
 
 	while (c->sent < bytes) {
-		size_t n = bytes - c->sent < sizeof(buf) ? bytes - c->sent :
-							   sizeof(buf);
+		size_t n = bytes - c->sent < sizeof(buf) ? bytes - c->sent
+		                                         : sizeof(buf);
 
 		for (size_t k = 0; k < n; k++)
 			buf[k] = byte_at(i, c->sent + k);
@@ -181,16 +181,15 @@ static int connect_all(struct conn *conns, int n, struct sockaddr_in *sa)
  *
  * Return: 0 if every connection verified, 1 otherwise
  */
-static int client(const char *addr, int port, int n, size_t bytes,
-		  int hold_ms)
+static int client(const char *addr, int port, int n, size_t bytes, int hold_ms)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons((uint16_t)port)};
 	struct conn *conns = calloc((size_t)n, sizeof(*conns));
 	int *state = calloc((size_t)n, sizeof(int));
 	int opened, done = 0, failed = 0;
 	time_t deadline = time(NULL) + DEADLINE_S;
-	struct timespec hold = { hold_ms / 1000, (hold_ms % 1000) * 1000000L };
+	struct timespec hold = {hold_ms / 1000, (hold_ms % 1000) * 1000000L};
 
 	if (!conns || !state || inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
 		free(conns);
@@ -213,7 +212,7 @@ static int client(const char *addr, int port, int n, size_t bytes,
 					failed++;
 			}
 		}
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	}
 	nanosleep(&hold, NULL);
 	printf("connected %d, verified %d\n", opened, done);
@@ -242,9 +241,9 @@ int main(int argc, char **argv)
 		if (n < 1 || n > MAX_CONNS)
 			return 1;
 		return client(argv[2], atoi(argv[3]), n,
-			      (size_t)strtoul(argv[5], NULL, 0), atoi(argv[6]));
+		              (size_t)strtoul(argv[5], NULL, 0), atoi(argv[6]));
 	}
 	fprintf(stderr, "usage: manyconn server PORT | "
-			"manyconn client ADDR PORT N BYTES HOLD_MS\n");
+	                "manyconn client ADDR PORT N BYTES HOLD_MS\n");
 	return 1;
 }
