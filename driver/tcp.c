@@ -446,8 +446,14 @@ static int process_data(struct ctx *c, struct tcp_conn *conn,
 	uint32_t seq = s->seq, len = (uint32_t)s->len;
 	ssize_t n = 0;
 
-	if (!len && !(s->flags & TH_FIN))
+	if (!len && !(s->flags & TH_FIN)) {
+		/* Keepalives and window probes carry an old sequence number
+		 * and must be answered, or the guest declares the peer dead.
+		 */
+		if (seq_lt(seq, conn->rcv_nxt))
+			schedule_ack(c, conn);
 		return 0;
+	}
 	if (conn->flags & CONN_GUEST_FIN) {
 		schedule_ack(c, conn);
 		return 0;

@@ -149,3 +149,18 @@ transfer_exact() {
 @test "tcp: 2 GB each way byte-exact, MTU 65520, offloads off" {
 	transfer_exact "--mtu 65520 --offload off"
 }
+
+@test "tcp: an idle connection with keepalive probes stays up" {
+	run in_sandbox '
+		bg_start echo "$TOOLS/manyconn" server 7777
+		wait_for 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/7777"
+		# Probes every second, dead after 2 unanswered: 5 s idle would
+		# kill the connection if tapir ignored them.
+		as_user "$TAPIR_BIN" run -- bash -c "
+			(sleep 5; echo still-alive) |
+			socat -t 2 - TCP:10.0.2.2:7777,keepalive,keepidle=1,keepintvl=1,keepcnt=2
+		" 2>&1
+	'
+	[ "$status" -eq 0 ]
+	[ "$output" = "still-alive" ]
+}
