@@ -14,28 +14,6 @@ setup() {
 		skip "udhcpc not installed (Debian package udhcpc, hack/install-deps.sh)"
 }
 
-# start_tapir NAME ARGS...: tapir ARGS as the test user in the background,
-# with -r 3 writing to $SCEN_DIR/NAME.ready; returns once "1" is there, and
-# fails, showing tapir's output, if tapir exits or takes over 5 s.
-start_tapir() {
-	local name=$1
-	shift
-	bg_start_user "$name" bash -c 'exec "${@:2}" 3>"$1"' bash \
-		"$SCEN_DIR/$name.ready" "$TAPIR_BIN" -r 3 "$@"
-	if ! wait_for 5 tapir_ready_or_gone "$name" ||
-		[[ "$(cat "$SCEN_DIR/$name.ready")" != 1 ]]; then
-		echo "tapir $* did not get ready; its output:" >&2
-		cat "$SCEN_DIR/$name.log" >&2
-		return 1
-	fi
-}
-
-# tapir_ready_or_gone NAME: true once NAME wrote its ready byte or exited.
-tapir_ready_or_gone() {
-	[[ "$(cat "$SCEN_DIR/$1.ready" 2>/dev/null)" == 1 ]] ||
-		! _scen_alive "$(bg_pid "$1")"
-}
-
 # attach_unconfigured PID ARGS...: tapir ARGS PID tap0 without --configure,
 # then tap0 up by hand, as a guest that wants DHCP would have it.
 attach_unconfigured() {
@@ -64,8 +42,7 @@ lease() {
 sbx() {
 	local script=$1
 	shift
-	in_sandbox "$(declare -f start_tapir tapir_ready_or_gone \
-		attach_unconfigured lease)
+	in_sandbox "$(declare -f attach_unconfigured lease)
 		$script" "$@"
 }
 

@@ -10,28 +10,6 @@
 
 load lib
 
-# start_tapir NAME ARGS...: tapir ARGS as the test user in the background,
-# with -r 3 writing to $SCEN_DIR/NAME.ready; returns once "1" is there, and
-# fails, showing tapir's output, if tapir exits or takes over 5 s.
-start_tapir() {
-	local name=$1
-	shift
-	bg_start_user "$name" bash -c 'exec "${@:2}" 3>"$1"' bash \
-		"$SCEN_DIR/$name.ready" "$TAPIR_BIN" -r 3 "$@"
-	if ! wait_for 5 tapir_ready_or_gone "$name" ||
-		[[ "$(cat "$SCEN_DIR/$name.ready")" != 1 ]]; then
-		echo "tapir $* did not get ready; its output:" >&2
-		cat "$SCEN_DIR/$name.log" >&2
-		return 1
-	fi
-}
-
-# tapir_ready_or_gone NAME: true once NAME wrote its ready byte or exited.
-tapir_ready_or_gone() {
-	[[ "$(cat "$SCEN_DIR/$1.ready" 2>/dev/null)" == 1 ]] ||
-		! _scen_alive "$(bg_pid "$1")"
-}
-
 # has_slaac PID: PID's tap0 has a usable (not tentative) SLAAC address.
 has_slaac() {
 	local a
@@ -50,7 +28,7 @@ show_v6() {
 sbx() {
 	local script=$1
 	shift
-	in_sandbox "$(declare -f start_tapir tapir_ready_or_gone has_slaac show_v6)
+	in_sandbox "$(declare -f has_slaac show_v6)
 		$script" "$@"
 }
 

@@ -17,6 +17,8 @@
 #                              and print its pid (a user+net namespace)
 #   nsrun PID CMD...           run CMD as the test user inside PID's user and
 #                              network namespaces (e.g. `nsrun $p ip -br a`)
+#   nginx_start NAME LISTEN... serve a test page from nginx on each LISTEN
+#   start_tapir NAME ARGS...   tapir ARGS as the test user, waited until ready
 #
 # SCEN_DIR is a world-writable scratch directory, removed at exit. When the
 # snippet fails, the tail of every daemon log is printed to stderr so the
@@ -251,4 +253,26 @@ server {"
 	echo "$conf" >"$dir/nginx.conf"
 	bg_start "$name" nginx -c "$dir/nginx.conf"
 	wait_for 5 curl -s -o /dev/null "http://$1/"
+}
+
+# start_tapir NAME ARGS...: tapir ARGS as the test user in the background,
+# with -r 3 writing to $SCEN_DIR/NAME.ready; returns once "1" is there, and
+# fails, showing tapir's output, if tapir exits or takes over 5 s.
+start_tapir() {
+	local name=$1
+	shift
+	bg_start_user "$name" bash -c 'exec "${@:2}" 3>"$1"' bash \
+		"$SCEN_DIR/$name.ready" "$TAPIR_BIN" -r 3 "$@"
+	if ! wait_for 5 tapir_ready_or_gone "$name" ||
+		[[ "$(cat "$SCEN_DIR/$name.ready")" != 1 ]]; then
+		echo "tapir $* did not get ready; its output:" >&2
+		cat "$SCEN_DIR/$name.log" >&2
+		return 1
+	fi
+}
+
+# tapir_ready_or_gone NAME: true once NAME wrote its ready byte or exited.
+tapir_ready_or_gone() {
+	[[ "$(cat "$SCEN_DIR/$1.ready" 2>/dev/null)" == 1 ]] ||
+		! _scen_alive "$(bg_pid "$1")"
 }
