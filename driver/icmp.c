@@ -74,6 +74,29 @@ static void icmp_echo_local(struct ctx *c, const struct pkt *p)
 }
 
 /**
+ * icmp_may_answer() - whether an error (ICMP, or a TCP RST) may answer @p
+ * @c:		context
+ * @p:		the offending packet
+ *
+ * RFC 1122 3.2.2 and 4.2.3.10: never about packets to a broadcast or
+ * multicast address, whose reply would carry that address as its source.
+ *
+ * Return: true if an answer is allowed
+ */
+bool icmp_may_answer(const struct ctx *c, const struct pkt *p)
+{
+	uint32_t d, m = c->mask4.s_addr;
+
+	if (p->v6)
+		return !IN6_IS_ADDR_MULTICAST(&p->dst);
+	d = inany_v4(&p->dst).s_addr;
+	if (d == INADDR_BROADCAST || IN_MULTICAST(ntohl(d)))
+		return false;
+	/* The virtual network's own broadcast address. */
+	return (d & m) != (c->gw4.s_addr & m) || (d | m) != INADDR_BROADCAST;
+}
+
+/**
  * icmp_send_unreach() - tell the guest a packet can't be delivered
  * @c:		context
  * @p:		the offending packet
@@ -87,6 +110,8 @@ int icmp_send_unreach(struct ctx *c, const struct pkt *p, uint8_t code)
 	size_t quote = p->l3len + (p->l4len < 8 ? p->l4len : 8);
 	uint8_t *m = icmp_buf;
 
+	if (!icmp_may_answer(c, p))
+		return -1;
 	if (p->v6) {
 		/* Whole offending packet, within the minimum IPv6 MTU. */
 		quote = p->l3len + p->l4len;

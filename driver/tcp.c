@@ -729,8 +729,11 @@ void tcp_input(struct ctx *c, struct pkt *p)
 	conn = tcp_conn_lookup(&c->tcp->table, &p->src, s.sport, &p->dst,
 	                       s.dport);
 	if (!conn || (conn->flags & CONN_DEAD)) {
-		if (s.flags & TH_RST)
+		if (s.flags & TH_RST) {
+			/* Discarded as RFC 9293 3.10.7.1 says, but counted. */
+			c->stats.drops[DROP_NO_FLOW]++;
 			return;
+		}
 		if ((s.flags & (TH_SYN | TH_ACK)) == TH_SYN && !conn) {
 			open_outbound(c, p, &s);
 			return;

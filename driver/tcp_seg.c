@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 
 #include "csum.h"
+#include "icmp.h"
 #include "inany.h"
 #include "ip.h"
 #include "tapio.h"
@@ -254,6 +255,8 @@ int tcp_send_rst_reply(struct ctx *c, const struct pkt *p,
 	uint8_t flags = TH_RST;
 	uint32_t seq = 0;
 
+	if (!icmp_may_answer(c, p))
+		return -1;
 	fake.gaddr = p->src;
 	fake.raddr = p->dst;
 	fake.gport = s->sport;

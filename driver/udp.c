@@ -78,28 +78,6 @@ static bool udp_csum_ok(const struct pkt *p, size_t ulen)
 }
 
 /**
- * may_send_icmp() - whether an error about @p may go to the guest
- * @c:		context
- * @p:		the offending packet
- *
- * RFC 1122 3.2.2: never about datagrams to broadcast or multicast.
- *
- * Return: true if an ICMP error is allowed
- */
-static bool may_send_icmp(const struct ctx *c, const struct pkt *p)
-{
-	uint32_t d, m = c->mask4.s_addr;
-
-	if (p->v6)
-		return !IN6_IS_ADDR_MULTICAST(&p->dst);
-	d = inany_v4(&p->dst).s_addr;
-	if (d == INADDR_BROADCAST || IN_MULTICAST(ntohl(d)))
-		return false;
-	/* The virtual network's own broadcast address. */
-	return (d & m) != (c->gw4.s_addr & m) || (d | m) != INADDR_BROADCAST;
-}
-
-/**
  * errno_unreach() - the ICMP unreachable code for a socket error
  * @err:	errno from a send or receive
  *
@@ -157,7 +135,7 @@ static void flow_error_to_guest(struct ctx *c, struct udp_flow *f, int err)
 	q.l3len = f->quote_l3len;
 	q.l4 = f->quote + f->quote_l3len;
 	q.l4len = 8;
-	if (may_send_icmp(c, &q))
+	if (icmp_may_answer(c, &q))
 		icmp_send_unreach(c, &q, (uint8_t)code);
 }
 
@@ -270,7 +248,7 @@ static void send_error(struct ctx *c, const struct pkt *p, int err)
 		debug_msg("udp: send to %s port %u: %s", addr_str(&p->dst, buf),
 		          (unsigned int)(p->l4[2] << 8 | p->l4[3]),
 		          strerror(err));
-	if (code >= 0 && may_send_icmp(c, p))
+	if (code >= 0 && icmp_may_answer(c, p))
 		icmp_send_unreach(c, p, (uint8_t)code);
 }
 
@@ -393,7 +371,7 @@ static struct udp_flow *flow_open(struct ctx *c, const struct pkt *p,
 		break;
 	case FWD_NET_UNREACH:
 		c->stats.drops[DROP_NO_ROUTE]++;
-		if (may_send_icmp(c, p))
+		if (icmp_may_answer(c, p))
 			icmp_send_unreach(c, p, ICMP_NET_UNREACH);
 		return NULL;
 	default:
