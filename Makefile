@@ -87,7 +87,7 @@ install: $(BUILD)/tapir
 	install -D -m 0755 $(BUILD)/tapir $(DESTDIR)$(PREFIX)/bin/tapir
 
 bench: tapir bench-tools
-	benchmark/run-matrix.sh
+	TAPIR_BUILD=$(BUILD) benchmark/run-matrix.sh
 
 clean:
 	rm -rf build build-asan tapir

@@ -1,0 +1,862 @@
+# shellcheck shell=bash
+# benchmark/lib.sh - shared code of the benchmark scripts: entering the
+# sandbox, starting a driver, the identity proof and the JSON output.
+#
+# A benchmark script sources this file and calls `bench_enter "$0" "$@"`
+# first. Outside the sandbox that re-executes the script inside
+# hack/sandbox.sh (as root, after hack/test-user.sh); inside, it loads
+# tests/scenario.bash (as_user, bg_start, wait_for, ...) and stages the
+# binaries where the unprivileged test user can run them.
+#
+# Every number a script prints must be attributable: it runs the workload,
+# then bench_prove_* shows that the traffic crossed the named driver, and
+# only then does bench_emit print the JSON line. A failed proof ends the
+# script with status 3 (bench_refuse) and no number at all.
+#
+# Drivers:
+#   tapir        rootlesskit --net=slirp4netns --slirp4netns-binary=$TAPIR_BIN
+#   slirp4netns  rootlesskit --net=slirp4netns --slirp4netns-binary=$SLIRP4NETNS_BIN
+#   pasta        rootlesskit --net=pasta (rootlesskit >= 2), else pasta itself
+#   veth         a veth pair made by root: the rootful kernel baseline
+#   builtin      rootlesskit's builtin port driver (forwarding benchmarks only;
+#                the network driver is slirp4netns, which it bypasses)
+# Every namespace looks the same from inside: 10.0.2.100/24, gateway
+# 10.0.2.2. User-mode drivers map the gateway to the sandbox host's
+# 127.0.0.1, where the servers listen (bound to 127.0.0.1 only, so nothing
+# else could reach them); for veth, 10.0.2.2 is the host end of the pair.
+#
+# Environment:
+#   BENCH_TIME        seconds per measurement (default 30)
+#   TAPIR_BIN         tapir (default: ./tapir of the build tree, then PATH)
+#   SLIRP4NETNS_BIN   slirp4netns (default: PATH)
+#   PASTA_BIN         pasta (default: PATH)
+#   ROOTLESSKIT_BIN   rootlesskit (default: PATH)
+#   BENCH_TOOLS_DIR   rr and tunns (default: $TAPIR_BIN_DIR when it has
+#                     them, else $TAPIR_BUILD/benchmark or build/benchmark,
+#                     built with `make bench-tools` when missing)
+#   BENCH_SKIP_STATIC_IDENTITY=1
+#                     tests only: skip the --version and byte-identity
+#                     checks, to show that the runtime proof alone refuses
+#                     a binary that is not the named driver
+
+# The BENCH_* and OPT_* globals are the interface to the scripts, and the
+# snapshot variables are set through printf -v:
+# shellcheck disable=SC2034,SC2154
+BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_NAME=$(basename "$0")
+: "${BENCH_TIME:=30}"
+export BENCH_TIME
+
+# The namespace's addresses, the same for every driver.
+readonly BENCH_GW=10.0.2.2 BENCH_GUEST=10.0.2.100
+
+bench_log() { # MESSAGE...
+	echo "$BENCH_NAME: $*" >&2
+}
+
+bench_die() { # MESSAGE...: set-up or usage failure, no number
+	echo "$BENCH_NAME: error: $*" >&2
+	exit 1
+}
+
+bench_refuse() { # MESSAGE...: the identity proof failed, no number
+	local log
+	echo "$BENCH_NAME: REFUSED: $*" >&2
+	echo "$BENCH_NAME: the traffic cannot be attributed to '${BENCH_DRIVER:-?}'; no number is printed" >&2
+	# The exit trap shows the daemons' logs; the workload's own would
+	# show the unattributed numbers after all.
+	for log in "${SCEN_DIR:-/nonexistent}"/*.log; do
+		[[ -f "$log" && "$log" != */driver.log ]] && : >"$log"
+	done
+	exit 3
+}
+
+# ---- entering the sandbox -------------------------------------------
+
+bench_enter() { # SCRIPT ARGS...
+	local script=$1
+	shift
+	if [[ "${SANDBOX:-}" != 1 ]]; then
+		((EUID == 0)) || bench_die "must run as root: it builds a sandboxed host (hack/sandbox.sh) and runs the drivers as the test user"
+		"$BENCH_ROOT/hack/test-user.sh" >&2
+		exec "$BENCH_ROOT/hack/sandbox.sh" "$(readlink -f "$script")" "$@"
+	fi
+	# shellcheck source=tests/scenario.bash
+	source "$BENCH_ROOT/tests/scenario.bash"
+	bench_stage_tools
+}
+
+# bench_accessible PATH: prints PATH if the test user can execute it,
+# else a copy in $SCEN_DIR (a CI checkout may sit where that user cannot
+# traverse). The copy keeps the file name, which pasta's mode depends on.
+bench_accessible() {
+	local path=$1 dir="$SCEN_DIR/bin"
+	if as_user test -x "$path"; then
+		echo "$path"
+		return
+	fi
+	mkdir -p "$dir"
+	chmod 0755 "$dir"
+	cp "$path" "$dir/"
+	chmod 0755 "$dir/${path##*/}"
+	echo "$dir/${path##*/}"
+}
+
+bench_tools_dir() { # prints the directory holding rr and tunns
+	local d
+	for d in "${BENCH_TOOLS_DIR:-}" "${TAPIR_BIN_DIR:-}" \
+		"$BENCH_ROOT/${TAPIR_BUILD:-build}/benchmark"; do
+		if [[ -n "$d" && -x "$d/rr" && -x "$d/tunns" ]]; then
+			echo "$d"
+			return
+		fi
+	done
+	d="$BENCH_ROOT/${TAPIR_BUILD:-build}/benchmark"
+	bench_log "building the benchmark tools (make bench-tools) into $d"
+	make -s -C "$BENCH_ROOT" BUILD="${TAPIR_BUILD:-build}" bench-tools >&2 ||
+		bench_die "could not build the benchmark tools; run 'make bench-tools'"
+	echo "$d"
+}
+
+bench_stage_tools() {
+	local d
+	d=$(bench_tools_dir)
+	# shellcheck disable=SC2034 # used by benchmark-rr.sh
+	BENCH_RR=$(bench_accessible "$d/rr")
+	BENCH_TUNNS=$d/tunns # runs as root
+}
+
+# ---- binaries and their static identity -----------------------------
+
+bench_driver_bin() { # DRIVER: prints the configured binary (may be empty)
+	case $1 in
+	tapir)
+		if [[ -n "${TAPIR_BIN:-}" ]]; then
+			echo "$TAPIR_BIN"
+		elif [[ -x "$BENCH_ROOT/tapir" ]]; then
+			echo "$BENCH_ROOT/tapir"
+		else
+			command -v tapir || true
+		fi
+		;;
+	slirp4netns) echo "${SLIRP4NETNS_BIN:-$(command -v slirp4netns || true)}" ;;
+	pasta) echo "${PASTA_BIN:-$(command -v pasta || true)}" ;;
+	builtin | rootlesskit) echo "${ROOTLESSKIT_BIN:-$(command -v rootlesskit || true)}" ;;
+	veth) ;;
+	esac
+}
+
+# The --version banner each driver prints first; a binary passed as
+# TAPIR_BIN that answers like slirp4netns is refused before it runs.
+bench_banner_re() { # DRIVER
+	case $1 in
+	tapir) echo '^tapir ' ;;
+	slirp4netns) echo '^slirp4netns version ' ;;
+	pasta) echo '^pasta ' ;;
+	builtin | rootlesskit) echo '^rootlesskit version ' ;;
+	esac
+}
+
+# The name /proc/PID/exe must resolve to (its basename; Debian's pasta is
+# a symlink to passt, and the kernel shows the target).
+bench_exe_name_re() { # DRIVER
+	case $1 in
+	tapir) echo '^tapir' ;;
+	slirp4netns) echo '^slirp4netns' ;;
+	pasta) echo '^pas(ta|st)' ;;
+	builtin | rootlesskit) echo '^rootlesskit' ;;
+	esac
+}
+
+# bench_resolve DRIVER: sets BENCH_DRIVER, BENCH_BIN_ORIG (as configured,
+# resolved), BENCH_BIN (what is run), BENCH_VERSION and BENCH_SHA256,
+# after the static checks: the banner names the driver, and the binary
+# is not byte-identical to another driver's.
+bench_resolve() {
+	local driver=$1 bin other obin re
+	BENCH_DRIVER=$driver
+	if [[ "$driver" == veth ]]; then
+		BENCH_BIN_ORIG="" BENCH_BIN="" BENCH_SHA256=""
+		BENCH_VERSION="linux $(uname -r) veth"
+		return
+	fi
+	bin=$(bench_driver_bin "$driver")
+	[[ -n "$bin" ]] || bench_die "no $driver binary (set the variable or install it)"
+	[[ -f "$bin" && -x "$bin" ]] || bench_die "$driver binary '$bin' is not an executable file"
+	BENCH_BIN_ORIG=$(readlink -f "$bin")
+	BENCH_SHA256=$(sha256sum <"$BENCH_BIN_ORIG" | cut -d' ' -f1)
+	BENCH_VERSION=$(timeout 5 "$bin" --version 2>&1 | head -n1 || true)
+	if [[ "${BENCH_SKIP_STATIC_IDENTITY:-}" != 1 ]]; then
+		re=$(bench_banner_re "$driver")
+		[[ "$BENCH_VERSION" =~ $re ]] ||
+			bench_refuse "'$bin --version' says '$BENCH_VERSION': that is not $driver"
+		for other in tapir slirp4netns pasta; do
+			[[ "$other" == "$driver" ]] && continue
+			obin=$(bench_driver_bin "$other")
+			[[ -n "$obin" && -f "$obin" ]] || continue
+			if cmp -s "$BENCH_BIN_ORIG" "$obin"; then
+				bench_refuse "$driver binary '$bin' is byte-identical to the $other binary '$obin'"
+			fi
+		done
+	else
+		bench_log "BENCH_SKIP_STATIC_IDENTITY=1: static checks skipped (tests only)"
+	fi
+	# pasta must keep its name: passt decides its mode from argv[0].
+	BENCH_BIN=$(bench_accessible "$bin")
+}
+
+# ---- the namespace and the driver -----------------------------------
+
+bench_rootlesskit_has_pasta() {
+	"$(bench_driver_bin rootlesskit)" --help 2>&1 | grep -q -- '--pasta-binary'
+}
+
+# bench_start DRIVER MTU [PORT_DRIVER]: starts the namespace with its
+# driver, as the test user (veth: as root). PORT_DRIVER is the rootlesskit
+# port driver (default slirp4netns, which gives tapir its API socket) or
+# "pasta:HOSTPORT:GUESTPORT" for pasta's own forward. Sets BENCH_NS_PID
+# (a process in the namespace), BENCH_LAUNCHER_PID, BENCH_LAUNCHER (text),
+# BENCH_IFNAME, BENCH_SRV_BIND (where host-side servers listen),
+# BENCH_STATE_DIR and BENCH_API_SOCK (tapir and slirp4netns only).
+bench_start() {
+	local driver=$1 mtu=$2 pd=${3:-slirp4netns} life
+	# A pasta forward spec means "the default" for the other drivers.
+	[[ "$pd" == pasta:* && "$driver" != pasta ]] && pd=slirp4netns
+	# The holder outlives any run but is still bounded.
+	life=$((BENCH_TIME * 20 + 600))
+	BENCH_NS_TOKEN="tapir-bench-ns-$$-$RANDOM"
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	local -a hold=(bash -c 'exec -a "$0" sleep "$1"' "$BENCH_NS_TOKEN" "$life")
+	BENCH_IFNAME=tap0 BENCH_SRV_BIND=127.0.0.1
+	BENCH_STATE_DIR="$SCEN_DIR/rk" BENCH_API_SOCK=""
+	# The process that holds the tap; only for builtin is it not the
+	# driver being measured.
+	BENCH_NET_DRIVER=$driver BENCH_NET_BIN=$BENCH_BIN
+	case $driver in
+	tapir | slirp4netns | builtin)
+		if [[ "$driver" == builtin ]]; then
+			BENCH_NET_DRIVER=slirp4netns pd=builtin
+			BENCH_NET_BIN=$(bench_accessible "$(bench_driver_bin slirp4netns)")
+		fi
+		bench_start_rootlesskit --net=slirp4netns --mtu="$mtu" \
+			--slirp4netns-binary="$BENCH_NET_BIN" --port-driver="$pd" \
+			-- "${hold[@]}"
+		[[ "$pd" == slirp4netns ]] && BENCH_API_SOCK="$BENCH_STATE_DIR/.s4nn.sock"
+		;;
+	pasta)
+		if bench_rootlesskit_has_pasta; then
+			local rpd=none
+			[[ "$pd" == pasta:* ]] && rpd=implicit
+			bench_start_rootlesskit --net=pasta --mtu="$mtu" \
+				--pasta-binary="$BENCH_BIN" --port-driver="$rpd" \
+				-- "${hold[@]}"
+		else
+			bench_start_pasta "$mtu" "$pd" "${hold[@]}"
+		fi
+		;;
+	veth) bench_start_veth "$mtu" "${hold[@]}" ;;
+	*) bench_die "unknown driver '$driver'" ;;
+	esac
+	if ! wait_for 20 bench_find_ns_pid >/dev/null; then
+		bench_die "$driver did not start (no process in a new network namespace after 20 s)"
+	fi
+	BENCH_NS_PID=$(bench_find_ns_pid)
+	if ! wait_for 10 bench_ns_ready; then
+		bench_in_ns ip addr >&2 || true
+		bench_die "$driver: no $BENCH_GUEST on $BENCH_IFNAME in the namespace after 10 s"
+	fi
+	bench_log "$driver is up (launcher: $BENCH_LAUNCHER, pid $BENCH_LAUNCHER_PID; namespace process pid $BENCH_NS_PID)"
+}
+
+bench_start_rootlesskit() { # ROOTLESSKIT_ARGS...
+	local rk
+	rk=$(bench_driver_bin rootlesskit)
+	[[ -n "$rk" ]] || bench_die "rootlesskit is not installed"
+	BENCH_ROOTLESSKIT_VERSION=$("$rk" --version 2>&1 | head -n1)
+	# --copy-up=/etc as dockerd-rootless.sh does (rootlesskit then writes
+	# its own resolv.conf into a copy of /etc); it also works with
+	# sandboxes whose /etc/resolv.conf cannot be mounted over.
+	bg_start_user driver "$rk" --state-dir="$BENCH_STATE_DIR" \
+		--copy-up=/etc "$@"
+	BENCH_LAUNCHER_PID=$(bg_pid driver)
+	BENCH_LAUNCHER="$BENCH_ROOTLESSKIT_VERSION $(printf '%s ' "$@" | sed 's/ -- .*//')"
+}
+
+bench_start_pasta() { # MTU PORT_SPEC HOLD_CMD...
+	local mtu=$1 pd=$2 tports=none
+	shift 2
+	if [[ "$pd" == pasta:* ]]; then
+		local hp gp
+		IFS=: read -r _ hp gp <<<"$pd"
+		tports="127.0.0.1/$hp:$gp"
+	fi
+	# rootlesskit 1.x has no --net=pasta: the same configuration by hand
+	# (its offsets: guest net+100, gateway net+2); -f keeps pasta in the
+	# foreground so that its pid is known.
+	local -a args=(-f -q -I tap0 --config-net -a "$BENCH_GUEST" -n 24
+		-g "$BENCH_GW" --mtu "$mtu" -4 -t "$tports" -u none -T none
+		-U none)
+	bg_start_user driver "$BENCH_BIN" "${args[@]}" -- "$@"
+	BENCH_LAUNCHER_PID=$(bg_pid driver)
+	BENCH_LAUNCHER="pasta ${args[*]} (the installed rootlesskit has no --net=pasta)"
+}
+
+bench_start_veth() { # MTU HOLD_CMD...
+	local mtu=$1
+	shift
+	bg_start driver unshare --net -- "$@"
+	BENCH_LAUNCHER_PID=$(bg_pid driver)
+	wait_for 10 bench_find_ns_pid >/dev/null || bench_die "veth: no namespace"
+	local pid
+	pid=$(bench_find_ns_pid)
+	BENCH_IFNAME=veth0 BENCH_SRV_BIND=$BENCH_GW
+	ip link add bvh0 mtu "$mtu" type veth peer name veth0 mtu "$mtu" netns "$pid"
+	ip addr add "$BENCH_GW/24" dev bvh0
+	ip link set bvh0 up
+	nsenter -t "$pid" -n -- sh -ec "
+		ip link set lo up
+		ip addr add $BENCH_GUEST/24 dev veth0
+		ip link set veth0 up
+		ip route add default via $BENCH_GW"
+	BENCH_LAUNCHER="root: ip link add bvh0 mtu $mtu type veth peer name veth0 (rootful baseline)"
+}
+
+bench_find_ns_pid() { # prints the pid of the namespace holder
+	local pid
+	pid=$(pgrep -f "^$BENCH_NS_TOKEN ") || return 1
+	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
+	[[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ]] || return 1
+	echo "$pid"
+}
+
+bench_ns_ready() {
+	bench_in_ns ip -4 -o addr show dev "$BENCH_IFNAME" 2>/dev/null |
+		grep -qF " $BENCH_GUEST/"
+}
+
+# bench_in_ns CMD...: run CMD as the test user in the namespace's network
+# namespace. Root enters it (only the netns: the user namespace plays no
+# part in the datapath), then drops to the test user, so the same
+# unprivileged workload runs for every driver, veth included.
+bench_in_ns() {
+	local -a as_user_cmd
+	_scen_as_user_cmd as_user_cmd
+	nsenter -t "$BENCH_NS_PID" -n -- "${as_user_cmd[@]}" "$@"
+}
+
+bench_in_ns_root() { # CMD...: as root in the namespace (sysctls)
+	nsenter -t "$BENCH_NS_PID" -n -- "$@"
+}
+
+bench_bg_in_ns() { # NAME CMD...: a daemon in the namespace, as the test user
+	local name=$1
+	local -a as_user_cmd
+	shift
+	_scen_as_user_cmd as_user_cmd
+	bg_start "$name" nsenter -t "$BENCH_NS_PID" -n -- "${as_user_cmd[@]}" "$@"
+}
+
+# bench_forward HOSTPORT GUESTPORT: forward host 127.0.0.1:HOSTPORT to
+# the namespace's GUESTPORT through the driver's port driver; sets
+# BENCH_FWD_ADDR and BENCH_FWD_PORT, where host clients connect.
+bench_forward() {
+	local hp=$1 gp=$2
+	BENCH_FWD_ADDR=127.0.0.1 BENCH_FWD_PORT=$hp
+	case $BENCH_DRIVER in
+	veth)
+		# No forwarding needed (or possible): routed straight in.
+		BENCH_FWD_ADDR=$BENCH_GUEST BENCH_FWD_PORT=$gp
+		return
+		;;
+	pasta)
+		# Set up at start (pasta -t), or rootlesskit's implicit
+		# driver, which forwards the same port number.
+		bench_rootlesskit_has_pasta && BENCH_FWD_PORT=$gp
+		;;
+	*)
+		as_user "$(dirname "$(bench_driver_bin rootlesskit)")/rootlessctl" \
+			--socket "$BENCH_STATE_DIR/api.sock" add-ports \
+			"127.0.0.1:$hp:$gp/tcp" >/dev/null ||
+			bench_die "rootlessctl add-ports 127.0.0.1:$hp:$gp/tcp failed"
+		;;
+	esac
+	wait_for 10 bench_listener_pid "$BENCH_FWD_PORT" >/dev/null ||
+		bench_die "nothing listens on 127.0.0.1:$BENCH_FWD_PORT after the forward was added"
+}
+
+bench_listening() { # PORT: true once something listens on TCP PORT here
+	ss -Hltn "( sport = :$1 )" | grep -q .
+}
+
+bench_ns_listening() { # PORT: true once something listens on PORT in the namespace
+	bench_in_ns ss -Hltn "( sport = :$1 )" | grep -q .
+}
+
+# bench_listener_pid PORT: prints the single process listening on
+# 127.0.0.1:PORT. The namespace's own process (our `sleep`) is ignored: the
+# Debian 12 pasta forks it with the listening sockets still open, but it
+# never accepts.
+bench_listener_pid() {
+	local pids
+	pids=$(ss -Hltnp "( sport = :$1 )" | grep -o 'pid=[0-9]*' |
+		cut -d= -f2 | grep -vx "${BENCH_NS_PID:-0}" | sort -u)
+	[[ -n "$pids" && "$pids" =~ ^[0-9]+$ ]] || return 1
+	echo "$pids"
+}
+
+# ---- measurement helpers --------------------------------------------
+
+# bench_cpu_ticks PID: sets BENCH_TICKS to utime+stime of all of PID's
+# threads, in clock ticks (0 without a PID).
+bench_cpu_ticks() {
+	local stat
+	local -a f
+	BENCH_TICKS=0
+	[[ -n "$1" ]] || return 0
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) ||
+		bench_die "the driver process, pid $1, is gone"
+	# Fields after the ")" that ends the command name: state is field 3,
+	# utime 14 and stime 15.
+	read -r -a f <<<"${stat##*) }"
+	BENCH_TICKS=$((f[11] + f[12]))
+}
+
+bench_ticks_to_s() { # TICKS
+	awk -v t="$1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz }'
+}
+
+bench_tap_bytes() { # prints "RX TX" of the namespace's interface
+	awk -v ifc="$BENCH_IFNAME:" '$1 == ifc { print $2, $10 }' \
+		"/proc/$BENCH_NS_PID/net/dev"
+}
+
+bench_api() { # JSON: one request to the driver's API socket, reply on stdout
+	# socat rather than `tapir api`: the check must not rely on the
+	# binary under test to report on itself.
+	[[ -S "$BENCH_API_SOCK" ]] || return 1
+	printf '%s\n' "$1" | timeout 5 socat -t 5 - "UNIX-CONNECT:$BENCH_API_SOCK"
+}
+
+bench_tcp_stats() { # prints "TO_HOST TO_GUEST" tcp bytes from get_stats
+	local reply
+	reply=$(bench_api '{"execute":"get_stats"}') || return 1
+	jq -er '[.return.to_host.tcp.bytes, .return.to_guest.tcp.bytes] |
+		map(numbers) | if length == 2 then "\(.[0]) \(.[1])" else error end' \
+		<<<"$reply" 2>/dev/null || {
+		bench_log "get_stats reply: ${reply:-<none>}"
+		return 1
+	}
+}
+
+# bench_snapshot NAME: record the counters the proof compares, before or
+# after the workload: tap bytes, tapir's TCP bytes, the driver's CPU.
+bench_snapshot() {
+	local name=$1 tap stats=""
+	tap=$(bench_tap_bytes)
+	[[ -n "$tap" ]] || bench_die "no $BENCH_IFNAME in the namespace's /proc/net/dev"
+	if [[ "$BENCH_DRIVER" == tapir ]]; then
+		stats=$(bench_tcp_stats) || stats="none"
+	fi
+	printf -v "BENCH_SNAP_${name}_TAP" '%s' "$tap"
+	printf -v "BENCH_SNAP_${name}_STATS" '%s' "$stats"
+	bench_cpu_ticks "${BENCH_CPU_PID:-}"
+	printf -v "BENCH_SNAP_${name}_CPU" '%s' "$BENCH_TICKS"
+}
+
+# ---- the identity proof ---------------------------------------------
+
+# bench_tap_holder: sets BENCH_TAP_HOLDER to the pid of the one process
+# holding the tap of the namespace, and BENCH_TUN_FDS to tunns's list;
+# refuses when there is none, several, or when tun fds exist for other
+# namespaces (nothing else in this sandbox uses a tap).
+bench_tap_holder() {
+	local out ns pids line
+	local -a f
+	ns=$(stat -L -c %i "/proc/$BENCH_NS_PID/ns/net")
+	out=$("$BENCH_TUNNS") || bench_refuse "tunns could not inspect every tun fd in the sandbox"
+	BENCH_TUN_FDS=$out
+	while read -r line; do
+		[[ -z "$line" ]] && continue
+		read -r -a f <<<"$line"
+		if [[ "${f[2]}" != "$BENCH_IFNAME" || "${f[3]}" != "$ns" ]]; then
+			bench_refuse "unexpected tun fd in the sandbox: pid ${f[0]} fd ${f[1]}, ${f[2]} in net:[${f[3]}]"
+		fi
+	done <<<"$out"
+	pids=$(awk '{ print $1 }' <<<"$out" | sort -u)
+	[[ -n "$pids" ]] || bench_refuse "no process holds $BENCH_IFNAME of the benchmark's namespace net:[$ns]"
+	[[ "$pids" =~ ^[0-9]+$ ]] || bench_refuse "several processes hold $BENCH_IFNAME of net:[$ns]: $(echo "$pids" | xargs)"
+	BENCH_TAP_HOLDER=$pids
+}
+
+bench_ppid() { # PID
+	awk '/^PPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null
+}
+
+bench_starttime() { # PID: start time in clock ticks after boot
+	local stat
+	local -a f
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	read -r -a f <<<"${stat##*) }"
+	echo "${f[19]}"
+}
+
+# bench_started_by PID LAUNCHER: true if PID descends from LAUNCHER, or
+# is a daemon that forked away from it (pasta under rootlesskit >= 2):
+# reparented to this sandbox's pid 1 and started no earlier than LAUNCHER.
+# The sandbox's pid namespace is new, so its pid 1 is this run.
+bench_started_by() {
+	local pid=$1 i
+	for ((i = 0; i < 64 && pid > 1; i++)); do
+		[[ "$pid" == "$2" ]] && return 0
+		pid=$(bench_ppid "$pid") || return 1
+	done
+	[[ "$pid" == "$2" ]] && return 0
+	[[ "$(bench_ppid "$1")" == 1 ]] || return 1
+	(($(bench_starttime "$1") >= $(bench_starttime "$2")))
+}
+
+# bench_check_exe PID DRIVER BINARY: refuses unless PID runs BINARY (same
+# file, by device and inode) and its name is the driver's. passt/pasta
+# re-executes itself as "<its real path>.avx2" when the CPU has AVX2 and
+# that file exists, so for pasta that sibling counts too. Sets BENCH_EXE.
+bench_check_exe() {
+	local pid=$1 driver=$2 bin=$3 exe re id cand
+	local -a cands=("$bin")
+	exe=$(readlink -f "/proc/$pid/exe") || bench_refuse "cannot read /proc/$pid/exe"
+	re=$(bench_exe_name_re "$driver")
+	[[ "${exe##*/}" =~ $re ]] ||
+		bench_refuse "pid $pid runs '$exe', whose name is not $driver's"
+	[[ "$driver" == pasta && -f "$(readlink -f "$bin").avx2" ]] &&
+		cands+=("$(readlink -f "$bin").avx2")
+	id=$(stat -L -c %d:%i "/proc/$pid/exe")
+	for cand in "${cands[@]}"; do
+		if [[ "$(stat -L -c %d:%i "$cand")" == "$id" ]]; then
+			BENCH_EXE=$exe
+			return 0
+		fi
+	done
+	bench_refuse "pid $pid runs '$exe', not the $driver binary '$bin'"
+}
+
+# bench_proof MESSAGE...: one line of the proof. Kept until the whole
+# proof has passed, then printed by bench_emit before the number: a
+# refused run prints nothing on stdout.
+BENCH_PROOF_LINES=()
+bench_proof() {
+	BENCH_PROOF_LINES+=("proof: $*")
+}
+
+# bench_prove_driver_pid: before the workload, find the process that
+# must carry it and remember it (BENCH_DRIVER_PID, BENCH_CPU_PID). For
+# veth there is none: the proof is that no tun fd exists at all.
+bench_prove_driver_pid() {
+	if [[ "$BENCH_DRIVER" == veth ]]; then
+		[[ -z "$("$BENCH_TUNNS")" ]] || bench_refuse "a tun fd exists in the veth sandbox"
+		BENCH_DRIVER_PID="" BENCH_CPU_PID=""
+		return
+	fi
+	bench_tap_holder
+	BENCH_DRIVER_PID=$BENCH_TAP_HOLDER
+	BENCH_CPU_PID=$BENCH_DRIVER_PID
+}
+
+# bench_prove_path DIRECTION PAYLOAD_BYTES [TAP]: after the workload,
+# prove that the traffic crossed the named driver. DIRECTION is ns-host
+# (the namespace sent the payload), host-ns, or both (PAYLOAD_BYTES in
+# total, either way). TAP=bypass when the payload is known not to cross
+# the tap (rootlesskit's builtin port driver, pasta's splice): then the
+# tap's bytes are reported, not required. Prints the proof lines and
+# sets BENCH_PROOF_JSON.
+bench_prove_path() {
+	local dir=$1 bytes=$2 tap=${3:-tap} ns route holder exe bin tap_b tap_a
+	ns=$(stat -L -c %i "/proc/$BENCH_NS_PID/ns/net")
+	route=$(bench_in_ns ip -o route get "$BENCH_GW" 2>&1 || true)
+	[[ "$route" == *" dev $BENCH_IFNAME "* ]] ||
+		bench_refuse "in the namespace, $BENCH_GW is not routed via $BENCH_IFNAME: $route"
+	bench_proof "the workload's network namespace is net:[$ns]; $BENCH_GW is routed there via $BENCH_IFNAME"
+	exe="" holder=""
+	if [[ "$BENCH_DRIVER" == veth ]]; then
+		[[ -z "$("$BENCH_TUNNS")" ]] || bench_refuse "a tun fd exists in the veth sandbox"
+		bench_in_ns ip -d -o link show dev veth0 | grep -qw veth ||
+			bench_refuse "veth0 in the namespace is not a veth device"
+		bench_proof "veth0 is a veth device and no process holds any tun fd in the sandbox"
+	else
+		bench_tap_holder
+		holder=$BENCH_TAP_HOLDER
+		[[ "$holder" == "$BENCH_DRIVER_PID" ]] ||
+			bench_refuse "$BENCH_IFNAME was held by pid $BENCH_DRIVER_PID before the run and by $holder after it"
+		bench_started_by "$holder" "$BENCH_LAUNCHER_PID" ||
+			bench_refuse "the tap holder, pid $holder, was not started by this run (launcher pid $BENCH_LAUNCHER_PID)"
+		bin=$BENCH_NET_BIN
+		bench_check_exe "$holder" "$BENCH_NET_DRIVER" "$bin"
+		exe=$BENCH_EXE
+		bench_proof "$BENCH_IFNAME of net:[$ns] is held by pid $holder only (tun fds: $(awk '{ printf "%s%s/fd%s", s, $1, $2; s=" " }' <<<"$BENCH_TUN_FDS")), started by this run's launcher (pid $BENCH_LAUNCHER_PID)"
+		bench_proof "pid $holder runs $exe, the same file (device and inode) as the $BENCH_NET_DRIVER binary $bin$([[ "$exe" == *.avx2 ]] && echo "'s AVX2 build, which it re-executes")"
+	fi
+	read -r -a tap_b <<<"$BENCH_SNAP_before_TAP"
+	read -r -a tap_a <<<"$BENCH_SNAP_after_TAP"
+	local rx=$((tap_a[0] - tap_b[0])) tx=$((tap_a[1] - tap_b[1])) tap_delta
+	case $dir in
+	ns-host) tap_delta=$tx ;;
+	host-ns) tap_delta=$rx ;;
+	*) tap_delta=$((rx + tx)) ;;
+	esac
+	if [[ "$tap" == tap ]]; then
+		((tap_delta >= bytes)) ||
+			bench_refuse "$BENCH_IFNAME carried $tap_delta bytes ($dir) during the run, less than the $bytes payload bytes measured"
+		bench_proof "$BENCH_IFNAME carried $tap_delta bytes ($dir; rx $rx, tx $tx) >= $bytes payload bytes measured"
+	else
+		((tap_delta < bytes)) ||
+			bench_refuse "$BENCH_IFNAME carried $tap_delta bytes ($dir), the whole $bytes payload bytes, on a path that should bypass it"
+		bench_proof "$BENCH_IFNAME carried only $tap_delta bytes ($dir) of the $bytes payload bytes: the payload bypassed it, as this path should"
+	fi
+	local stats_delta=null
+	if [[ "$BENCH_DRIVER" == tapir ]]; then
+		[[ "$BENCH_SNAP_before_STATS" != none && "$BENCH_SNAP_after_STATS" != none ]] ||
+			bench_refuse "tapir's API socket ($BENCH_API_SOCK) did not answer get_stats with TCP byte counters: is TAPIR_BIN really tapir?"
+		local -a s_b s_a
+		read -r -a s_b <<<"$BENCH_SNAP_before_STATS"
+		read -r -a s_a <<<"$BENCH_SNAP_after_STATS"
+		local th=$((s_a[0] - s_b[0])) tg=$((s_a[1] - s_b[1]))
+		case $dir in
+		ns-host) stats_delta=$th ;;
+		host-ns) stats_delta=$tg ;;
+		*) stats_delta=$((th + tg)) ;;
+		esac
+		((stats_delta >= bytes)) ||
+			bench_refuse "tapir's get_stats TCP bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg), less than the $bytes payload bytes measured"
+		bench_proof "tapir's get_stats TCP bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg) >= $bytes"
+	fi
+	BENCH_PROOF_JSON=$(jq -cn --arg ns "$ns" --arg ifc "$BENCH_IFNAME" \
+		--arg holder "$holder" --arg exe "$exe" \
+		--argjson tap "$tap_delta" --argjson stats "$stats_delta" \
+		'{netns: $ns, ifname: $ifc,
+		  tap_holder_pid: ($holder | if . == "" then null else tonumber end),
+		  exe: ($exe | if . == "" then null else . end),
+		  tap_bytes: $tap, stats_tcp_bytes: $stats}')
+}
+
+# bench_prove_listener: the forward's host side, the one listener on
+# 127.0.0.1:$BENCH_FWD_PORT, belongs to this run and runs the driver's
+# binary (rootlesskit for builtin); except for builtin it is also the
+# tap's holder. Call it before and after the workload (it must be the
+# same process). Sets BENCH_CPU_PID to it, since it does the forwarding.
+bench_prove_listener() {
+	local port=$BENCH_FWD_PORT pid driver=$BENCH_NET_DRIVER bin=$BENCH_NET_BIN
+	[[ "$BENCH_DRIVER" == veth ]] && return 0
+	if [[ "$BENCH_DRIVER" == builtin ]]; then
+		driver=rootlesskit bin=$BENCH_BIN
+	fi
+	pid=$(bench_listener_pid "$port") ||
+		bench_refuse "not exactly one process listens on 127.0.0.1:$port"
+	[[ -z "${BENCH_LISTENER_PID:-}" || "$pid" == "$BENCH_LISTENER_PID" ]] ||
+		bench_refuse "127.0.0.1:$port was held by pid $BENCH_LISTENER_PID before the run and by $pid after it"
+	BENCH_LISTENER_PID=$pid
+	bench_started_by "$pid" "$BENCH_LAUNCHER_PID" ||
+		bench_refuse "the listener on 127.0.0.1:$port, pid $pid, was not started by this run"
+	if [[ "$BENCH_DRIVER" != builtin && "$pid" != "$BENCH_DRIVER_PID" ]]; then
+		bench_refuse "127.0.0.1:$port is held by pid $pid, but the tap by pid $BENCH_DRIVER_PID"
+	fi
+	bench_check_exe "$pid" "$driver" "$bin"
+	BENCH_LISTENER_PROOF="127.0.0.1:$port, the forward's host side, is held by pid $pid only, which runs $BENCH_EXE ($driver)"
+	BENCH_CPU_PID=$pid
+}
+
+# ---- iperf3 ------------------------------------------------------------
+
+# bench_iperf3_server ns|host BIND PORT: start the one-off iperf3 server
+# (as the test user) whose JSON report bench_iperf3 falls back on. BIND
+# may be empty (all addresses).
+bench_iperf3_server() {
+	local where=$1 bind=$2 port=$3
+	local -a cmd=(iperf3 -s -1 -J -p "$port" --logfile "$SCEN_DIR/iperf3-server.json")
+	[[ -n "$bind" ]] && cmd+=(-B "$bind")
+	if [[ "$where" == ns ]]; then
+		bench_bg_in_ns iperf3-server "${cmd[@]}"
+		wait_for 5 bench_ns_listening "$port" ||
+			bench_die "the iperf3 server in the namespace did not start"
+	else
+		bg_start_user iperf3-server "${cmd[@]}"
+		wait_for 5 bench_listening "$port" ||
+			bench_die "the iperf3 server did not start"
+	fi
+}
+
+# bench_iperf3 ns|host ARGS...: run the iperf3 client (as the test user, in
+# the namespace or on the host) with a hard time limit, and set IPERF_BYTES
+# (received), IPERF_SECONDS, IPERF_BPS, IPERF_RETRANS (the sender's, or
+# null) and IPERF_ABORTED (null, or iperf3's error as JSON).
+#
+# A stalled driver must not hang the run: iperf3's own timeouts act
+# first, then `timeout`. When the test aborts midway (iperf3 still exits
+# 0, with an "error" in its JSON, e.g. when a stalled connection is reset)
+# the numbers are honest ones from the receiver's per-second intervals up
+# to the abort: the server's report for namespace → host, the client's
+# own for -R.
+bench_iperf3() {
+	local where=$1 rc=0 why limit=$((BENCH_TIME + 40)) reverse=0 arg
+	local client="$SCEN_DIR/iperf3.json" server="$SCEN_DIR/iperf3-server.json"
+	shift
+	for arg in "$@"; do
+		[[ "$arg" == -R ]] && reverse=1
+	done
+	local -a cmd=(timeout -k 5 "$limit" iperf3 -J --connect-timeout 5000 "$@")
+	bench_log "running iperf3 $* ($where)"
+	if [[ "$where" == ns ]]; then
+		bench_in_ns "${cmd[@]}" >"$client" 2>"$SCEN_DIR/iperf3.err" || rc=$?
+	else
+		as_user "${cmd[@]}" >"$client" 2>"$SCEN_DIR/iperf3.err" || rc=$?
+	fi
+	why=$(jq -r '.error // empty' "$client" 2>/dev/null || true)
+	if ((rc != 0)); then
+		((rc == 124 || rc == 137)) && why="killed after $limit s"
+		bench_die "iperf3 failed (status $rc): ${why:-$(tail -n3 "$SCEN_DIR/iperf3.err")}"
+	fi
+	IPERF_ABORTED=null
+	if [[ -z "$why" ]]; then
+		read -r IPERF_BYTES IPERF_SECONDS IPERF_BPS IPERF_RETRANS < <(jq -r '.end |
+			[.sum_received.bytes, .sum_received.seconds,
+			 .sum_received.bits_per_second,
+			 (.sum_sent.retransmits // "null")] | @tsv' "$client")
+	else
+		bench_iperf3_aborted "$why" "$reverse" "$client" "$server"
+	fi
+	if ! [[ "$IPERF_BYTES" =~ ^[0-9]+$ ]] || ((IPERF_BYTES == 0)); then
+		bench_die "iperf3 moved no data${why:+ ($why)}"
+	fi
+}
+
+# bench_iperf3_aborted ERROR REVERSE CLIENT_JSON SERVER_JSON: the numbers
+# of an aborted test, from the receiver's intervals.
+bench_iperf3_aborted() {
+	local why=$1 reverse=$2 client=$3 server=$4 receiver sender
+	bench_log "iperf3 aborted: $why; counting the receiver's intervals up to the abort"
+	# The one-off server writes its report when the test ends.
+	wait_for 15 bench_server_done ||
+		bench_die "iperf3 aborted ($why) and its server wrote no report"
+	receiver=$server sender=$client
+	((reverse)) && receiver=$client sender=$server
+	read -r IPERF_BYTES IPERF_SECONDS IPERF_BPS < <(jq -r '
+		[.intervals[].sum] | (map(.bytes) | add // 0) as $b
+		| (map(.seconds) | add // 0) as $s
+		| [$b, $s, (if $s > 0 then $b * 8 / $s else 0 end)] | @tsv' "$receiver")
+	IPERF_RETRANS=$(jq '[.intervals[].sum.retransmits // empty] |
+		if length == 0 then null else add end' "$sender")
+	IPERF_ABORTED=$(jq -cn --arg why "$why" '$why')
+}
+
+bench_server_done() {
+	[[ -s "$SCEN_DIR/iperf3-server.json" ]] && ! _scen_alive "$(bg_pid iperf3-server)"
+}
+
+# bench_iperf3_fields BENCH MTU DIRECTION STREAMS: the JSON fields of an
+# iperf3 result (after bench_iperf3 and the snapshots).
+bench_iperf3_fields() {
+	jq -cn --arg bench "$1" --argjson mtu "$2" --arg dir "$3" \
+		--argjson streams "$4" --argjson bytes "$IPERF_BYTES" \
+		--argjson seconds "$IPERF_SECONDS" --argjson bps "$IPERF_BPS" \
+		--argjson retrans "$IPERF_RETRANS" --argjson cpu "$(bench_cpu_s)" \
+		--argjson aborted "$IPERF_ABORTED" '{
+		bench: $bench, mtu: $mtu, direction: $dir, streams: $streams,
+		seconds: ($seconds * 1000 | round / 1000), bytes: $bytes,
+		gbps: ($bps / 1e9 * 1000 | round / 1000),
+		retransmits: $retrans, aborted: $aborted, driver_cpu_s: $cpu,
+		driver_cpu_s_per_gb: (if $cpu == null then null
+			else ($cpu / ($bytes / 1e9) * 10000 | round / 10000) end)}'
+}
+
+# ---- output -----------------------------------------------------------
+
+# bench_emit JSON_FIELDS: prints the verified JSON line: the common fields
+# (driver, binary, version, launcher, date, proof), then the given ones.
+bench_emit() {
+	local fields=$1
+	if ((${#BENCH_PROOF_LINES[@]} > 0)); then
+		printf '%s\n' "${BENCH_PROOF_LINES[@]}"
+		BENCH_PROOF_LINES=()
+	fi
+	jq -cn --arg driver "$BENCH_DRIVER" --arg binary "$BENCH_BIN_ORIG" \
+		--arg version "$BENCH_VERSION" --arg sha "$BENCH_SHA256" \
+		--arg launcher "$BENCH_LAUNCHER" \
+		--arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+		--argjson proof "$BENCH_PROOF_JSON" --argjson f "$fields" \
+		'{driver: $driver,
+		  binary: ($binary | if . == "" then null else . end),
+		  sha256: ($sha | if . == "" then null else . end),
+		  version: $version, launcher: $launcher} + $f +
+		 {date: $date, proof: $proof, verified: true}'
+}
+
+bench_cpu_s() { # CPU seconds the driver used between the snapshots
+	if [[ -z "${BENCH_CPU_PID:-}" ]]; then
+		echo null
+		return
+	fi
+	bench_ticks_to_s "$((BENCH_SNAP_after_CPU - BENCH_SNAP_before_CPU))"
+}
+
+# ---- argument helpers ---------------------------------------------------
+
+bench_check_choice() { # WHAT VALUE CHOICES...
+	local what=$1 value=$2 c
+	shift 2
+	for c in "$@"; do
+		[[ "$value" == "$c" ]] && return 0
+	done
+	bench_die "unknown $what '$value' (one of: $*)"
+}
+
+# bench_parse_args ALLOWED ARGS...: the options the scripts share. ALLOWED
+# lists the options this script takes (e.g. "--reverse --parallel"). Sets
+# BENCH_ARGS (the positional arguments), OPT_REVERSE (0/1), OPT_STREAMS,
+# OPT_MTU, OPT_CONCURRENCY and OPT_MODES; returns 1 on a usage error.
+bench_parse_args() {
+	local allowed=" $1 "
+	shift
+	BENCH_ARGS=() OPT_REVERSE=0 OPT_STREAMS=1 OPT_MTU=65520
+	OPT_CONCURRENCY="1 8 16 32 128" OPT_MODES="rr crr"
+	while (($# > 0)); do
+		if [[ "$1" == --* && "$allowed" != *" $1 "* ]]; then
+			return 1
+		fi
+		case $1 in
+		--reverse) OPT_REVERSE=1 ;;
+		--parallel | --mtu | --concurrency | --modes)
+			(($# >= 2)) || return 1
+			case $1 in
+			--parallel) OPT_STREAMS=$2 ;;
+			--mtu) OPT_MTU=$2 ;;
+			--concurrency) OPT_CONCURRENCY=$2 ;;
+			--modes) OPT_MODES=$2 ;;
+			esac
+			shift
+			;;
+		--*) return 1 ;;
+		*) BENCH_ARGS+=("$1") ;;
+		esac
+		shift
+	done
+	bench_check_int --parallel "$OPT_STREAMS" 1 128
+	bench_check_mtu "$OPT_MTU"
+	bench_check_int BENCH_TIME "$BENCH_TIME" 1 86400
+}
+
+# bench_direction FLIP: prints ns-host, or host-ns with --reverse; FLIP=1
+# swaps them, for scripts whose natural direction is host → namespace.
+bench_direction() {
+	if ((OPT_REVERSE ^ $1)); then
+		echo host-ns
+	else
+		echo ns-host
+	fi
+}
+
+bench_check_int() { # WHAT VALUE MIN MAX
+	if ! [[ "$2" =~ ^[0-9]+$ ]] || (($2 < $3 || $2 > $4)); then
+		bench_die "$1 must be a whole number in $3..$4, not '$2'"
+	fi
+}
+
+bench_check_mtu() { # MTU
+	bench_check_int MTU "$1" 1280 65520
+}
