@@ -141,6 +141,11 @@ static uint32_t rcv_window(struct tcp_conn *conn)
 	sndbuf = mi[SK_MEMINFO_SNDBUF];
 	queued = mi[SK_MEMINFO_WMEM_QUEUED];
 	free_ = sndbuf > queued ? sndbuf - queued : 0;
+	/* Data costs the buffer more than its length (skb overhead), and a
+	 * window once offered must not shrink under data in flight: offer
+	 * three quarters, which holds for overheads up to a third.
+	 */
+	free_ = free_ / 4 * 3;
 	threshold = conn->mss < sndbuf / 4 ? conn->mss : sndbuf / 4;
 	if (free_ < threshold || !free_) {
 		conn->flags |= CONN_SOCK_FULL;
@@ -489,7 +494,7 @@ static int process_data(struct ctx *c, struct tcp_conn *conn,
 		c->stats.to_host[PROTO_TCP].bytes += (uint64_t)n;
 		if ((uint32_t)n < len) {
 			c->stats.drops[DROP_SOCKET]++;
-			conn->flags |= CONN_SOCK_FULL;
+			conn->flags |= CONN_SOCK_FULL | CONN_DATA_DROPPED;
 			event_add(conn->wev, NULL);
 		}
 	}
@@ -525,6 +530,8 @@ static void sock_write_cb(evutil_socket_t fd, short what, void *arg);
  * @arg:	connection
  */
 static void timer_cb(evutil_socket_t fd, short what, void *arg);
+
+static void retransmit_handshake(struct ctx *c, struct tcp_conn *conn);
 
 static struct ctx *tcp_ctx;
 
@@ -638,7 +645,8 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 	}
 	conn->flags = p->v6 ? CONN_V6 : 0;
 	conn->rcv_nxt = s->seq + 1;
-	conn->snd_una = conn->snd_nxt = tcp_random32();
+	conn->snd_una = conn->snd_nxt =
+	        tcp_isn(&c->tcp->table, &p->src, s->sport, &p->dst, s->dport);
 	conn->mss = guest_mss(c, conn, s->mss);
 	if (s->ws >= 0) {
 		conn->flags |= CONN_WS_OK;
@@ -751,6 +759,16 @@ void tcp_input(struct ctx *c, struct pkt *p)
 		syn_on_existing(c, conn, &s);
 		return;
 	}
+	if ((conn->flags & CONN_SYN_SENT) && (s.flags & TH_ACK)) {
+		/* An ACK where a SYN-ACK belongs: the guest still holds an
+		 * older connection on this tuple (TIME_WAIT refusing our SYN).
+		 * Reset it, as RFC 9293 says for an unacceptable ACK in
+		 * SYN-SENT, and offer the SYN again.
+		 */
+		tcp_send_flags(c, conn, TH_RST, s.ack, 0);
+		retransmit_handshake(c, conn);
+		return;
+	}
 	if (!(s.flags & TH_ACK) ||
 	    (conn->flags & (CONN_CONNECTING | CONN_SYN_SENT)))
 		return;
@@ -794,10 +812,19 @@ static void sock_write_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (conn->flags & CONN_SOCK_FULL) {
-		/* Window update: the socket drained. */
+		uint32_t wnd;
+		int acks;
+
+		/* Window update: the socket drained. If we had to drop data
+		 * the guest sent, three duplicate ACKs after it make the guest
+		 * retransmit at once instead of after its backed-off RTO.
+		 */
 		conn->flags &= ~CONN_SOCK_FULL;
-		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
-		               rcv_window(conn));
+		wnd = rcv_window(conn);
+		acks = (conn->flags & CONN_DATA_DROPPED) && wnd ? 4 : 1;
+		conn->flags &= ~CONN_DATA_DROPPED;
+		while (acks--)
+			tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, wnd);
 	}
 }
 
@@ -889,7 +916,7 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 	conn->flags |=
 	        CONN_SYN_SENT | CONN_WS_OK | (inany_is_v4(dst) ? 0 : CONN_V6);
 	conn->mss = guest_mss(c, conn, 0);
-	conn->snd_una = tcp_random32();
+	conn->snd_una = tcp_isn(&c->tcp->table, dst, dport, src, sport);
 	conn->snd_nxt = conn->snd_una + 1;
 	conn->last_active = now_s();
 	tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);

@@ -4,23 +4,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/random.h>
 
 #include "tcp_conn.h"
-
-/**
- * tcp_random32() - 32 random bits, for initial sequence numbers
- *
- * Return: random value
- */
-uint32_t tcp_random32(void)
-{
-	uint32_t v;
-
-	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-		v = (uint32_t)random();
-	return v;
-}
 
 /**
  * mix64() - finalise a 64-bit hash (splitmix64's mixer)
@@ -38,6 +25,29 @@ static uint64_t mix64(uint64_t x)
 }
 
 /**
+ * tuple_mix() - keyed 64-bit hash of a connection's four-tuple
+ * @key:	secret
+ * @gaddr:	guest address
+ * @gport:	guest port
+ * @raddr:	remote address
+ * @rport:	remote port
+ *
+ * Return: hash value
+ */
+static uint64_t tuple_mix(uint64_t key, const struct in6_addr *gaddr,
+                          uint16_t gport, const struct in6_addr *raddr,
+                          uint16_t rport)
+{
+	uint64_t w[4], h = key ^ ((uint64_t)gport << 16 | rport);
+
+	memcpy(w, gaddr, 16);
+	memcpy(w + 2, raddr, 16);
+	for (int i = 0; i < 4; i++)
+		h = mix64(h ^ w[i]);
+	return h;
+}
+
+/**
  * tuple_hash() - bucket of a connection's four-tuple
  * @t:		table, for the seed and size
  * @gaddr:	guest address
@@ -51,13 +61,35 @@ static uint32_t tuple_hash(const struct tcp_table *t,
                            const struct in6_addr *gaddr, uint16_t gport,
                            const struct in6_addr *raddr, uint16_t rport)
 {
-	uint64_t w[4], h = t->seed ^ ((uint64_t)gport << 16 | rport);
+	return (uint32_t)tuple_mix(t->seed, gaddr, gport, raddr, rport) &
+	       (t->nbuckets - 1);
+}
 
-	memcpy(w, gaddr, 16);
-	memcpy(w + 2, raddr, 16);
-	for (int i = 0; i < 4; i++)
-		h = mix64(h ^ w[i]);
-	return (uint32_t)h & (t->nbuckets - 1);
+/**
+ * tcp_isn() - initial sequence number for a new connection, as RFC 6528
+ * @t:		table, for the secret
+ * @gaddr:	guest address
+ * @gport:	guest port
+ * @raddr:	remote address
+ * @rport:	remote port
+ *
+ * A keyed hash of the four-tuple plus a clock in 64 ns ticks: unguessable,
+ * yet increasing for a reused tuple, so that the guest's TIME_WAIT takes a
+ * new SYN from a forwarded port the host kernel picked again.
+ *
+ * Return: the sequence number
+ */
+uint32_t tcp_isn(const struct tcp_table *t, const struct in6_addr *gaddr,
+                 uint16_t gport, const struct in6_addr *raddr, uint16_t rport)
+{
+	struct timespec ts;
+	uint64_t ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	/* A different key than the table's, so buckets reveal nothing. */
+	return (uint32_t)tuple_mix(~t->seed, gaddr, gport, raddr, rport) +
+	       (uint32_t)(ns >> 6);
 }
 
 /**

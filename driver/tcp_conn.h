@@ -28,6 +28,7 @@ enum tcp_conn_flag {
 	CONN_IN_FLUSH = 1 << 11,     /* linked on the flush list */
 	CONN_WS_OK = 1 << 12,        /* window scaling negotiated */
 	CONN_V6 = 1 << 13,           /* the guest side is IPv6 */
+	CONN_DATA_DROPPED = 1 << 14, /* guest data didn't fit the socket */
 };
 
 /**
@@ -106,6 +107,7 @@ struct tcp_conn *tcp_conn_alloc(struct tcp_table *t,
                                 const struct in6_addr *gaddr, uint16_t gport,
                                 const struct in6_addr *raddr, uint16_t rport);
 void tcp_conn_release(struct tcp_table *t, struct tcp_conn *conn);
-uint32_t tcp_random32(void);
+uint32_t tcp_isn(const struct tcp_table *t, const struct in6_addr *gaddr,
+                 uint16_t gport, const struct in6_addr *raddr, uint16_t rport);
 
 #endif /* TAPIR_TCP_CONN_H */
