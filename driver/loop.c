@@ -9,12 +9,15 @@
 #include <sys/stat.h>
 #include <event2/event.h>
 
+#include "hostfwd.h"
+#include "ipc/api.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "loop.h"
 #include "nshelper.h"
 #include "pcap.h"
 #include "tapio.h"
+#include "dhcp.h"
 #include "frag.h"
 #include "ndp.h"
 #include "ping.h"
@@ -97,6 +100,9 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 		return -1;
 	if (tapio_start(c) || lifecycle_start(c))
 		return -1;
+	/* Clients may send requests as soon as they see the ready byte. */
+	if (hostfwd_init(c) || hostfwd_publish(c) || api_init(c))
+		return -1;
 	lifecycle_signal_ready(c);
 	return 0;
 }
@@ -143,7 +149,10 @@ void loop_cleanup(struct ctx *c)
 {
 	print_stats(c);
 	lifecycle_stop(c);
+	api_cleanup(c);
+	hostfwd_cleanup(c);
 	ndp_cleanup(c);
+	dhcp_cleanup(c);
 	frag_cleanup(c);
 	ping_cleanup(c);
 	udp_cleanup(c);

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "apiclient.h"
 #include "cli.h"
 #include "loop.h"
 #include "run.h"
@@ -39,5 +40,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "run"))
 		return run_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "api"))
+		return apiclient_main(argc - 1, argv + 1);
 	return attach_main(argc, argv);
 }

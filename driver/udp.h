@@ -16,6 +16,7 @@ struct pkt;
 int udp_init(struct ctx *c);
 void udp_cleanup(struct ctx *c);
 void udp_input(struct ctx *c, struct pkt *p);
+void udp_listener_closed(struct ctx *c, int lfd);
 void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
                  const struct in6_addr *gaddr, uint16_t gport,
                  const uint8_t *data, size_t len);

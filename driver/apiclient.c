@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - `tapir api SOCKET JSON`: one request to an API socket
+ *
+ * Speaks like rootlesskit's client: JSON and "\n", shutdown(SHUT_WR), read
+ * to EOF. Exit status: 0 for a reply without an "error" key, 1 for an
+ * error reply (or one that is not JSON), 2 when no reply could be had.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <jansson.h>
+
+#include "apiclient.h"
+#include "log.h"
+
+/**
+ * now_ms() - monotonic clock
+ *
+ * Return: milliseconds
+ */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/**
+ * wait_fd() - poll @fd for @events until @deadline
+ * @fd:		socket
+ * @events:	POLLIN or POLLOUT
+ * @deadline:	now_ms() value
+ *
+ * Return: 0 when ready, -ETIMEDOUT, or -errno
+ */
+static int wait_fd(int fd, short events, long long deadline)
+{
+	struct pollfd pfd = {.fd = fd, .events = events};
+	long long left;
+	int n;
+
+	do {
+		left = deadline - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, (int)left);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n ? 0 : -ETIMEDOUT;
+}
+
+/**
+ * connect_to() - connect to the API socket at @path
+ * @path:	socket path
+ *
+ * Return: non-blocking connected socket, or -1 after printing one line
+ */
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		err_msg("api: socket path too long (>= %zu): %s",
+		        sizeof(sa.sun_path), path);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		err_errno(errno, "api: socket");
+		return -1;
+	}
+	/* A unix connect() completes at once or fails with EAGAIN when the
+	 * server's backlog is full; a busy server is not worth waiting for.
+	 */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err_errno(errno, "api: connect %s", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/**
+ * send_request() - write @json, a newline, then shut down our side
+ * @fd:		connected socket
+ * @json:	request text
+ * @deadline:	now_ms() value
+ *
+ * Return: 0 on success, -errno on failure
+ */
+static int send_request(int fd, const char *json, long long deadline)
+{
+	size_t len = strlen(json), off = 0;
+	char *msg = malloc(len + 2);
+	int ret = 0;
+
+	if (!msg)
+		return -ENOMEM;
+	memcpy(msg, json, len);
+	msg[len++] = '\n';
+	while (off < len && !ret) {
+		ssize_t n = send(fd, msg + off, len - off, MSG_NOSIGNAL);
+
+		if (n >= 0)
+			off += (size_t)n;
+		else if (errno == EAGAIN)
+			ret = wait_fd(fd, POLLOUT, deadline);
+		else if (errno != EINTR)
+			ret = -errno;
+	}
+	free(msg);
+	if (!ret && shutdown(fd, SHUT_WR))
+		ret = -errno;
+	return ret;
+}
+
+/**
+ * read_reply() - read until EOF
+ * @fd:		connected socket
+ * @deadline:	now_ms() value
+ * @out:	set to the malloc'd, NUL-terminated reply
+ *
+ * Return: reply length on success, -errno on failure
+ */
+static ssize_t read_reply(int fd, long long deadline, char **out)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap + 1);
+	int ret = 0;
+
+	while (buf && !ret) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb = cap < APICLIENT_MAX_REPLY
+			                   ? realloc(buf, cap * 2 + 1)
+			                   : NULL;
+
+			if (!nb) {
+				ret = cap < APICLIENT_MAX_REPLY ? -ENOMEM
+				                                : -EMSGSIZE;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = recv(fd, buf + len, cap - len, 0);
+		/* A server closing with our bytes unread resets us: slirp4netns
+		 * does so after "too large message", with the reply delivered.
+		 */
+		if (n == 0 || (n < 0 && errno == ECONNRESET && len))
+			break;
+		if (n > 0)
+			len += (size_t)n;
+		else if (errno == EAGAIN)
+			ret = wait_fd(fd, POLLIN, deadline);
+		else if (errno != EINTR)
+			ret = -errno;
+	}
+	if (!buf)
+		return -ENOMEM;
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return (ssize_t)len;
+}
+
+/**
+ * reply_status() - exit status for a reply
+ * @reply:	reply text
+ *
+ * Return: 0 without an "error" key, 1 with one or if it is not a JSON
+ *	   object (after saying so on stderr)
+ */
+static int reply_status(const char *reply)
+{
+	json_t *root = json_loads(reply, JSON_DECODE_ANY, NULL);
+	int ret = 0;
+
+	if (!json_is_object(root)) {
+		err_msg("api: the reply is not a JSON object");
+		ret = 1;
+	} else if (json_object_get(root, "error")) {
+		ret = 1;
+	}
+	json_decref(root);
+	return ret;
+}
+
+/**
+ * apiclient_main() - tapir api SOCKET JSON
+ * @argc:	argument count, argv[0] being "api"
+ * @argv:	arguments
+ *
+ * Return: exit status: 0 success, 1 error reply, 2 no reply
+ */
+int apiclient_main(int argc, char **argv)
+{
+	long long deadline = now_ms() + APICLIENT_TIMEOUT_MS;
+	char *reply = NULL;
+	ssize_t n;
+	int fd, ret;
+
+	if (argc != 3) {
+		err_msg("usage: tapir api SOCKET JSON");
+		return 2;
+	}
+	fd = connect_to(argv[1]);
+	if (fd < 0)
+		return 2;
+	ret = send_request(fd, argv[2], deadline);
+	if (ret) {
+		err_errno(-ret, "api: send request to %s", argv[1]);
+		close(fd);
+		return 2;
+	}
+	n = read_reply(fd, deadline, &reply);
+	close(fd);
+	if (n < 0) {
+		err_errno((int)-n, "api: read reply from %s", argv[1]);
+		return 2;
+	}
+	if (n == 0) {
+		err_msg("api: %s closed the connection without a reply",
+		        argv[1]);
+		free(reply);
+		return 2;
+	}
+	printf("%s\n", reply);
+	ret = reply_status(reply);
+	free(reply);
+	return ret;
+}

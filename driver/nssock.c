@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - pool of TCP sockets created inside the target's network namespace
+ *
+ * A socket belongs to the network namespace it was created in, whatever
+ * process uses it later. The spliced forward path needs sockets in the
+ * target's namespace, but tapir itself stays in the host's, so a short-lived
+ * forked helper joins the target's user and network namespaces, creates a
+ * batch of unconnected sockets and sends them back over SCM_RIGHTS. The
+ * pool is refilled in the background when it runs low; only when it is
+ * empty does a caller wait for a helper (a fork and a few milliseconds).
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <event2/event.h>
+
+#include "ipc/channel.h"
+#include "log.h"
+#include "nshelper.h"
+#include "nssock.h"
+
+_Static_assert(2 * NSSOCK_POOL <= 253, "one reply must carry both rows");
+
+/* How long a caller with an empty pool waits for the helper's reply. */
+#define NSSOCK_WAIT_S 2
+/* After a helper delivered nothing, no new one for this long. */
+#define NSSOCK_BACKOFF_NS 1000000000LL
+/* Body of a successful reply; anything else is the helper's error text. */
+#define NSSOCK_OK "sockets"
+
+/**
+ * struct nssock_pool - sockets ready for use, and the refill in flight
+ * @c:		context (options name the target; the loop runs the refill)
+ * @fds:	sockets per family: [0] AF_INET, [1] AF_INET6
+ * @n:		sockets in each row of @fds
+ * @pid:	helper being waited for, or 0
+ * @sock:	our end of its socketpair, or -1
+ * @ev:		read event on @sock
+ * @refills:	helpers forked so far
+ * @fail_ns:	CLOCK_MONOTONIC time of the last empty refill, or 0
+ * @warned:	the current run of failures was logged already
+ */
+struct nssock_pool {
+	struct ctx *c;
+	int fds[2][NSSOCK_POOL];
+	unsigned int n[2];
+	pid_t pid;
+	int sock;
+	struct event *ev;
+	uint64_t refills;
+	long long fail_ns;
+	bool warned;
+};
+
+/**
+ * family_row() - row of the pool that holds @family
+ * @family:	AF_INET or AF_INET6
+ *
+ * Return: 0 for AF_INET, 1 for AF_INET6
+ */
+static int family_row(int family)
+{
+	return family == AF_INET6;
+}
+
+/**
+ * now_ns() - monotonic clock
+ *
+ * Return: nanoseconds
+ */
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/**
+ * close_other_fds() - close every fd but stdio and @keep
+ * @keep:	the socket to the parent
+ *
+ * The helper runs in the container's namespaces: it must not hold the
+ * parent's tap, listeners or connections, and copies of them would delay
+ * the parent's own close() of a connection until the helper exits.
+ */
+static void close_other_fds(int keep)
+{
+	if (keep > 3)
+		close_range(3, (unsigned int)keep - 1, 0);
+	close_range((unsigned int)keep + 1, ~0U, 0);
+}
+
+/**
+ * make_sockets() - create unconnected non-blocking TCP sockets
+ * @family:	AF_INET or AF_INET6
+ * @want:	how many
+ * @fds:	array to append to
+ * @n:		entries used in @fds, updated
+ *
+ * A namespace without IPv6 makes AF_INET6 fail: that row stays short.
+ */
+static void make_sockets(int family, unsigned int want, int *fds,
+                         unsigned int *n)
+{
+	const int one = 1;
+
+	for (unsigned int i = 0; i < want; i++) {
+		int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+		if (fd < 0)
+			return;
+		/* Request/response traffic must not wait for Nagle. */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		fds[(*n)++] = fd;
+	}
+}
+
+/**
+ * helper_main() - body of the forked helper; never returns
+ * @o:		options naming the target
+ * @sock:	our end of the socketpair
+ * @want:	sockets wanted per row of the pool
+ */
+static void __attribute__((noreturn))
+helper_main(const struct opts *o, int sock, const unsigned int want[2])
+{
+	int fds[2 * NSSOCK_POOL];
+	struct ipc_error e = {0};
+	unsigned int n = 0;
+	char body[sizeof(e.op) + sizeof(e.text) + 4];
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Not ptrace-able from inside the container once we joined it. */
+	prctl(PR_SET_DUMPABLE, 0);
+	close_other_fds(sock);
+	if (nshelper_join(o, &e)) {
+		snprintf(body, sizeof(body), "%s: %s", e.op, e.text);
+		ipc_send(sock, body, strlen(body), NULL, 0);
+		_exit(1);
+	}
+	make_sockets(AF_INET, want[0], fds, &n);
+	make_sockets(AF_INET6, want[1], fds, &n);
+	if (!n) {
+		snprintf(body, sizeof(body), "create sockets: %s",
+		         strerror(errno));
+		ipc_send(sock, body, strlen(body), NULL, 0);
+		_exit(1);
+	}
+	_exit(ipc_send(sock, NSSOCK_OK, strlen(NSSOCK_OK), fds, n) ? 1 : 0);
+}
+
+/**
+ * tcp_socket_family() - check that @fd is a TCP socket of a family we keep
+ * @fd:		received fd
+ *
+ * Return: AF_INET or AF_INET6, or -1 for anything else
+ */
+static int tcp_socket_family(int fd)
+{
+	int domain = -1, type = -1;
+	socklen_t len = sizeof(domain);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
+		return -1;
+	len = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len))
+		return -1;
+	if ((domain != AF_INET && domain != AF_INET6) || type != SOCK_STREAM)
+		return -1;
+	return domain;
+}
+
+/**
+ * pool_put() - validate a socket from the helper and keep it
+ * @p:		pool
+ * @fd:		received fd (close-on-exec already)
+ *
+ * The helper ran inside the container's namespaces, so its fds are checked
+ * like any untrusted input: a TCP socket of a family we keep, made
+ * non-blocking here whatever it claims.
+ */
+static void pool_put(struct nssock_pool *p, int fd)
+{
+	int family = tcp_socket_family(fd), fl, row;
+
+	fl = family < 0 ? -1 : fcntl(fd, F_GETFL);
+	if (fl < 0 ||
+	    (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK))) {
+		close(fd);
+		return;
+	}
+	row = family_row(family);
+	if (p->n[row] == NSSOCK_POOL) {
+		close(fd);
+		return;
+	}
+	p->fds[row][p->n[row]++] = fd;
+}
+
+/**
+ * log_failure() - report a helper's failure once per run of failures
+ * @p:		pool
+ * @body:	the helper's error text (untrusted), or NULL
+ * @err:	errno of our own side, if @body is NULL
+ */
+static void log_failure(struct nssock_pool *p, const char *body, int err)
+{
+	char text[256];
+	size_t i;
+
+	p->fail_ns = now_ns();
+	if (p->warned)
+		return;
+	p->warned = true;
+	if (!body) {
+		err_errno(err, "namespace socket helper");
+		return;
+	}
+	/* Printable ASCII only: the text came from inside the container. */
+	for (i = 0; i < sizeof(text) - 1 && body[i]; i++)
+		text[i] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
+	text[i] = '\0';
+	err_msg("namespace socket helper: %s", text);
+}
+
+/**
+ * refill_finish() - take the helper's reply and reap it
+ * @p:		pool with a refill in flight
+ *
+ * Blocks until the reply arrives or SO_RCVTIMEO expires; from the event
+ * loop it is only called once @p->sock is readable.
+ */
+static void refill_finish(struct nssock_pool *p)
+{
+	int fds[2 * NSSOCK_POOL], status;
+	unsigned int nfds = 0;
+	char *body = NULL;
+	size_t len;
+	int ret;
+
+	if (p->ev)
+		event_free(p->ev);
+	p->ev = NULL;
+	ret = ipc_recv(p->sock, &body, &len, fds, 2 * NSSOCK_POOL, &nfds);
+	close(p->sock);
+	p->sock = -1;
+	/* Its work is over either way; a stalled helper must not stall us. */
+	kill(p->pid, SIGKILL);
+	while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	p->pid = 0;
+	if (ret)
+		log_failure(p, NULL, -ret);
+	else if (!nfds || strcmp(body, NSSOCK_OK))
+		log_failure(p, body, 0);
+	for (unsigned int i = 0; i < nfds; i++)
+		pool_put(p, fds[i]);
+	if (!ret && nfds && !strcmp(body, NSSOCK_OK)) {
+		p->fail_ns = 0;
+		p->warned = false;
+	}
+	free(body);
+}
+
+/**
+ * refill_cb() - the helper's reply is readable
+ * @fd:		its socket
+ * @what:	unused
+ * @arg:	struct nssock_pool
+ */
+static void refill_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	refill_finish(arg);
+}
+
+/**
+ * refill_start() - fork a helper to top up the pool, unless one runs
+ * @p:		pool
+ *
+ * Return: 0 if a helper runs now, -1 if none could be started
+ */
+static int refill_start(struct nssock_pool *p)
+{
+	const struct timeval tv = {NSSOCK_WAIT_S, 0};
+	unsigned int want[2];
+	int sv[2];
+	pid_t pid;
+
+	if (p->pid)
+		return 0;
+	if (p->fail_ns && now_ns() - p->fail_ns < NSSOCK_BACKOFF_NS)
+		return -1;
+	for (int r = 0; r < 2; r++)
+		want[r] = NSSOCK_POOL - p->n[r];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		log_failure(p, NULL, errno);
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		log_failure(p, NULL, errno);
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0)
+		helper_main(p->c->o, sv[1], want);
+	close(sv[1]);
+	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	p->pid = pid;
+	p->sock = sv[0];
+	p->refills++;
+	p->ev = event_new(p->c->base, sv[0], EV_READ, refill_cb, p);
+	if (!p->ev || event_add(p->ev, NULL)) {
+		/* Without the event, the next nssock_get() waits for it. */
+		if (p->ev)
+			event_free(p->ev);
+		p->ev = NULL;
+	}
+	return 0;
+}
+
+/**
+ * nssock_new() - create an empty pool
+ * @c:		context
+ *
+ * Return: the pool, or NULL on ENOMEM
+ */
+struct nssock_pool *nssock_new(struct ctx *c)
+{
+	struct nssock_pool *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->c = c;
+	p->sock = -1;
+	return p;
+}
+
+/**
+ * nssock_free() - close pooled sockets, stop a running helper, free @p
+ * @p:		pool, or NULL
+ */
+void nssock_free(struct nssock_pool *p)
+{
+	int status;
+
+	if (!p)
+		return;
+	for (int r = 0; r < 2; r++)
+		for (unsigned int i = 0; i < p->n[r]; i++)
+			close(p->fds[r][i]);
+	if (p->ev)
+		event_free(p->ev);
+	if (p->sock >= 0)
+		close(p->sock);
+	if (p->pid) {
+		kill(p->pid, SIGKILL);
+		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	free(p);
+}
+
+/**
+ * nssock_prime() - start filling the pool in the background
+ * @p:		pool
+ *
+ * Called when the first spliced forward is added, so that the first
+ * connection does not wait for a fork.
+ */
+void nssock_prime(struct nssock_pool *p)
+{
+	if (p->n[0] < NSSOCK_POOL || p->n[1] < NSSOCK_POOL)
+		refill_start(p);
+}
+
+/**
+ * nssock_get() - take an unconnected TCP socket of the namespace
+ * @p:		pool
+ * @family:	AF_INET or AF_INET6
+ *
+ * Return: a non-blocking socket the caller owns, or -EAGAIN if none could
+ *	   be had (the namespace is gone, or the helper failed recently)
+ */
+int nssock_get(struct nssock_pool *p, int family)
+{
+	int row = family_row(family);
+
+	if (!p->n[row] && !refill_start(p)) {
+		debug_msg("namespace socket pool empty: waiting for helper");
+		refill_finish(p);
+	}
+	if (!p->n[row])
+		return -EAGAIN;
+	p->n[row]--;
+	if (p->n[row] < NSSOCK_LOW)
+		refill_start(p);
+	return p->fds[row][p->n[row]];
+}
+
+/**
+ * nssock_count() - sockets ready in the pool
+ * @p:		pool
+ * @family:	AF_INET or AF_INET6
+ *
+ * Return: count
+ */
+unsigned int nssock_count(const struct nssock_pool *p, int family)
+{
+	return p->n[family_row(family)];
+}
+
+/**
+ * nssock_refills() - helpers forked so far
+ * @p:		pool
+ *
+ * Return: count
+ */
+uint64_t nssock_refills(const struct nssock_pool *p)
+{
+	return p->refills;
+}

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - spliced TCP forwards: host socket to namespace socket via pipes
+ *
+ * The fast path of a TCP port forward (--forward-mode=splice), after
+ * pasta's tcp_splice.c: the accepted host socket is joined to a socket
+ * connected from inside the namespace, and bytes move between them with
+ * splice() through one pipe per direction, never entering user space and
+ * never crossing the tap. The namespace side sees a local peer, so the
+ * client's address is lost.
+ *
+ * Per direction d (from side d to the other side), the pipe is drained
+ * before the next read, which keeps the readiness logic unambiguous: an
+ * EAGAIN from a read into an empty pipe means the socket is empty, and an
+ * EAGAIN from a write means the receiver is full. FIN travels as
+ * shutdown(SHUT_WR) once the pipe is empty; an error on either socket
+ * resets both.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+
+#include "fwd.h"
+#include "hostfwd.h"
+#include "log.h"
+#include "nssock.h"
+#include "splice.h"
+
+/* Pipe size asked for; the kernel may refuse (pipe-user-pages-soft). */
+#define SPLICE_PIPE_SIZE (256 * 1024)
+/* A local connect either completes at once or the server is stuck. */
+#define SPLICE_CONNECT_TIMEOUT_S 10
+/* Pipe fills per callback before yielding to other connections. */
+#define SPLICE_ROUNDS 8
+
+enum side {
+	SIDE_HOST, /* the accepted connection from the host client */
+	SIDE_NS,   /* our connection inside the namespace */
+};
+
+/**
+ * struct splice_conn - one spliced connection
+ * @st:		owner
+ * @prev:	previous in @st->conns
+ * @next:	next in @st->conns
+ * @fd:		sockets by side
+ * @pipe:	pipe[d] carries data from side d: [0] read end, [1] write end
+ * @cap:	capacity of pipe[d] in bytes
+ * @queued:	bytes waiting in pipe[d]
+ * @rev:	rev[s]: side s readable (feeds direction s)
+ * @wev:	wev[s]: side s writable (drains direction !s; connect on NS)
+ * @connected:	the namespace side's connect() completed
+ * @eof:	side d sent FIN
+ * @shut:	FIN from side d was passed on (direction d is over)
+ */
+struct splice_conn {
+	struct splice_state *st;
+	struct splice_conn *prev;
+	struct splice_conn *next;
+	int fd[2];
+	int pipe[2][2];
+	size_t cap[2];
+	size_t queued[2];
+	struct event *rev[2];
+	struct event *wev[2];
+	bool connected;
+	bool eof[2];
+	bool shut[2];
+};
+
+/**
+ * struct splice_state - all spliced connections
+ * @c:		context
+ * @pool:	source of namespace sockets
+ * @conns:	open connections
+ * @nconns:	entries in @conns
+ * @total:	connections accepted since start
+ * @warned:	the connection limit was reported
+ */
+struct splice_state {
+	struct ctx *c;
+	struct nssock_pool *pool;
+	struct splice_conn *conns;
+	size_t nconns;
+	uint64_t total;
+	bool warned;
+};
+
+/**
+ * conn_close() - tear a connection down and free it
+ * @sc:		connection
+ * @reset:	abort both sockets (error) rather than close them
+ */
+static void conn_close(struct splice_conn *sc, bool reset)
+{
+	struct splice_state *st = sc->st;
+
+	for (int s = 0; s < 2; s++) {
+		if (sc->rev[s])
+			event_free(sc->rev[s]);
+		if (sc->wev[s])
+			event_free(sc->wev[s]);
+		if (reset)
+			hostfwd_reset_close(sc->fd[s]);
+		else if (sc->fd[s] >= 0)
+			close(sc->fd[s]);
+		for (int e = 0; e < 2; e++)
+			if (sc->pipe[s][e] >= 0)
+				close(sc->pipe[s][e]);
+	}
+	if (sc->prev)
+		sc->prev->next = sc->next;
+	else
+		st->conns = sc->next;
+	if (sc->next)
+		sc->next->prev = sc->prev;
+	st->nconns--;
+	free(sc);
+}
+
+/**
+ * watch() - make @ev pending or not
+ * @ev:		event without timeout
+ * @on:		whether it should be
+ *
+ * libevent ignores adding an added event and deleting a deleted one, so
+ * this costs nothing when the state does not change.
+ */
+static void watch(struct event *ev, bool on)
+{
+	if (on)
+		event_add(ev, NULL);
+	else
+		event_del(ev);
+}
+
+/**
+ * drain() - move the bytes queued for direction @d into the receiver
+ * @sc:		connection
+ * @d:		direction (sending side)
+ *
+ * Return: 0 when the pipe is empty or the receiver is full, -errno on error
+ */
+static int drain(struct splice_conn *sc, enum side d)
+{
+	while (sc->queued[d]) {
+		ssize_t n = splice(sc->pipe[d][0], NULL, sc->fd[!d], NULL,
+		                   sc->queued[d],
+		                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? 0 : -errno;
+		}
+		if (n == 0)
+			return -EPIPE;
+		sc->queued[d] -= (size_t)n;
+	}
+	return 0;
+}
+
+/**
+ * fill() - read what side @d sent into its (empty) pipe
+ * @sc:		connection
+ * @d:		direction (sending side)
+ *
+ * Return: bytes read, 0 at EOF or if nothing is there, -errno on error
+ */
+static ssize_t fill(struct splice_conn *sc, enum side d)
+{
+	ssize_t n;
+
+	do
+		n = splice(sc->fd[d], NULL, sc->pipe[d][1], NULL, sc->cap[d],
+		           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		sc->eof[d] = true;
+	if (n < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	sc->queued[d] += (size_t)n;
+	return n;
+}
+
+/**
+ * move() - forward direction @d as far as the sockets allow
+ * @sc:		connection
+ * @d:		direction (sending side)
+ *
+ * Return: 0 on success, -errno if the connection must be reset
+ */
+static int move(struct splice_conn *sc, enum side d)
+{
+	int ret = drain(sc, d);
+
+	for (int i = 0; !ret && i < SPLICE_ROUNDS; i++) {
+		ssize_t n;
+
+		if (sc->queued[d] || sc->eof[d])
+			break;
+		n = fill(sc, d);
+		if (n <= 0) {
+			ret = (int)n;
+			break;
+		}
+		ret = drain(sc, d);
+	}
+	if (ret)
+		return ret;
+	if (sc->eof[d] && !sc->queued[d] && !sc->shut[d]) {
+		if (shutdown(sc->fd[!d], SHUT_WR))
+			return -errno;
+		sc->shut[d] = true;
+	}
+	/* Read again only once the pipe is empty; wait for room if not. */
+	watch(sc->rev[d], !sc->eof[d] && !sc->queued[d]);
+	watch(sc->wev[!d], sc->queued[d] > 0);
+	return 0;
+}
+
+/**
+ * step() - run direction @d, then close the connection if it is over
+ * @sc:		connection
+ * @d:		direction (sending side)
+ */
+static void step(struct splice_conn *sc, enum side d)
+{
+	int ret = move(sc, d);
+
+	if (ret) {
+		debug_msg("splice: connection reset: %s", strerror(-ret));
+		conn_close(sc, true);
+	} else if (sc->shut[SIDE_HOST] && sc->shut[SIDE_NS]) {
+		conn_close(sc, false);
+	}
+}
+
+/**
+ * side_of() - which side of @sc socket @fd is
+ * @sc:		connection
+ * @fd:		one of its sockets
+ *
+ * Return: the side
+ */
+static enum side side_of(const struct splice_conn *sc, evutil_socket_t fd)
+{
+	return fd == sc->fd[SIDE_NS] ? SIDE_NS : SIDE_HOST;
+}
+
+/**
+ * connected() - the namespace side is up: start both directions
+ * @sc:		connection
+ */
+static void connected(struct splice_conn *sc)
+{
+	sc->connected = true;
+	event_del(sc->wev[SIDE_NS]);
+	/* Level-triggered: data the client sent already shows up at once. */
+	watch(sc->rev[SIDE_HOST], true);
+	watch(sc->rev[SIDE_NS], true);
+}
+
+/**
+ * read_cb() - a side is readable (or failed)
+ * @fd:		its socket
+ * @what:	unused
+ * @arg:	struct splice_conn
+ */
+static void read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct splice_conn *sc = arg;
+
+	(void)what;
+	step(sc, side_of(sc, fd));
+}
+
+/**
+ * write_cb() - a side is writable, or the namespace connect finished
+ * @fd:		its socket
+ * @what:	EV_WRITE, or EV_TIMEOUT if the connect took too long
+ * @arg:	struct splice_conn
+ */
+static void write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct splice_conn *sc = arg;
+	enum side s = side_of(sc, fd);
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (sc->connected) {
+		step(sc, !s);
+		return;
+	}
+	if (what & EV_TIMEOUT)
+		err = ETIMEDOUT;
+	else if (getsockopt((int)fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		err = errno;
+	if (err) {
+		debug_msg("splice: connect in namespace: %s", strerror(err));
+		conn_close(sc, true);
+		return;
+	}
+	connected(sc);
+}
+
+/**
+ * open_pipe() - one non-blocking pipe, enlarged if the kernel agrees
+ * @p:		filled with the read and write ends
+ * @cap:	filled with its capacity
+ *
+ * Return: 0 on success, -errno on failure
+ */
+static int open_pipe(int p[2], size_t *cap)
+{
+	int size;
+
+	if (pipe2(p, O_NONBLOCK | O_CLOEXEC))
+		return -errno;
+	/* Over the per-user quota this fails: the default size still works. */
+	size = fcntl(p[0], F_SETPIPE_SZ, SPLICE_PIPE_SIZE);
+	if (size < 0)
+		size = fcntl(p[0], F_GETPIPE_SZ);
+	*cap = size > 0 ? (size_t)size : 65536;
+	return 0;
+}
+
+/**
+ * conn_new() - allocate a connection with its pipes and events
+ * @st:		owner
+ * @hostfd:	accepted host socket
+ * @nsfd:	unconnected namespace socket
+ *
+ * On failure the caller still owns both sockets.
+ *
+ * Return: the connection, linked into @st, or NULL
+ */
+static struct splice_conn *conn_new(struct splice_state *st, int hostfd,
+                                    int nsfd)
+{
+	struct splice_conn *sc = calloc(1, sizeof(*sc));
+	struct event_base *base = st->c->base;
+
+	if (!sc)
+		return NULL;
+	sc->st = st;
+	sc->fd[SIDE_HOST] = hostfd;
+	sc->fd[SIDE_NS] = nsfd;
+	memset(sc->pipe, -1, sizeof(sc->pipe));
+	for (int s = 0; s < 2; s++) {
+		if (open_pipe(sc->pipe[s], &sc->cap[s]))
+			goto fail;
+		sc->rev[s] = event_new(base, sc->fd[s], EV_READ | EV_PERSIST,
+		                       read_cb, sc);
+		sc->wev[s] = event_new(base, sc->fd[s], EV_WRITE | EV_PERSIST,
+		                       write_cb, sc);
+		if (!sc->rev[s] || !sc->wev[s])
+			goto fail;
+	}
+	sc->next = st->conns;
+	if (st->conns)
+		st->conns->prev = sc;
+	st->conns = sc;
+	st->nconns++;
+	st->total++;
+	return sc;
+fail:
+	for (int s = 0; s < 2; s++) {
+		if (sc->rev[s])
+			event_free(sc->rev[s]);
+		if (sc->wev[s])
+			event_free(sc->wev[s]);
+		for (int e = 0; e < 2; e++)
+			if (sc->pipe[s][e] >= 0)
+				close(sc->pipe[s][e]);
+	}
+	free(sc);
+	return NULL;
+}
+
+/**
+ * splice_accept() - splice an accepted host connection into the namespace
+ * @st:		splice state
+ * @fd:		accepted, non-blocking host socket; always consumed
+ * @dst:	destination inside the namespace (the forward's guest_addr)
+ * @dport:	destination port, host order
+ *
+ * When no connection can be made, the client sees a reset.
+ */
+void splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
+                   uint16_t dport)
+{
+	const struct timeval tv = {SPLICE_CONNECT_TIMEOUT_S, 0};
+	const int one = 1;
+	union sockaddr_inany sa;
+	struct splice_conn *sc;
+	socklen_t salen;
+	int nsfd;
+
+	if (st->nconns >= SPLICE_MAX_CONNS) {
+		if (!st->warned)
+			err_msg("splice: %d connections open, refusing more",
+			        SPLICE_MAX_CONNS);
+		st->warned = true;
+		hostfwd_reset_close(fd);
+		return;
+	}
+	sockaddr_from_inany(&sa, &salen, dst, dport);
+	nsfd = nssock_get(st->pool, sa.sa.sa_family);
+	if (nsfd < 0) {
+		hostfwd_reset_close(fd);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sc = conn_new(st, fd, nsfd);
+	if (!sc) {
+		err_errno(ENOMEM, "splice: new connection");
+		hostfwd_reset_close(fd);
+		close(nsfd);
+		return;
+	}
+	if (!connect(nsfd, &sa.sa, salen)) {
+		connected(sc);
+	} else if (errno == EINPROGRESS) {
+		event_add(sc->wev[SIDE_NS], &tv);
+	} else {
+		debug_msg("splice: connect in namespace: %s", strerror(errno));
+		conn_close(sc, true);
+	}
+}
+
+/**
+ * splice_new() - create the splice state
+ * @c:		context
+ * @pool:	namespace socket pool, owned by the caller
+ *
+ * Return: the state, or NULL on ENOMEM
+ */
+struct splice_state *splice_new(struct ctx *c, struct nssock_pool *pool)
+{
+	struct splice_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->c = c;
+	st->pool = pool;
+	return st;
+}
+
+/**
+ * splice_free() - close every connection and free @st
+ * @st:		splice state, or NULL
+ */
+void splice_free(struct splice_state *st)
+{
+	if (!st)
+		return;
+	while (st->conns)
+		conn_close(st->conns, false);
+	free(st);
+}
+
+/**
+ * splice_conns() - spliced connections open now
+ * @st:		splice state
+ *
+ * Return: count
+ */
+size_t splice_conns(const struct splice_state *st)
+{
+	return st->nconns;
+}
+
+/**
+ * splice_total() - spliced connections accepted since start
+ * @st:		splice state
+ *
+ * Return: count
+ */
+uint64_t splice_total(const struct splice_state *st)
+{
+	return st->total;
+}

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - the API socket: non-blocking connections, one request each
+ *
+ * slirp4netns served its API inline in the packet loop with a blocking
+ * accept() and read(), so one silent client stopped all traffic. Here each
+ * connection is a non-blocking socket with its own events: bytes are
+ * collected as they come (at most API_MAX_REQUEST), the request is
+ * answered with one write of compact JSON without a newline, and the
+ * connection is closed. A client silent for API_TIMEOUT_S gets an error.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <event2/event.h>
+
+#include "driver/log.h"
+#include "ipc/api.h"
+
+/* Pending connections the kernel queues before we accept them. */
+#define API_BACKLOG 16
+/* After the reply, bytes of the client's we read and drop at most. */
+#define API_DRAIN_MAX (1 << 20)
+
+/**
+ * struct api_conn - one client connection
+ * @st:		owner
+ * @prev:	previous in @st->conns
+ * @next:	next in @st->conns
+ * @fd:		the connection
+ * @ev:		read event (with the idle timeout), then write event
+ * @len:	bytes in @buf
+ * @buf:	request bytes; one more than allowed, to notice too many
+ * @reply:	reply text being written, malloc'd, or NULL
+ * @rlen:	its length
+ * @roff:	bytes of it written
+ * @drained:	bytes dropped after the reply
+ */
+struct api_conn {
+	struct api_state *st;
+	struct api_conn *prev;
+	struct api_conn *next;
+	int fd;
+	struct event *ev;
+	size_t len;
+	char buf[API_MAX_REQUEST + 1];
+	char *reply;
+	size_t rlen;
+	size_t roff;
+	size_t drained;
+};
+
+/**
+ * struct api_state - the listening socket and its connections
+ * @c:		context
+ * @fd:		listening socket
+ * @ev:		accept event
+ * @dev:	device of the socket file we bound, to unlink only ours
+ * @ino:	its inode
+ * @conns:	open connections
+ * @nconns:	entries in @conns
+ */
+struct api_state {
+	struct ctx *c;
+	int fd;
+	struct event *ev;
+	dev_t dev;
+	ino_t ino;
+	struct api_conn *conns;
+	unsigned int nconns;
+};
+
+/**
+ * conn_free() - close a connection and free it
+ * @ac:		connection
+ */
+static void conn_free(struct api_conn *ac)
+{
+	struct api_state *st = ac->st;
+
+	if (ac->ev)
+		event_free(ac->ev);
+	close(ac->fd);
+	free(ac->reply);
+	if (ac->prev)
+		ac->prev->next = ac->next;
+	else
+		st->conns = ac->next;
+	if (ac->next)
+		ac->next->prev = ac->prev;
+	st->nconns--;
+	free(ac);
+}
+
+/**
+ * switch_event() - replace the connection's event
+ * @ac:		connection
+ * @what:	EV_READ or EV_WRITE
+ * @cb:		callback
+ *
+ * On failure the connection is freed.
+ */
+static void switch_event(struct api_conn *ac, short what, event_callback_fn cb)
+{
+	const struct timeval tv = {API_TIMEOUT_S, 0};
+
+	event_free(ac->ev);
+	ac->ev = event_new(ac->st->c->base, ac->fd, what | EV_PERSIST, cb, ac);
+	if (!ac->ev || event_add(ac->ev, &tv))
+		conn_free(ac);
+}
+
+/**
+ * drain_cb() - drop what the client still sends, until it closes
+ * @fd:		the connection
+ * @what:	EV_READ, or EV_TIMEOUT
+ * @arg:	struct api_conn
+ *
+ * Closing a unix socket with unread bytes resets the peer: its pending
+ * write fails with EPIPE, and a read may fail with ECONNRESET before the
+ * reply is seen. Waiting for the client's EOF lets a client that sent more
+ * than it should (a too large request) still read its reply.
+ */
+static void drain_cb(evutil_socket_t fd, short what, void *arg)
+{
+	static char scratch[4096];
+	struct api_conn *ac = arg;
+	ssize_t n;
+
+	if (what & EV_TIMEOUT) {
+		conn_free(ac);
+		return;
+	}
+	n = recv((int)fd, scratch, sizeof(scratch), 0);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_free(ac);
+		return;
+	}
+	ac->drained += (size_t)n;
+	if (ac->drained > API_DRAIN_MAX)
+		conn_free(ac);
+}
+
+static void write_cb(evutil_socket_t fd, short what, void *arg);
+
+/**
+ * send_reply() - write as much of the reply as the socket takes
+ * @ac:		connection with @ac->reply set
+ *
+ * A reply normally fits the socket buffer and goes out in one write; a
+ * long list may not, and the rest waits for the socket to drain. Once all
+ * is written our side is shut down, so that the client sees EOF, and the
+ * connection waits for the client's own EOF (drain_cb()).
+ */
+static void send_reply(struct api_conn *ac)
+{
+	while (ac->roff < ac->rlen) {
+		ssize_t n = send(ac->fd, ac->reply + ac->roff,
+		                 ac->rlen - ac->roff, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			conn_free(ac);
+			return;
+		}
+		ac->roff += (size_t)n;
+	}
+	if (ac->roff < ac->rlen) {
+		switch_event(ac, EV_WRITE, write_cb);
+		return;
+	}
+	if (shutdown(ac->fd, SHUT_WR)) {
+		conn_free(ac);
+		return;
+	}
+	switch_event(ac, EV_READ, drain_cb);
+}
+
+/**
+ * write_cb() - the socket has room for the rest of the reply
+ * @fd:		the connection
+ * @what:	EV_WRITE, or EV_TIMEOUT if the client stopped reading
+ * @arg:	struct api_conn
+ */
+static void write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct api_conn *ac = arg;
+
+	(void)fd;
+	if (what & EV_TIMEOUT) {
+		conn_free(ac);
+		return;
+	}
+	send_reply(ac);
+}
+
+/**
+ * reply_with() - stop reading and send @reply
+ * @ac:		connection
+ * @reply:	malloc'd reply text, or NULL (ENOMEM: just close)
+ */
+static void reply_with(struct api_conn *ac, char *reply)
+{
+	event_del(ac->ev);
+	if (!reply) {
+		conn_free(ac);
+		return;
+	}
+	ac->reply = reply;
+	ac->rlen = strlen(reply);
+	send_reply(ac);
+}
+
+/**
+ * answer() - run the request in the buffer and reply
+ * @ac:		connection with a complete request
+ */
+static void answer(struct api_conn *ac)
+{
+	debug_msg("api: request: %.*s", (int)ac->len, ac->buf);
+	reply_with(ac,
+	           api_respond(ac->st->c, &api_hostfwd_ops, ac->buf, ac->len));
+}
+
+/**
+ * read_cb() - request bytes arrived, or the client was silent too long
+ * @fd:		the connection
+ * @what:	EV_READ or EV_TIMEOUT
+ * @arg:	struct api_conn
+ */
+static void read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct api_conn *ac = arg;
+	bool eof = false;
+	ssize_t n;
+
+	if (what & EV_TIMEOUT) {
+		reply_with(ac, api_error_reply("bad request: timed out "
+		                               "waiting for the request"));
+		return;
+	}
+	n = recv((int)fd, ac->buf + ac->len, sizeof(ac->buf) - ac->len, 0);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n < 0) {
+		conn_free(ac);
+		return;
+	}
+	if (n == 0)
+		eof = true;
+	ac->len += (size_t)n;
+	switch (api_request_scan(ac->buf, ac->len, eof)) {
+	case API_COMPLETE:
+		answer(ac);
+		break;
+	case API_TOO_LARGE:
+		reply_with(ac,
+		           api_error_reply("bad request: too large message"));
+		break;
+	case API_MORE:
+		break;
+	}
+}
+
+/**
+ * conn_new() - start serving an accepted connection
+ * @st:		API state
+ * @fd:		accepted, non-blocking
+ */
+static void conn_new(struct api_state *st, int fd)
+{
+	const struct timeval tv = {API_TIMEOUT_S, 0};
+	struct api_conn *ac = calloc(1, sizeof(*ac));
+
+	if (!ac) {
+		close(fd);
+		return;
+	}
+	ac->st = st;
+	ac->fd = fd;
+	ac->next = st->conns;
+	if (st->conns)
+		st->conns->prev = ac;
+	st->conns = ac;
+	st->nconns++;
+	/* With EV_PERSIST the timeout restarts whenever bytes arrive. */
+	ac->ev = event_new(st->c->base, fd, EV_READ | EV_PERSIST, read_cb, ac);
+	if (!ac->ev || event_add(ac->ev, &tv))
+		conn_free(ac);
+}
+
+/**
+ * refuse() - answer a connection over the limit at once and close it
+ * @fd:		accepted connection
+ *
+ * The reply is tiny and the socket buffer empty, so the write cannot
+ * block; a client that reads gets a reason rather than a bare close.
+ */
+static void refuse(int fd)
+{
+	char *reply = api_error_reply("bad request: too many connections");
+
+	if (reply && send(fd, reply, strlen(reply), MSG_NOSIGNAL) < 0)
+		debug_msg("api: refuse connection: %s", strerror(errno));
+	free(reply);
+	close(fd);
+}
+
+/**
+ * accept_cb() - accept new API connections
+ * @lfd:	listening socket
+ * @what:	unused
+ * @arg:	struct api_state
+ */
+static void accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct api_state *st = arg;
+
+	(void)what;
+	for (int i = 0; i < API_BACKLOG; i++) {
+		int fd = accept4((int)lfd, NULL, NULL,
+		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0)
+			return;
+		if (st->nconns >= API_MAX_CONNS)
+			refuse(fd);
+		else
+			conn_new(st, fd);
+	}
+}
+
+/**
+ * listen_at() - bind and listen on @path, replacing a stale socket file
+ * @st:		API state; fd, dev and ino are set
+ * @path:	socket path, shorter than sun_path (checked by cli.c)
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int listen_at(struct api_state *st, const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat sb;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	/* As slirp4netns does: a socket left by a killed run is replaced. */
+	unlink(path);
+	st->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (st->fd < 0) {
+		err_errno(errno, "API socket %s: socket", path);
+		return -1;
+	}
+	if (bind(st->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err_errno(errno, "API socket %s: bind", path);
+		return -1;
+	}
+	if (!stat(path, &sb)) {
+		st->dev = sb.st_dev;
+		st->ino = sb.st_ino;
+	}
+	if (listen(st->fd, API_BACKLOG)) {
+		err_errno(errno, "API socket %s: listen", path);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * api_init() - listen on --api-socket, if given
+ * @c:		context, after hostfwd_init()
+ *
+ * Called before the ready fd is written: clients may connect as soon as
+ * rootlesskit or podman see the ready byte.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int api_init(struct ctx *c)
+{
+	struct api_state *st;
+
+	if (!c->o->api_socket[0])
+		return 0;
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		err_errno(ENOMEM, "API socket");
+		return -1;
+	}
+	st->c = c;
+	st->fd = -1;
+	c->api = st;
+	if (listen_at(st, c->o->api_socket))
+		return -1;
+	st->ev =
+	        event_new(c->base, st->fd, EV_READ | EV_PERSIST, accept_cb, st);
+	if (!st->ev || event_add(st->ev, NULL)) {
+		err_msg("API socket %s: libevent failed", c->o->api_socket);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * api_cleanup() - close the API socket and remove its file
+ * @c:		context
+ *
+ * The file is removed only if it is still the one we bound: another
+ * instance may have replaced it meanwhile.
+ */
+void api_cleanup(struct ctx *c)
+{
+	struct api_state *st = c->api;
+	struct stat sb;
+
+	if (!st)
+		return;
+	while (st->conns)
+		conn_free(st->conns);
+	if (st->ev)
+		event_free(st->ev);
+	if (st->fd >= 0) {
+		close(st->fd);
+		if (st->ino && !lstat(c->o->api_socket, &sb) &&
+		    sb.st_dev == st->dev && sb.st_ino == st->ino)
+			unlink(c->o->api_socket);
+	}
+	free(st);
+	c->api = NULL;
+}

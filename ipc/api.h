@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - the slirp4netns-compatible JSON API socket (see docs/api.md)
+ */
+#ifndef TAPIR_IPC_API_H
+#define TAPIR_IPC_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "driver/ctx.h"
+#include "driver/hostfwd.h"
+
+/* Longest request, in bytes: slirp4netns reads one 4096-byte buffer and
+ * refuses a full one.
+ */
+#define API_MAX_REQUEST 4095
+/* A connection that stays silent this long is answered and closed. */
+#define API_TIMEOUT_S 30
+/* Connections served at once; more are answered with an error at once. */
+#define API_MAX_CONNS 64
+
+/**
+ * struct api_fwd_ops - what requests do to the forward table
+ * @add:	hostfwd_add()
+ * @remove:	hostfwd_remove()
+ * @entry:	hostfwd_entry()
+ * @status:	hostfwd_status()
+ *
+ * The daemon uses api_hostfwd_ops; unit tests pass a table of their own,
+ * so that every request can be checked without sockets.
+ */
+struct api_fwd_ops {
+	int (*add)(struct ctx *c, struct hostfwd_spec *s, char *why,
+	           size_t whylen);
+	int (*remove)(struct ctx *c, unsigned int id);
+	const struct hostfwd_spec *(*entry)(const struct ctx *c, size_t i);
+	void (*status)(const struct ctx *c, struct hostfwd_status *st);
+};
+
+extern const struct api_fwd_ops api_hostfwd_ops;
+
+enum api_scan {
+	API_MORE,      /* wait for more bytes */
+	API_COMPLETE,  /* answer the bytes received */
+	API_TOO_LARGE, /* more than API_MAX_REQUEST bytes */
+};
+
+enum api_scan api_request_scan(const char *buf, size_t len, bool eof);
+char *api_respond(struct ctx *c, const struct api_fwd_ops *ops, const char *req,
+                  size_t len);
+char *api_error_reply(const char *desc);
+
+int api_init(struct ctx *c);
+void api_cleanup(struct ctx *c);
+
+#endif /* TAPIR_IPC_API_H */
