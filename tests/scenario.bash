@@ -19,6 +19,7 @@
 #                              network namespaces (e.g. `nsrun $p ip -br a`)
 #   nginx_start NAME LISTEN... serve a test page from nginx on each LISTEN
 #   start_tapir NAME ARGS...   tapir ARGS as the test user, waited until ready
+#   tcp_listening PORT         a TCP listener exists on PORT (for wait_for)
 #
 # SCEN_DIR is a world-writable scratch directory, removed at exit. When the
 # snippet fails, the tail of every daemon log is printed to stderr so the
@@ -275,4 +276,10 @@ start_tapir() {
 tapir_ready_or_gone() {
 	[[ "$(cat "$SCEN_DIR/$1.ready" 2>/dev/null)" == 1 ]] ||
 		! _scen_alive "$(bg_pid "$1")"
+}
+
+# tcp_listening PORT: something listens on TCP PORT here (quietly, for
+# wait_for; a probe connection would print errors and reach the server).
+tcp_listening() {
+	ss -Hltn "sport = :$1" | grep -q .
 }

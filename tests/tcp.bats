@@ -37,7 +37,7 @@ setup() {
 @test "tcp: iperf3 in both directions" {
 	run in_sandbox '
 		bg_start iperf iperf3 -s -B 127.0.0.1
-		wait_for 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/5201"
+		wait_for 5 tcp_listening 5201
 		as_user "$TAPIR_BIN" run -- sh -c "
 			iperf3 -c 10.0.2.2 -t 2 -J > $SCEN_DIR/up.json &&
 			iperf3 -c 10.0.2.2 -t 2 -R -J > $SCEN_DIR/down.json"
@@ -80,7 +80,7 @@ setup() {
 @test "tcp: 1000 concurrent connections all carry data, tapir RSS stays bounded" {
 	run in_sandbox '
 		bg_start echo "$TOOLS/manyconn" server 7777
-		wait_for 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/7777"
+		wait_for 5 tcp_listening 7777
 		bg_start_user tapir "$TAPIR_BIN" run -- sh -c \
 			"ulimit -n 4096; $TOOLS/manyconn client 10.0.2.2 7777 1000 20000 3000 > $SCEN_DIR/client.out"
 		pid=$(bg_pid tapir)
@@ -153,7 +153,7 @@ transfer_exact() {
 @test "tcp: an idle connection with keepalive probes stays up" {
 	run in_sandbox '
 		bg_start echo "$TOOLS/manyconn" server 7777
-		wait_for 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/7777"
+		wait_for 5 tcp_listening 7777
 		# Probes every second, dead after 2 unanswered: 5 s idle would
 		# kill the connection if tapir ignored them.
 		as_user "$TAPIR_BIN" run -- bash -c "
@@ -162,5 +162,5 @@ transfer_exact() {
 		" 2>&1
 	'
 	[ "$status" -eq 0 ]
-	[ "$output" = "still-alive" ]
+	[ "${lines[-1]}" = "still-alive" ]
 }
