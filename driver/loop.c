@@ -63,6 +63,28 @@ static int target_exists(const struct opts *o)
 }
 
 /**
+ * target_pid() - the process whose exit means the namespace is going away
+ * @o:		options
+ *
+ * In path mode the tap pins the netns, so it never disappears while we
+ * run; but a path under /proc/PID/ (rootlesskit's detach mode passes
+ * /proc/<child>/root/<statedir>/netns) names the process that owns it.
+ *
+ * Return: the PID, or 0 if there is none to watch
+ */
+static pid_t target_pid(const struct opts *o)
+{
+	int pid, n = 0;
+
+	if (o->netns_type == NETNS_PID)
+		return o->pid;
+	if (sscanf(o->netns_path, "/proc/%d/%n", &pid, &n) == 1 && n > 0 &&
+	    pid > 0)
+		return pid;
+	return 0;
+}
+
+/**
  * loop_prepare() - attach the tap and start every service, up to ready
  * @c:		context to initialise
  * @o:		validated options
@@ -82,7 +104,7 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	ctx_addresses(c);
 	if (target_exists(o))
 		return -1;
-	if (o->netns_type == NETNS_PID && lifecycle_watch_target(c, o->pid))
+	if (target_pid(o) > 0 && lifecycle_watch_target(c, target_pid(o)))
 		return -1;
 	if (nshelper_setup_tap(o, &c->tap, c->tapfd))
 		return -1;

@@ -161,6 +161,21 @@ exited_fast() {
 	exited_fast t
 }
 
+@test "path mode under /proc/PID/: that process exiting ends tapir, exit 0" {
+	# rootlesskit's detach mode passes /proc/<child>/root/<statedir>/netns.
+	run sbx '
+		pid=$(userns_holder)
+		start_tapir t -c --netns-type=path \
+			--userns-path=/proc/$pid/ns/user /proc/$pid/ns/net tap0
+		T0=$(now_ms)
+		bg_stop holder
+		exits_within 3 t
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	exited_fast t
+}
+
 @test "-a SOCK: the socket listens at ready and is gone after every exit" {
 	run sbx '
 		pid=$(userns_holder)
