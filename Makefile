@@ -86,7 +86,10 @@ format:
 install: $(BUILD)/tapir
 	install -D -m 0755 $(BUILD)/tapir $(DESTDIR)$(PREFIX)/bin/tapir
 
-bench: tapir bench-tools
+# Packages first: on a fresh machine the build itself needs the -dev ones.
+bench:
+	@if [ "$$(id -u)" = 0 ]; then hack/install-deps.sh; fi
+	$(MAKE) tapir bench-tools
 	TAPIR_BUILD=$(BUILD) benchmark/run-matrix.sh
 
 clean:

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <netinet/ip_icmp.h>
 
 #include "dns.h"
 #include "fwd.h"
+#include "icmp.h"
 #include "inany.h"
 #include "ip.h"
 
@@ -120,6 +122,35 @@ enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
 		return FWD_NET_UNREACH;
 	sockaddr_from_inany(sa, salen, dst, dport);
 	return FWD_OK;
+}
+
+/**
+ * fwd_outbound_or_reject() - fwd_outbound() for a guest packet, with the
+ *			      guest told when it may not go anywhere
+ * @c:		context
+ * @p:		the guest's packet (its protocol and destination are used)
+ * @dport:	destination port, host order (0 for ICMP)
+ * @sa:		on success, the host address to use
+ * @salen:	on success, its length
+ *
+ * Return: 0 if the packet may go to @sa, -1 if it was dropped (counted,
+ *	   and answered with net-unreachable where policy says so)
+ */
+int fwd_outbound_or_reject(struct ctx *c, const struct pkt *p, uint16_t dport,
+                           union sockaddr_inany *sa, socklen_t *salen)
+{
+	switch (fwd_outbound(c, p->proto, &p->dst, dport, sa, salen)) {
+	case FWD_OK:
+		return 0;
+	case FWD_NET_UNREACH:
+		c->stats.drops[DROP_NO_ROUTE]++;
+		icmp_send_unreach(c, p, ICMP_NET_UNREACH);
+		return -1;
+	case FWD_DROP:
+	default:
+		c->stats.drops[DROP_NO_ROUTE]++;
+		return -1;
+	}
 }
 
 /**

@@ -10,6 +10,8 @@
 
 #include "ctx.h"
 
+struct pkt;
+
 /**
  * union sockaddr_inany - a host socket address of either family
  * @sa:		generic view
@@ -31,6 +33,8 @@ enum fwd_verdict {
 enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
                               const struct in6_addr *dst, uint16_t dport,
                               union sockaddr_inany *sa, socklen_t *salen);
+int fwd_outbound_or_reject(struct ctx *c, const struct pkt *p, uint16_t dport,
+                           union sockaddr_inany *sa, socklen_t *salen);
 void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
                       struct in6_addr *addr, uint16_t *port);
 int fwd_bind_outbound(const struct ctx *c, int fd, int family);

@@ -386,17 +386,8 @@ void ping_forward(struct ctx *c, const struct pkt *p)
 		c->stats.drops[DROP_UNKNOWN_PROTO]++;
 		return;
 	}
-	switch (fwd_outbound(c, IPPROTO_ICMP, &p->dst, 0, &sa, &salen)) {
-	case FWD_OK:
-		break;
-	case FWD_NET_UNREACH:
-		c->stats.drops[DROP_NO_ROUTE]++;
-		icmp_send_unreach(c, p, ICMP_NET_UNREACH);
+	if (fwd_outbound_or_reject(c, p, 0, &sa, &salen))
 		return;
-	case FWD_DROP:
-		c->stats.drops[DROP_NO_ROUTE]++;
-		return;
-	}
 	memcpy(&id, p->l4 + 4, 2);
 	f = ping_lookup(c->ping, &p->src, &p->dst, id);
 	if (!f && !(f = ping_flow_new(c, p, id)))

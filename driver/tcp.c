@@ -625,17 +625,8 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 	struct tcp_conn *conn;
 	socklen_t salen;
 
-	switch (fwd_outbound(c, IPPROTO_TCP, &p->dst, s->dport, &sa, &salen)) {
-	case FWD_NET_UNREACH:
-		c->stats.drops[DROP_NO_ROUTE]++;
-		icmp_send_unreach(c, p, ICMP_NET_UNREACH);
+	if (fwd_outbound_or_reject(c, p, s->dport, &sa, &salen))
 		return;
-	case FWD_DROP:
-		c->stats.drops[DROP_NO_ROUTE]++;
-		return;
-	case FWD_OK:
-		break;
-	}
 	conn = tcp_conn_alloc(&c->tcp->table, &p->src, s->sport, &p->dst,
 	                      s->dport);
 	if (!conn) {

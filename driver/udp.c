@@ -366,18 +366,8 @@ static struct udp_flow *flow_open(struct ctx *c, const struct pkt *p,
 	struct udp_flow *f;
 	socklen_t salen;
 
-	switch (fwd_outbound(c, IPPROTO_UDP, &p->dst, k->fport, &sa, &salen)) {
-	case FWD_OK:
-		break;
-	case FWD_NET_UNREACH:
-		c->stats.drops[DROP_NO_ROUTE]++;
-		if (icmp_may_answer(c, p))
-			icmp_send_unreach(c, p, ICMP_NET_UNREACH);
+	if (fwd_outbound_or_reject(c, p, k->fport, &sa, &salen))
 		return NULL;
-	default:
-		c->stats.drops[DROP_NO_ROUTE]++;
-		return NULL;
-	}
 	f = udp_flow_add(c, k, ip_is_dns(c, &p->dst) && k->fport == 53);
 	if (!f) {
 		c->stats.drops[DROP_FLOW_LIMIT]++;

@@ -22,6 +22,20 @@ setup() {
 	[ "${lines[1]}" = "tapir test page" ]
 }
 
+@test "tcp: over IPv6, fd00::2 reaches host ::1 and fd18::1 the host itself" {
+	run in_sandbox '
+		nginx_start web "[::1]:8080" "[fd18::1]:8081"
+		as_user "$TAPIR_BIN" run -6 -- sh -c "
+			curl -sS --max-time 5 http://[fd00::2]:8080/ &&
+			curl -sS --max-time 5 http://[fd18::1]:8081/ &&
+			curl -sS --max-time 5 -o /dev/null -w %{remote_ip}\\\\n http://[fd00::2]:8080/"
+	'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "tapir test page" ]
+	[ "${lines[1]}" = "tapir test page" ]
+	[ "${lines[2]}" = "fd00::2" ]
+}
+
 @test "tcp: works through rootlesskit as slirp4netns, with --disable-host-loopback" {
 	run in_sandbox '
 		nginx_start web 198.18.0.1:8081
