@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <linux/if_tun.h>
 
+/* Added in Linux 6.2; older uapi headers (Debian 12) do not have them. */
 #ifndef TUN_F_USO4
 #define TUN_F_USO4 0x20
 #endif

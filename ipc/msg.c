@@ -9,19 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <linux/if_tun.h>
 
 #include <jansson.h>
 
+#include "driver/tap.h"
 #include "ipc/msg.h"
-
-/* Added in Linux 6.2; older uapi headers (Debian 12) do not have them. */
-#ifndef TUN_F_USO4
-#define TUN_F_USO4 0x20
-#endif
-#ifndef TUN_F_USO6
-#define TUN_F_USO6 0x40
-#endif
 
 /* Lowest MTU an IPv4 host must support (RFC 791), and the tap maximum. */
 #define IPC_MTU_MIN 68
