@@ -32,136 +32,16 @@
 #include "log.h"
 #include "tcp.h"
 #include "tcp_conn.h"
+#include "tcp_internal.h"
 #include "tcp_seg.h"
 
-#ifndef SO_PEEK_OFF
-#define SO_PEEK_OFF 42
-#endif
-#ifndef SO_MEMINFO
-#define SO_MEMINFO 55
-#endif
-
-/* Largest window we advertise; the tap's txqueuelen is sized for it. */
-#define TCP_WINDOW_MAX (8U << 20)
-/* Frames sent per connection per wakeup before others get a turn. */
-#define TCP_BUDGET_FRAMES 16
-#define TCP_RTO_MS 200
-#define TCP_RTO_MAX_SHIFT 6
-#define TCP_MAX_RETRIES 12
-#define TCP_SYN_RETRIES 5
-#define TCP_IDLE_S 7200
-/* A connection marked for release once it leaves the flush list. */
-#define CONN_DEAD (1U << 31)
-
 /**
- * struct tcp_state - the TCP module's part of the context
- * @table:	connections
- * @flush_head:	connections owing an ACK at the end of the tap batch
- */
-struct tcp_state {
-	struct tcp_table table;
-	struct tcp_conn *flush_head;
-};
-
-/* Peeked host data on its way into one frame. */
-static uint8_t peek_buf[65536];
-
-static void host_to_guest(struct ctx *c, struct tcp_conn *conn);
-
-/**
- * now_s() - monotonic seconds
- *
- * Return: seconds since an arbitrary point
- */
-static uint64_t now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
-}
-
-/**
- * seq_lt() - sequence number comparison, modulo 2^32
- * @a:		one
- * @b:		other
- *
- * Return: true if @a comes before @b
- */
-static bool seq_lt(uint32_t a, uint32_t b)
-{
-	return (int32_t)(a - b) < 0;
-}
-
-/**
- * arm_timer() - (re)start the connection's timer
- * @conn:	connection
- * @ms:		delay in milliseconds
- */
-static void arm_timer(struct tcp_conn *conn, unsigned int ms)
-{
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-
-	evtimer_add(conn->timer, &tv);
-}
-
-/**
- * rto_ms() - retransmission timeout after @retries attempts
- * @retries:	attempts so far
- *
- * Return: milliseconds, doubling per attempt
- */
-static unsigned int rto_ms(unsigned int retries)
-{
-	return TCP_RTO_MS << (retries < TCP_RTO_MAX_SHIFT ? retries
-	                                                  : TCP_RTO_MAX_SHIFT);
-}
-
-/**
- * rcv_window() - the window to advertise: free space in the host socket
- * @conn:	connection
- *
- * SO_MEMINFO gives the send buffer and what is queued in it, the quantity
- * tcp_sendmsg() itself checks. Below a threshold we advertise zero and wait
- * for EPOLLOUT, which the kernel raises at a third of the buffer free: the
- * threshold stays under that, so the wake-up always finds a window.
- *
- * Return: window in bytes
- */
-static uint32_t rcv_window(struct tcp_conn *conn)
-{
-	uint32_t mi[SK_MEMINFO_VARS] = {0};
-	socklen_t len = sizeof(mi);
-	uint32_t sndbuf, queued, free_, threshold;
-
-	if (conn->flags & CONN_SOCK_FULL)
-		return 0;
-	if (getsockopt(conn->fd, SOL_SOCKET, SO_MEMINFO, mi, &len))
-		return conn->mss;
-	sndbuf = mi[SK_MEMINFO_SNDBUF];
-	queued = mi[SK_MEMINFO_WMEM_QUEUED];
-	free_ = sndbuf > queued ? sndbuf - queued : 0;
-	/* Data costs the buffer more than its length (skb overhead), and a
-	 * window once offered must not shrink under data in flight: offer
-	 * three quarters, which holds for overheads up to a third.
-	 */
-	free_ = free_ / 4 * 3;
-	threshold = conn->mss < sndbuf / 4 ? conn->mss : sndbuf / 4;
-	if (free_ < threshold || !free_) {
-		conn->flags |= CONN_SOCK_FULL;
-		event_add(conn->wev, NULL);
-		return 0;
-	}
-	return free_ < TCP_WINDOW_MAX ? free_ : TCP_WINDOW_MAX;
-}
-
-/**
- * release() - free a connection's resources and its table entry
+ * tcp_release() - free a connection's resources and its table entry
  * @c:		context
  * @conn:	connection
  * @reset:	close the host socket with RST rather than FIN
  */
-static void release(struct ctx *c, struct tcp_conn *conn, bool reset)
+void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 {
 	struct linger lg = {1, 0};
 
@@ -189,24 +69,24 @@ static void release(struct ctx *c, struct tcp_conn *conn, bool reset)
 }
 
 /**
- * abort_conn() - reset a connection on both sides
+ * tcp_abort() - reset a connection on both sides
  * @c:		context
  * @conn:	connection
  * @rst_guest:	also send the guest an RST
  */
-static void abort_conn(struct ctx *c, struct tcp_conn *conn, bool rst_guest)
+void tcp_abort(struct ctx *c, struct tcp_conn *conn, bool rst_guest)
 {
 	if (rst_guest)
 		tcp_send_flags(c, conn, TH_RST | TH_ACK, conn->snd_nxt, 0);
-	release(c, conn, true);
+	tcp_release(c, conn, true);
 }
 
 /**
- * schedule_ack() - owe the guest an ACK at the end of this tap batch
+ * tcp_schedule_ack() - owe the guest an ACK at the end of this tap batch
  * @c:		context
  * @conn:	connection
  */
-static void schedule_ack(struct ctx *c, struct tcp_conn *conn)
+void tcp_schedule_ack(struct ctx *c, struct tcp_conn *conn)
 {
 	conn->flags |= CONN_ACK_PENDING;
 	if (conn->flags & CONN_IN_FLUSH)
@@ -236,275 +116,25 @@ void tcp_flush(struct ctx *c)
 			continue;
 		conn->flags &= ~CONN_ACK_PENDING;
 		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
-		               rcv_window(conn));
+		               tcp_rcv_window(conn));
 	}
 	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
 }
 
 /**
- * maybe_finish() - close a connection whose both directions are done
+ * tcp_maybe_finish() - close a connection whose both directions are done
  * @c:		context
  * @conn:	connection
  *
  * Return: true if it was closed
  */
-static bool maybe_finish(struct ctx *c, struct tcp_conn *conn)
+bool tcp_maybe_finish(struct ctx *c, struct tcp_conn *conn)
 {
 	if ((conn->flags & (CONN_GUEST_FIN | CONN_FIN_ACKED)) !=
 	    (CONN_GUEST_FIN | CONN_FIN_ACKED))
 		return false;
-	release(c, conn, false);
+	tcp_release(c, conn, false);
 	return true;
-}
-
-/**
- * rewind_to_una() - retransmit: resend everything the guest hasn't ACKed
- * @c:		context
- * @conn:	connection
- */
-static void rewind_to_una(struct ctx *c, struct tcp_conn *conn)
-{
-	int off = 0;
-
-	conn->snd_nxt = conn->snd_una;
-	conn->flags &= ~CONN_FIN_SENT;
-	conn->dupacks = 0;
-	setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off));
-	host_to_guest(c, conn);
-}
-
-/**
- * send_fin() - the host closed its side and all its data went out
- * @c:		context
- * @conn:	connection
- */
-static void send_fin(struct ctx *c, struct tcp_conn *conn)
-{
-	conn->flags |= CONN_HOST_EOF;
-	if (conn->flags & CONN_FIN_SENT)
-		return;
-	if (tcp_send_flags(c, conn, TH_FIN | TH_ACK, conn->snd_nxt,
-	                   rcv_window(conn)))
-		return;
-	conn->snd_nxt++;
-	conn->flags |= CONN_FIN_SENT;
-	conn->flags &= ~CONN_ACK_PENDING;
-	arm_timer(conn, rto_ms(conn->retries));
-}
-
-/**
- * send_peeked() - send @n peeked bytes as one frame; rewind on failure
- * @c:		context
- * @conn:	connection
- * @n:		bytes at peek_buf
- * @wnd:	window to advertise
- *
- * Return: 0 on success, -1 if the tap refused the frame
- */
-static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
-                       uint32_t wnd)
-{
-	int off = (int)(conn->snd_nxt - conn->snd_una);
-
-	if (tcp_send_data(c, conn, peek_buf, n, wnd)) {
-		/* The peek offset moved past bytes the guest never got. */
-		setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &off,
-		           sizeof(off));
-		arm_timer(conn, rto_ms(conn->retries));
-		return -1;
-	}
-	conn->snd_nxt += (uint32_t)n;
-	conn->flags &= ~CONN_ACK_PENDING;
-	if (!evtimer_pending(conn->timer, NULL) || conn->retries == 0)
-		arm_timer(conn, rto_ms(conn->retries));
-	return 0;
-}
-
-/**
- * host_to_guest() - send what the host socket holds, as far as the guest's
- *		     window allows
- * @c:		context
- * @conn:	established connection
- */
-static void host_to_guest(struct ctx *c, struct tcp_conn *conn)
-{
-	uint32_t wnd = rcv_window(conn);
-	int frames;
-
-	if (!(conn->flags & CONN_ESTABLISHED) || (conn->flags & CONN_FIN_SENT))
-		return;
-	for (frames = 0; frames < TCP_BUDGET_FRAMES; frames++) {
-		uint32_t inflight = conn->snd_nxt - conn->snd_una;
-		size_t max = tcp_max_payload(c, conn);
-		ssize_t n;
-
-		if (conn->snd_wnd <= inflight) {
-			conn->flags |= CONN_READ_PENDING;
-			if (!conn->snd_wnd)
-				arm_timer(conn, rto_ms(conn->retries));
-			return;
-		}
-		if (max > conn->snd_wnd - inflight)
-			max = conn->snd_wnd - inflight;
-		n = recv(conn->fd, peek_buf, max, MSG_PEEK | MSG_DONTWAIT);
-		if (n == 0) {
-			send_fin(c, conn);
-			return;
-		}
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR) {
-				conn->flags &= ~CONN_READ_PENDING;
-				return;
-			}
-			debug_msg("tcp: recv from host socket: %s",
-			          strerror(errno));
-			abort_conn(c, conn, true);
-			return;
-		}
-		if (send_peeked(c, conn, (size_t)n, wnd))
-			return;
-	}
-	/* Budget spent with data left: come back on the next loop turn. */
-	conn->flags |= CONN_READ_PENDING;
-	event_active(conn->rev, EV_READ, 0);
-}
-
-/**
- * discard_acked() - drop bytes the guest acknowledged from the socket
- * @conn:	connection
- * @n:		bytes
- *
- * Return: 0 on success, -1 if the socket failed
- */
-static int discard_acked(struct tcp_conn *conn, uint32_t n)
-{
-	while (n) {
-		ssize_t r = recv(conn->fd, NULL, n, MSG_TRUNC | MSG_DONTWAIT);
-
-		if (r <= 0)
-			return r < 0 && errno == EINTR ? 0 : -1;
-		n -= (uint32_t)r;
-	}
-	return 0;
-}
-
-/**
- * process_ack() - apply the guest's acknowledgement and window
- * @c:		context
- * @conn:	established connection
- * @s:		segment with TH_ACK
- *
- * Return: 0, or -1 if the connection was closed
- */
-static int process_ack(struct ctx *c, struct tcp_conn *conn,
-                       const struct tcp_seg *s)
-{
-	uint32_t inflight = conn->snd_nxt - conn->snd_una;
-	uint32_t acked = s->ack - conn->snd_una;
-	uint32_t old_wnd = conn->snd_wnd;
-
-	conn->snd_wnd = (uint32_t)s->win << conn->snd_ws;
-	if (acked && acked <= inflight) {
-		uint32_t data = acked;
-
-		if ((conn->flags & CONN_FIN_SENT) && s->ack == conn->snd_nxt) {
-			data--;
-			conn->flags |= CONN_FIN_ACKED;
-		}
-		if (data && discard_acked(conn, data)) {
-			abort_conn(c, conn, true);
-			return -1;
-		}
-		conn->snd_una = s->ack;
-		conn->retries = 0;
-		conn->dupacks = 0;
-		if (conn->snd_una == conn->snd_nxt)
-			arm_timer(conn, TCP_IDLE_S * 1000U);
-		else
-			arm_timer(conn, rto_ms(0));
-	} else if (!acked && inflight && !s->len && conn->snd_wnd == old_wnd &&
-	           !(s->flags & (TH_FIN | TH_SYN)) && ++conn->dupacks == 3) {
-		rewind_to_una(c, conn);
-		return 0;
-	}
-	if ((conn->flags & CONN_READ_PENDING) ||
-	    (conn->snd_wnd > old_wnd && !(conn->flags & CONN_HOST_EOF)))
-		host_to_guest(c, conn);
-	else if ((conn->flags & CONN_HOST_EOF) &&
-	         !(conn->flags & CONN_FIN_SENT))
-		host_to_guest(c, conn);
-	return 0;
-}
-
-/**
- * process_data() - pass in-order payload and FIN from the guest to the host
- * @c:		context
- * @conn:	established connection
- * @s:		segment
- *
- * Return: 0, or -1 if the connection was closed
- */
-static int process_data(struct ctx *c, struct tcp_conn *conn,
-                        const struct tcp_seg *s)
-{
-	const uint8_t *data = s->payload;
-	uint32_t seq = s->seq, len = (uint32_t)s->len;
-	ssize_t n = 0;
-
-	if (!len && !(s->flags & TH_FIN)) {
-		/* Keepalives and window probes carry an old sequence number
-		 * and must be answered, or the guest declares the peer dead.
-		 */
-		if (seq_lt(seq, conn->rcv_nxt))
-			schedule_ack(c, conn);
-		return 0;
-	}
-	if (conn->flags & CONN_GUEST_FIN) {
-		schedule_ack(c, conn);
-		return 0;
-	}
-	if (seq_lt(seq, conn->rcv_nxt)) {
-		uint32_t skip = conn->rcv_nxt - seq;
-
-		if (skip > len) {
-			schedule_ack(c, conn);
-			return 0;
-		}
-		data += skip;
-		len -= skip;
-		seq = conn->rcv_nxt;
-	}
-	if (seq != conn->rcv_nxt) {
-		/* Out of order: a duplicate ACK asks for the gap. */
-		schedule_ack(c, conn);
-		return 0;
-	}
-	if (len) {
-		n = send(conn->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			debug_msg("tcp: send to host socket: %s",
-			          strerror(errno));
-			abort_conn(c, conn, true);
-			return -1;
-		}
-		if (n < 0)
-			n = 0;
-		conn->rcv_nxt += (uint32_t)n;
-		c->stats.to_host[PROTO_TCP].packets++;
-		c->stats.to_host[PROTO_TCP].bytes += (uint64_t)n;
-		if ((uint32_t)n < len) {
-			c->stats.drops[DROP_SOCKET]++;
-			conn->flags |= CONN_SOCK_FULL | CONN_DATA_DROPPED;
-			event_add(conn->wev, NULL);
-		}
-	}
-	if ((uint32_t)n == len && (s->flags & TH_FIN)) {
-		conn->rcv_nxt++;
-		conn->flags |= CONN_GUEST_FIN;
-		shutdown(conn->fd, SHUT_WR);
-	}
-	schedule_ack(c, conn);
-	return 0;
 }
 
 /**
@@ -523,17 +153,8 @@ static void sock_read_cb(evutil_socket_t fd, short what, void *arg);
  */
 static void sock_write_cb(evutil_socket_t fd, short what, void *arg);
 
-/**
- * timer_cb() - retransmission, window probe or idle timeout
- * @fd:		unused
- * @what:	unused
- * @arg:	connection
- */
-static void timer_cb(evutil_socket_t fd, short what, void *arg);
-
-static void retransmit_handshake(struct ctx *c, struct tcp_conn *conn);
-
-static struct ctx *tcp_ctx;
+/* The context, for libevent callbacks whose argument is the connection. */
+struct ctx *tcp_ctx;
 
 /**
  * conn_events() - create the socket and timer events of a connection
@@ -547,7 +168,7 @@ static int conn_events(struct ctx *c, struct tcp_conn *conn)
 	conn->rev = event_new(c->base, conn->fd, EV_READ | EV_ET | EV_PERSIST,
 	                      sock_read_cb, conn);
 	conn->wev = event_new(c->base, conn->fd, EV_WRITE, sock_write_cb, conn);
-	conn->timer = evtimer_new(c->base, timer_cb, conn);
+	conn->timer = evtimer_new(c->base, tcp_timer_cb, conn);
 	if (!conn->rev || !conn->wev || !conn->timer ||
 	    event_add(conn->rev, NULL))
 		return -1;
@@ -596,7 +217,7 @@ static void send_synack(struct ctx *c, struct tcp_conn *conn)
 	conn->flags |= CONN_SYN_RCVD;
 	tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una, TCP_WINDOW_MAX);
 	conn->snd_nxt = conn->snd_una + 1;
-	arm_timer(conn, 1000);
+	tcp_arm_timer(conn, 1000);
 }
 
 /**
@@ -609,7 +230,7 @@ static void connect_failed(struct ctx *c, struct tcp_conn *conn, int err)
 {
 	debug_msg("tcp: connect to port %u: %s", conn->rport, strerror(err));
 	tcp_send_flags(c, conn, TH_RST | TH_ACK, 0, 0);
-	release(c, conn, false);
+	tcp_release(c, conn, false);
 }
 
 /**
@@ -644,7 +265,7 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 		conn->snd_ws = (uint8_t)s->ws;
 	}
 	conn->snd_wnd = s->win;
-	conn->last_active = now_s();
+	conn->last_active = tcp_now_s();
 	conn->fd = socket(sa.sa.sa_family,
 	                  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (conn->fd < 0 || fwd_bind_outbound(c, conn->fd, sa.sa.sa_family) ||
@@ -691,9 +312,9 @@ static void synack_from_guest(struct ctx *c, struct tcp_conn *conn,
 	conn->flags &= ~CONN_SYN_SENT;
 	conn->flags |= CONN_ESTABLISHED;
 	conn->retries = 0;
-	arm_timer(conn, TCP_IDLE_S * 1000U);
-	schedule_ack(c, conn);
-	host_to_guest(c, conn);
+	tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
+	tcp_schedule_ack(c, conn);
+	tcp_host_to_guest(c, conn);
 }
 
 /**
@@ -741,9 +362,9 @@ void tcp_input(struct ctx *c, struct pkt *p)
 		tcp_send_rst_reply(c, p, &s);
 		return;
 	}
-	conn->last_active = now_s();
+	conn->last_active = tcp_now_s();
 	if (s.flags & TH_RST) {
-		release(c, conn, true);
+		tcp_release(c, conn, true);
 		return;
 	}
 	if (s.flags & TH_SYN) {
@@ -757,7 +378,7 @@ void tcp_input(struct ctx *c, struct pkt *p)
 		 * SYN-SENT, and offer the SYN again.
 		 */
 		tcp_send_flags(c, conn, TH_RST, s.ack, 0);
-		retransmit_handshake(c, conn);
+		tcp_retransmit_handshake(c, conn);
 		return;
 	}
 	if (!(s.flags & TH_ACK) ||
@@ -770,11 +391,11 @@ void tcp_input(struct ctx *c, struct pkt *p)
 		conn->flags |= CONN_ESTABLISHED;
 		conn->snd_una = s.ack;
 		conn->retries = 0;
-		arm_timer(conn, TCP_IDLE_S * 1000U);
+		tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
 	}
-	if (process_ack(c, conn, &s) || process_data(c, conn, &s))
+	if (tcp_process_ack(c, conn, &s) || tcp_process_data(c, conn, &s))
 		return;
-	maybe_finish(c, conn);
+	tcp_maybe_finish(c, conn);
 }
 
 static void sock_read_cb(evutil_socket_t fd, short what, void *arg)
@@ -784,7 +405,7 @@ static void sock_read_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (conn->flags & CONN_ESTABLISHED)
-		host_to_guest(tcp_ctx, conn);
+		tcp_host_to_guest(tcp_ctx, conn);
 }
 
 static void sock_write_cb(evutil_socket_t fd, short what, void *arg)
@@ -811,65 +432,12 @@ static void sock_write_cb(evutil_socket_t fd, short what, void *arg)
 		 * retransmit at once instead of after its backed-off RTO.
 		 */
 		conn->flags &= ~CONN_SOCK_FULL;
-		wnd = rcv_window(conn);
+		wnd = tcp_rcv_window(conn);
 		acks = (conn->flags & CONN_DATA_DROPPED) && wnd ? 4 : 1;
 		conn->flags &= ~CONN_DATA_DROPPED;
 		while (acks--)
 			tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, wnd);
 	}
-}
-
-/**
- * retransmit_handshake() - resend our SYN or SYN-ACK, or give up
- * @c:		context
- * @conn:	connection in CONN_SYN_SENT or CONN_SYN_RCVD
- */
-static void retransmit_handshake(struct ctx *c, struct tcp_conn *conn)
-{
-	if (++conn->retries > TCP_SYN_RETRIES) {
-		abort_conn(c, conn, false);
-		return;
-	}
-	if (conn->flags & CONN_SYN_SENT)
-		tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
-	else
-		tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una,
-		               TCP_WINDOW_MAX);
-	arm_timer(conn, 1000U << conn->retries);
-}
-
-static void timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct tcp_conn *conn = arg;
-	struct ctx *c = tcp_ctx;
-
-	(void)fd;
-	(void)what;
-	if (conn->flags & (CONN_SYN_SENT | CONN_SYN_RCVD)) {
-		retransmit_handshake(c, conn);
-		return;
-	}
-	if (conn->snd_nxt != conn->snd_una) {
-		if (++conn->retries > TCP_MAX_RETRIES) {
-			abort_conn(c, conn, true);
-			return;
-		}
-		arm_timer(conn, rto_ms(conn->retries));
-		rewind_to_una(c, conn);
-		return;
-	}
-	if (!conn->snd_wnd && (conn->flags & CONN_READ_PENDING)) {
-		/* Zero-window probe: an old sequence number draws an ACK. */
-		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt - 1,
-		               rcv_window(conn));
-		arm_timer(conn, rto_ms(++conn->retries));
-		return;
-	}
-	if (now_s() - conn->last_active >= TCP_IDLE_S) {
-		abort_conn(c, conn, true);
-		return;
-	}
-	arm_timer(conn, TCP_IDLE_S * 1000U);
 }
 
 /**
@@ -900,7 +468,7 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 	conn->fd = fd;
 	if (conn_events(c, conn)) {
 		conn->fd = -1;
-		release(c, conn, false);
+		tcp_release(c, conn, false);
 		return -1;
 	}
 	socket_setup(fd);
@@ -909,9 +477,9 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 	conn->mss = guest_mss(c, conn, 0);
 	conn->snd_una = tcp_isn(&c->tcp->table, dst, dport, src, sport);
 	conn->snd_nxt = conn->snd_una + 1;
-	conn->last_active = now_s();
+	conn->last_active = tcp_now_s();
 	tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
-	arm_timer(conn, 1000);
+	tcp_arm_timer(conn, 1000);
 	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
 	return 0;
 }
@@ -953,7 +521,7 @@ void tcp_cleanup(struct ctx *c)
 		struct tcp_conn *conn = &c->tcp->table.conns[i];
 
 		if (conn->fd >= 0 || conn->rev)
-			release(c, conn, false);
+			tcp_release(c, conn, false);
 	}
 	tcp_table_free(&c->tcp->table);
 	free(c->tcp);

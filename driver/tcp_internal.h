@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - TCP module internals shared by tcp.c, tcp_data.c and tcp_timer.c
+ */
+#ifndef TAPIR_TCP_INTERNAL_H
+#define TAPIR_TCP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <event2/util.h>
+
+#include "ctx.h"
+#include "tcp_conn.h"
+
+struct tcp_seg;
+
+#ifndef SO_PEEK_OFF
+#define SO_PEEK_OFF 42
+#endif
+#ifndef SO_MEMINFO
+#define SO_MEMINFO 55
+#endif
+
+/* Largest window we advertise; the tap's txqueuelen is sized for it. */
+#define TCP_WINDOW_MAX (8U << 20)
+/* Frames sent per connection per wakeup before others get a turn. */
+#define TCP_BUDGET_FRAMES 16
+#define TCP_RTO_MS 200
+#define TCP_RTO_MAX_SHIFT 6
+#define TCP_MAX_RETRIES 12
+#define TCP_SYN_RETRIES 5
+#define TCP_IDLE_S 7200
+/* A connection marked for release once it leaves the flush list. */
+#define CONN_DEAD (1U << 31)
+
+/**
+ * struct tcp_state - the TCP module's part of the context
+ * @table:	connections
+ * @flush_head:	connections owing an ACK at the end of the tap batch
+ */
+struct tcp_state {
+	struct tcp_table table;
+	struct tcp_conn *flush_head;
+};
+
+extern struct ctx *tcp_ctx;
+
+/* tcp.c: connection life */
+void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset);
+void tcp_abort(struct ctx *c, struct tcp_conn *conn, bool rst_guest);
+void tcp_schedule_ack(struct ctx *c, struct tcp_conn *conn);
+bool tcp_maybe_finish(struct ctx *c, struct tcp_conn *conn);
+
+/* tcp_data.c: data both ways, windows, retransmission */
+uint32_t tcp_rcv_window(struct tcp_conn *conn);
+void tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn);
+void tcp_rewind_to_una(struct ctx *c, struct tcp_conn *conn);
+int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
+                    const struct tcp_seg *s);
+int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
+                     const struct tcp_seg *s);
+
+/* tcp_timer.c: timers */
+uint64_t tcp_now_s(void);
+void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms);
+unsigned int tcp_rto_ms(unsigned int retries);
+void tcp_retransmit_handshake(struct ctx *c, struct tcp_conn *conn);
+void tcp_timer_cb(evutil_socket_t fd, short what, void *arg);
+
+#endif /* TAPIR_TCP_INTERNAL_H */

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - TCP timers: retransmission, handshake, window probe and idle */
+
+#include <time.h>
+#include <event2/event.h>
+
+#include "tcp_internal.h"
+#include "tcp_seg.h"
+
+/**
+ * tcp_arm_timer() - (re)start the connection's timer
+ * @conn:	connection
+ * @ms:		delay in milliseconds
+ */
+void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	evtimer_add(conn->timer, &tv);
+}
+
+/**
+ * tcp_rto_ms() - retransmission timeout after @retries attempts
+ * @retries:	attempts so far
+ *
+ * Return: milliseconds, doubling per attempt
+ */
+unsigned int tcp_rto_ms(unsigned int retries)
+{
+	return TCP_RTO_MS << (retries < TCP_RTO_MAX_SHIFT ? retries
+	                                                  : TCP_RTO_MAX_SHIFT);
+}
+
+/**
+ * tcp_retransmit_handshake() - resend our SYN or SYN-ACK, or give up
+ * @c:		context
+ * @conn:	connection in CONN_SYN_SENT or CONN_SYN_RCVD
+ */
+void tcp_retransmit_handshake(struct ctx *c, struct tcp_conn *conn)
+{
+	if (++conn->retries > TCP_SYN_RETRIES) {
+		tcp_abort(c, conn, false);
+		return;
+	}
+	if (conn->flags & CONN_SYN_SENT)
+		tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
+	else
+		tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una,
+		               TCP_WINDOW_MAX);
+	tcp_arm_timer(conn, 1000U << conn->retries);
+}
+
+void tcp_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct tcp_conn *conn = arg;
+	struct ctx *c = tcp_ctx;
+
+	(void)fd;
+	(void)what;
+	if (conn->flags & (CONN_SYN_SENT | CONN_SYN_RCVD)) {
+		tcp_retransmit_handshake(c, conn);
+		return;
+	}
+	if (conn->snd_nxt != conn->snd_una) {
+		if (++conn->retries > TCP_MAX_RETRIES) {
+			tcp_abort(c, conn, true);
+			return;
+		}
+		tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
+		tcp_rewind_to_una(c, conn);
+		return;
+	}
+	if (!conn->snd_wnd && (conn->flags & CONN_READ_PENDING)) {
+		/* Zero-window probe: an old sequence number draws an ACK. */
+		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt - 1,
+		               tcp_rcv_window(conn));
+		tcp_arm_timer(conn, tcp_rto_ms(++conn->retries));
+		return;
+	}
+	if (tcp_now_s() - conn->last_active >= TCP_IDLE_S) {
+		tcp_abort(c, conn, true);
+		return;
+	}
+	tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
+}
+
+/**
+ * tcp_now_s() - monotonic seconds
+ *
+ * Return: seconds since an arbitrary point
+ */
+uint64_t tcp_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
