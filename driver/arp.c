@@ -45,6 +45,7 @@ void arp_input(struct ctx *c, struct frame *f)
 		c->stats.drops[DROP_BAD_LENGTH]++;
 		return;
 	}
+	eth_learn_guest(c, f);
 	c->stats.to_host[PROTO_ARP].packets++;
 	c->stats.to_host[PROTO_ARP].bytes += f->len;
 	memcpy(&tip, req.arp_tpa, 4);

@@ -65,6 +65,22 @@ static bool vnet_hdr_valid(const struct virtio_net_hdr *vh, size_t len)
 }
 
 /**
+ * eth_learn_guest() - take the frame's source MAC as the guest's
+ * @c:		context
+ * @f:		a frame whose network header passed validation
+ *
+ * Replies go to whoever the guest is now, as a switch would learn; but only
+ * frames that parsed may teach it, so junk can't cut the guest off.
+ */
+void eth_learn_guest(struct ctx *c, const struct frame *f)
+{
+	const struct ether_header *eh = (const void *)f->data;
+
+	if (!(eh->ether_shost[0] & 1))
+		memcpy(c->guest_mac, eh->ether_shost, 6);
+}
+
+/**
  * eth_input() - handle one frame from the guest
  * @c:		context
  * @f:		the frame, at least 14 bytes
@@ -77,9 +93,6 @@ void eth_input(struct ctx *c, struct frame *f)
 		c->stats.drops[DROP_BAD_VNET_HDR]++;
 		return;
 	}
-	/* Replies go to whoever the guest is now, as a switch would learn. */
-	if (!(eh->ether_shost[0] & 1))
-		memcpy(c->guest_mac, eh->ether_shost, 6);
 	switch (ntohs(eh->ether_type)) {
 	case ETHERTYPE_ARP:
 		arp_input(c, f);

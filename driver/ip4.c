@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 
 #include "csum.h"
+#include "eth.h"
 #include "frag.h"
 #include "inany.h"
 #include "ip.h"
@@ -41,6 +42,7 @@ void ip4_input(struct ctx *c, struct frame *f)
 		c->stats.drops[DROP_BAD_CHECKSUM]++;
 		return;
 	}
+	eth_learn_guest(c, f);
 	inany_from_v4(&p.src, (struct in_addr){ih.saddr});
 	inany_from_v4(&p.dst, (struct in_addr){ih.daddr});
 	p.proto = ih.protocol;

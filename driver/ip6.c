@@ -4,6 +4,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "eth.h"
 #include "frag.h"
 #include "ip.h"
 #include "ip6.h"
@@ -57,6 +58,7 @@ void ip6_input(struct ctx *c, struct frame *f)
 		nh = e[0];
 		off += 8 + (size_t)e[1] * 8;
 	}
+	eth_learn_guest(c, f);
 	p.src = h.ip6_src;
 	p.dst = h.ip6_dst;
 	p.proto = nh;

@@ -1194,6 +1194,31 @@ static void test_echo_reply(void)
 }
 
 /**
+ * test_junk_does_not_move_guest_mac() - a malformed frame from another MAC
+ * must not redirect what tapir sends to the guest
+ */
+static void test_junk_does_not_move_guest_mac(void)
+{
+	static struct tframe t;
+	uint8_t l4[16];
+	size_t len;
+
+	setup();
+	len = echo_req(l4, false);
+	tf_ip4(&t, GW4, IPPROTO_ICMP, l4, len);
+	feed(&t);
+	CHECK(drain(&len) == 1);
+	m_ip4_bad_csum(&t);
+	t.d[6] = 0x02;
+	t.d[11] = 0x99; /* some other source MAC */
+	feed(&t);
+	CHECK(drain(&len) == 0);
+	/* Frames tapir starts itself (host data, RAs) use what it learnt. */
+	CHECK(!memcmp(t_ctx.guest_mac, guest_mac, 6));
+	teardown();
+}
+
+/**
  * test_no_answer_to_broadcast() - no ICMP error or RST about a packet sent
  * to a broadcast or multicast address (RFC 1122 3.2.2, 4.2.3.10)
  */
@@ -1664,6 +1689,8 @@ const struct unit_case unit_cases[] = {
          test_arp_reply},
         {"control: echo to the gateway gets a correctly summed reply",
          test_echo_reply},
+        {"a malformed frame from another MAC does not redirect replies",
+         test_junk_does_not_move_guest_mac},
         {"no ICMP error or RST answers a broadcast or multicast destination",
          test_no_answer_to_broadcast},
         {"3000 random frames: no crash, each one counted", test_fuzz_plain},
