@@ -88,7 +88,7 @@ static const char usage_options[] =
         "                           offloads on the tap (default on)\n"
         "      --queues=N           tap queues, 1..16 (default 1)\n"
         "      --pcap=FILE          write a packet capture of the tap\n"
-        "      --debug              log every decision on stderr\n"
+        "      --debug              log details on stderr, counters at exit\n"
         "      --forward-mode=tap|splice\n"
         "                           TCP port forwards through the tap (keeps\n"
         "                           the client address, default) or spliced\n"
