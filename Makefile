@@ -27,7 +27,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/driver/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
-UNIT_RUNNER_OBJ := $(BUILD)/tests/unit/unit.o
+UNIT_RUNNER_OBJ := $(BUILD)/tests/unit/unit.o $(BUILD)/tests/unit/fakectx.o
 BENCH_TOOLS := $(patsubst benchmark/%.c,$(BUILD)/benchmark/%,$(wildcard benchmark/*.c))
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 C_FILES := $(wildcard driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] \

@@ -87,4 +87,6 @@ struct ctx {
 	pid_t run_child;
 };
 
+void ctx_set_addresses(struct ctx *c);
+
 #endif /* TAPIR_CTX_H */

@@ -25,22 +25,6 @@
 #include "udp.h"
 
 /**
- * ctx_addresses() - derive the virtual network's addresses from --cidr
- * @c:		context whose options are set
- */
-static void ctx_addresses(struct ctx *c)
-{
-	uint32_t net = ntohl(c->o->net.s_addr);
-
-	c->guest4.s_addr = htonl(net + 100);
-	c->gw4.s_addr = htonl(net + 2);
-	c->dns4.s_addr = htonl(net + 3);
-	c->mask4.s_addr = htonl(~0U << (32 - c->o->prefix));
-	inet_pton(AF_INET6, "fd00::2", &c->gw6);
-	inet_pton(AF_INET6, "fd00::3", &c->dns6);
-}
-
-/**
  * target_exists() - check the target before forking anything
  * @o:		options
  *
@@ -101,7 +85,7 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	c->target_pidfd = -1;
 	for (int i = 0; i < TAPIR_MAX_QUEUES; i++)
 		c->tapfd[i] = -1;
-	ctx_addresses(c);
+	ctx_set_addresses(c);
 	if (target_exists(o))
 		return -1;
 	if (target_pid(o) > 0 && lifecycle_watch_target(c, target_pid(o)))

@@ -27,6 +27,7 @@
 #include "driver/tapio.h"
 #include "driver/tcp.h"
 #include "driver/udp.h"
+#include "tests/unit/fakectx.h"
 #include "tests/unit/unit.h"
 
 /*
@@ -77,38 +78,10 @@ struct tframe {
  */
 static void setup(void)
 {
-	int sv[2];
-
-	memset(&t_opts, 0, sizeof(t_opts));
-	memset(&t_ctx, 0, sizeof(t_ctx));
-	t_opts.mtu = 1500;
-	t_opts.net.s_addr = htonl(0x0a000200);
-	t_opts.prefix = 24;
-	t_opts.ipv6 = true;
-	t_opts.queues = 1;
-	t_ctx.o = &t_opts;
-	t_ctx.target_pidfd = -1;
-	t_ctx.guest4.s_addr = htonl(GUEST4);
-	t_ctx.gw4.s_addr = htonl(GW4);
-	t_ctx.dns4.s_addr = htonl(0x0a000203);
-	t_ctx.mask4.s_addr = htonl(0xffffff00);
-	inet_pton(AF_INET6, "fd00::2", &t_ctx.gw6);
-	inet_pton(AF_INET6, "fd00::3", &t_ctx.dns6);
-	memcpy(t_ctx.guest_mac, guest_mac, 6);
-	t_ctx.tap.mtu = 1500;
-	t_ctx.tap.queues = 1;
-	for (int i = 0; i < TAPIR_MAX_QUEUES; i++)
-		t_ctx.tapfd[i] = -1;
+	t_peer = fake_ctx_init(&t_ctx, &t_opts, true, guest_mac);
 	t_ctx.base = event_base_new();
-	if (!t_ctx.base ||
-	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv))
-		abort();
-	/* Room for a burst of replies between two drains. */
-	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &(int){1 << 20}, sizeof(int));
-	t_ctx.tapfd[0] = sv[0];
-	t_peer = sv[1];
-	if (tcp_init(&t_ctx) || udp_init(&t_ctx) || ping_init(&t_ctx) ||
-	    frag_init(&t_ctx) || ndp_init(&t_ctx))
+	if (!t_ctx.base || tcp_init(&t_ctx) || udp_init(&t_ctx) ||
+	    ping_init(&t_ctx) || frag_init(&t_ctx) || ndp_init(&t_ctx))
 		abort();
 }
 

@@ -10,6 +10,7 @@
 /* The parser and builders are file-local; test them where they live. */
 #include "driver/dhcp.c"
 
+#include "fakectx.h"
 #include "unit.h"
 
 static const uint8_t mac_a[6] = {0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0x01};
@@ -24,23 +25,7 @@ static int t_peer = -1;
  */
 static void setup(void)
 {
-	int sv[2];
-
-	memset(&t_opts, 0, sizeof(t_opts));
-	memset(&t_ctx, 0, sizeof(t_ctx));
-	t_opts.net.s_addr = htonl(0x0a000200);
-	t_opts.prefix = 24;
-	t_ctx.o = &t_opts;
-	t_ctx.gw4.s_addr = htonl(0x0a000202);
-	t_ctx.dns4.s_addr = htonl(0x0a000203);
-	t_ctx.guest4.s_addr = htonl(0x0a000264);
-	t_ctx.mask4.s_addr = htonl(0xffffff00);
-	t_ctx.tap.mtu = 1500;
-	memcpy(t_ctx.guest_mac, mac_a, 6);
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv))
-		abort();
-	t_ctx.tapfd[0] = sv[0];
-	t_peer = sv[1];
+	t_peer = fake_ctx_init(&t_ctx, &t_opts, false, mac_a);
 }
 
 /**
@@ -48,8 +33,7 @@ static void setup(void)
  */
 static void teardown(void)
 {
-	close(t_ctx.tapfd[0]);
-	close(t_peer);
+	fake_ctx_close(&t_ctx, t_peer);
 	dhcp_cleanup(&t_ctx);
 }
 

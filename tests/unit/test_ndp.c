@@ -11,6 +11,7 @@
 /* The parser and builders are file-local; test them where they live. */
 #include "driver/ndp.c"
 
+#include "fakectx.h"
 #include "unit.h"
 
 static const uint8_t guest_mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
@@ -25,25 +26,8 @@ static int t_peer = -1;
  */
 static void setup(void)
 {
-	int sv[2];
-
-	memset(&t_opts, 0, sizeof(t_opts));
-	memset(&t_ctx, 0, sizeof(t_ctx));
-	t_opts.net.s_addr = htonl(0x0a000200);
-	t_opts.prefix = 24;
-	t_opts.ipv6 = true;
-	t_ctx.o = &t_opts;
-	t_ctx.gw4.s_addr = htonl(0x0a000202);
-	t_ctx.mask4.s_addr = htonl(0xffffff00);
-	inet_pton(AF_INET6, "fd00::2", &t_ctx.gw6);
-	inet_pton(AF_INET6, "fd00::3", &t_ctx.dns6);
-	t_ctx.tap.mtu = 1500;
+	t_peer = fake_ctx_init(&t_ctx, &t_opts, true, guest_mac);
 	t_ctx.ndp = &t_ndp;
-	memcpy(t_ctx.guest_mac, guest_mac, 6);
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv))
-		abort();
-	t_ctx.tapfd[0] = sv[0];
-	t_peer = sv[1];
 }
 
 /**
@@ -51,8 +35,7 @@ static void setup(void)
  */
 static void teardown(void)
 {
-	close(t_ctx.tapfd[0]);
-	close(t_peer);
+	fake_ctx_close(&t_ctx, t_peer);
 }
 
 /**

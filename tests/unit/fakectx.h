@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - unit tests: a context whose tap is one end of a socketpair
+ */
+#ifndef TAPIR_FAKECTX_H
+#define TAPIR_FAKECTX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "driver/ctx.h"
+
+int fake_ctx_init(struct ctx *c, struct opts *o, bool ipv6,
+                  const uint8_t guest_mac[6]);
+void fake_ctx_close(struct ctx *c, int peer);
+
+#endif /* TAPIR_FAKECTX_H */
