@@ -30,11 +30,6 @@ HELPERS='
 	}
 '
 
-# has_line LINE: $output has exactly this line.
-has_line() {
-	grep -qxF -- "$1" <<<"$output"
-}
-
 @test "api: every request succeeds or errs as documented; the daemon keeps serving" {
 	run in_sandbox "$HELPERS"'
 		run_tapir -- sleep 60

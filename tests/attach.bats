@@ -34,11 +34,6 @@ sbx() {
 		$script" "$@"
 }
 
-# has_line LINE: $output has exactly this line.
-has_line() {
-	grep -qxF -- "$1" <<<"$output"
-}
-
 # before_has REGEX: a "before: " line of $output (the tap before tapir
 # ran) matches the extended REGEX.
 before_has() {

@@ -46,11 +46,6 @@ sbx() {
 		$script" "$@"
 }
 
-# has_line LINE: $output has exactly this line.
-has_line() {
-	grep -qxF -- "$1" <<<"$output"
-}
-
 @test "dhcp: udhcpc without --configure leases 10.0.2.15 via 10.0.2.2" {
 	run sbx '
 		pid=$(userns_holder)

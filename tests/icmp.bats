@@ -21,11 +21,6 @@ PING1='ping1() {
 	fi
 }'
 
-# has_line LINE: $output has exactly this line.
-has_line() {
-	grep -qxF -- "$1" <<<"$output"
-}
-
 @test "icmp: ping the gateway, the DNS address and a host via ping sockets" {
 	run in_sandbox '
 		as_user "$TAPIR_BIN" run -- sh -c "$1

@@ -11,6 +11,7 @@
 #                    (hack/sandbox.sh) with tests/scenario.bash loaded; ARGS
 #                    become its $1, $2, ... Use it as `run in_sandbox '...'`.
 #                    Bounded by SANDBOX_TIMEOUT seconds (default 120).
+#   has_line LINE    bats' $output has exactly this line
 
 TAPIR_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${TAPIR_BIN:=$TAPIR_ROOT/tapir}"
@@ -39,4 +40,9 @@ in_sandbox() { # SCRIPT [ARGS...]
 		echo "in_sandbox: killed after ${SANDBOX_TIMEOUT:-120} s (SANDBOX_TIMEOUT)" >&2
 	fi
 	return "$rc"
+}
+
+has_line() { # LINE
+	# shellcheck disable=SC2154 # $output is set by bats' run
+	grep -qxF -- "$1" <<<"$output"
 }

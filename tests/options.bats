@@ -32,11 +32,6 @@ PEER_ECHO='
 		echo \$a \$(timeout 5 socat -u TCP6:[\$a]:9000 -); done"
 '
 
-# has_line LINE: $output has exactly this line.
-has_line() {
-	grep -qxF -- "$1" <<<"$output"
-}
-
 @test "options: --outbound-addr, literal or interface, is the source of IPv4 flows, loopback included" {
 	run in_sandbox "$PEER_ECHO"'
 		echo "# default"

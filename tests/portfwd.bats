@@ -58,11 +58,6 @@ HELPERS='
 	}
 '
 
-# has_line LINE: $output has exactly this line.
-has_line() {
-	grep -qxF -- "$1" <<<"$output"
-}
-
 # rootlesskit_nginx MODE: rootlesskit with tapir as slirp4netns and its
 # slirp4netns port driver publishes nginx, which runs in the namespace.
 rootlesskit_nginx() {

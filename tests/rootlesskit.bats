@@ -20,38 +20,21 @@ INSIDE='
 	ping -c1 -W2 "$1"
 '
 
-# fix_resolv: hack/sandbox.sh binds an unlinked file over /etc/resolv.conf,
-# and the kernel refuses to mount over an unlinked file (ENOENT), which
-# rootlesskit does without --copy-up=/etc; bind one that exists instead
-# (sandbox only).
-fix_resolv() {
-	echo "nameserver 127.0.0.1" >"$SCEN_DIR/resolv.conf"
-	chmod 0644 "$SCEN_DIR/resolv.conf"
-	umount /etc/resolv.conf
-	mount --bind "$SCEN_DIR/resolv.conf" /etc/resolv.conf
-}
-
 # left_behind: the test user's processes, one a line (there should be none
 # once rootlesskit has exited).
 left_behind() {
 	ps -u "$TAPIR_TEST_USER" -o pid=,args= || true
 }
 
-# sbx SNIPPET [ARGS...]: in_sandbox with the helpers above defined, the
-# resolv.conf fixed, and TMPDIR (rootlesskit's state dirs) in $SCEN_DIR.
+# sbx SNIPPET [ARGS...]: in_sandbox with the helpers above defined,
+# and TMPDIR (rootlesskit's state dirs) in $SCEN_DIR.
 sbx() {
 	local script=$1
 	shift
-	in_sandbox "$(declare -f fix_resolv left_behind)
-		fix_resolv
+	in_sandbox "$(declare -f left_behind)
 		mkdir -m 0777 \"\$SCEN_DIR/tmp\"
 		export TMPDIR=\$SCEN_DIR/tmp
 		$script" "$@"
-}
-
-# has_line LINE: $output has exactly this line.
-has_line() {
-	grep -qxF -- "$1" <<<"$output"
 }
 
 # rootlesskit_ok MTU: rootlesskit at this MTU, as the test user, pings the

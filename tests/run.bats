@@ -21,37 +21,21 @@ SHOW='
 	echo "uid: $(id -u)"
 '
 
-# fix_resolv: hack/sandbox.sh binds an unlinked file over /etc/resolv.conf,
-# and the kernel refuses to mount over an unlinked file (ENOENT), which
-# `tapir run` does; bind one that exists instead (sandbox only).
-fix_resolv() {
-	echo "nameserver 127.0.0.1" >"$SCEN_DIR/resolv.conf"
-	chmod 0644 "$SCEN_DIR/resolv.conf"
-	umount /etc/resolv.conf
-	mount --bind "$SCEN_DIR/resolv.conf" /etc/resolv.conf
-}
-
 # now_ms: the clock in milliseconds.
 now_ms() {
 	local t=${EPOCHREALTIME/[.,]/}
 	echo $((10#$t / 1000))
 }
 
-# sbx SNIPPET [ARGS...]: in_sandbox with the helpers above defined, the
-# resolv.conf fixed, and TMPDIR an empty directory of the test user's.
+# sbx SNIPPET [ARGS...]: in_sandbox with the helpers above defined,
+# and TMPDIR an empty directory of the test user's.
 sbx() {
 	local script=$1
 	shift
-	in_sandbox "$(declare -f fix_resolv now_ms)
-		fix_resolv
+	in_sandbox "$(declare -f now_ms)
 		mkdir -m 0777 \"\$SCEN_DIR/tmp\"
 		export TMPDIR=\$SCEN_DIR/tmp
 		$script" "$@"
-}
-
-# has_line LINE: $output has exactly this line.
-has_line() {
-	grep -qxF -- "$1" <<<"$output"
 }
 
 # tap_is DEV MTU QLEN: DEV is up with carrier, this MTU and this qlen.
