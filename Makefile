@@ -29,7 +29,10 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_RUNNER_OBJ := $(BUILD)/tests/unit/unit.o $(BUILD)/tests/unit/fakectx.o
 BENCH_TOOLS := $(patsubst benchmark/%.c,$(BUILD)/benchmark/%,$(wildcard benchmark/*.c))
-TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
+# oldkernel.c is an LD_PRELOAD shim (a shared object), not a program.
+TEST_SHIMS := $(BUILD)/tools/oldkernel.so
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,\
+	$(filter-out tests/tools/oldkernel.c,$(wildcard tests/tools/*.c)))
 C_FILES := $(wildcard driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] \
 	tests/tools/*.c benchmark/*.c)
 
@@ -64,12 +67,17 @@ $(BUILD)/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -o $@ $<
 
+# Never sanitized: it is preloaded into uninstrumented programs too.
+$(BUILD)/tools/%.so: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -o $@ $< -ldl
+
 unit: $(UNIT_BINS)
 
 bench-tools: $(BENCH_TOOLS)
 
 # tests/run.sh prints the single `N passed, N failed` line for both suites.
-test: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS)
+test: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS) $(TEST_SHIMS)
 	TAPIR_BUILD=$(BUILD) tests/run.sh
 
 check-asan:
