@@ -17,6 +17,7 @@ static const char *const drop_names[DROP_REASONS] = {
         [DROP_NO_FLOW] = "no_flow",
         [DROP_FLOW_LIMIT] = "flow_limit",
         [DROP_SOCKET] = "socket",
+        [DROP_GSO_SEGMENTS] = "gso_segments",
 };
 
 static const char *const proto_names[PROTO_COUNT] = {

@@ -20,6 +20,7 @@ enum drop_reason {
 	DROP_NO_FLOW,       /* segment for an unknown connection */
 	DROP_FLOW_LIMIT,    /* flow table full */
 	DROP_SOCKET,        /* host socket refused the data */
+	DROP_GSO_SEGMENTS, /* USO frame of more datagrams than a kernel makes */
 	DROP_REASONS
 };
 

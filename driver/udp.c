@@ -26,6 +26,11 @@
 #define UDP_RX_ROUNDS 4
 /* Segments of a guest USO super-packet per sendmmsg(). */
 #define UDP_TX_BATCH 64
+/* Most datagrams in one USO super-packet: the kernel's UDP_MAX_SEGMENTS,
+ * measured as 128 on Linux 6.18 (older kernels, e.g. 6.1, have 64). No
+ * guest kernel builds more than its own limit, so 128 admits every real
+ * frame, while a 64 KiB frame of 1-byte segments can't become 65 000 sends. */
+#define UDP_MAX_SEGMENTS 128
 /* A whole datagram of either family fits, and truncation shows. */
 #define UDP_RX_BUF 65536
 
@@ -381,12 +386,24 @@ static struct udp_flow *flow_open(struct ctx *c, const struct pkt *p,
 }
 
 /**
+ * uso_segments_ok() - whether a super-packet splits into few enough datagrams
+ * @payload:	payload bytes of the whole super-packet
+ * @seg:	gso_size, payload bytes per datagram (not 0: eth.c checks)
+ *
+ * Return: true if it makes at most UDP_MAX_SEGMENTS datagrams
+ */
+static bool uso_segments_ok(size_t payload, size_t seg)
+{
+	return payload <= seg * UDP_MAX_SEGMENTS;
+}
+
+/**
  * udp_input() - a UDP datagram from the guest
  * @c:		context
  * @p:		validated IP packet with protocol UDP
  *
  * USO super-packets (gso_size payload bytes per datagram) are split into
- * the datagrams the guest meant to send.
+ * the datagrams the guest meant to send, at most UDP_MAX_SEGMENTS of them.
  */
 void udp_input(struct ctx *c, struct pkt *p)
 {
@@ -410,6 +427,10 @@ void udp_input(struct ctx *c, struct pkt *p)
 	}
 	if (!udp_csum_ok(p, ulen)) {
 		c->stats.drops[DROP_BAD_CHECKSUM]++;
+		return;
+	}
+	if (uso && !uso_segments_ok(ulen - sizeof(uh), p->vh->gso_size)) {
+		c->stats.drops[DROP_GSO_SEGMENTS]++;
 		return;
 	}
 	if (!p->v6 && ntohs(uh.dest) == 67 && dhcp_input(c, p))

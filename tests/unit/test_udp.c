@@ -17,6 +17,7 @@
 #include "driver/frag_reasm.h"
 #include "driver/inany.h"
 #include "driver/ip.h"
+#include "driver/tapio.h"
 #include "driver/udp.h"
 #include "driver/udp_flow.h"
 #include "tests/unit/unit.h"
@@ -388,6 +389,85 @@ static void test_inbound_fragmented(void)
 }
 
 /**
+ * records() - count the datagrams waiting on a socket, draining it
+ * @fd:		SEQPACKET end to read
+ * @seg:	segment size: no datagram may be larger
+ *
+ * Return: how many there were, or -1 if one was larger
+ */
+static int records(int fd, size_t seg)
+{
+	static uint8_t b[65536];
+	int n = 0;
+	ssize_t r;
+
+	while ((r = recv(fd, b, sizeof(b), MSG_DONTWAIT)) >= 0) {
+		if ((size_t)r > seg)
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/**
+ * uso_to_host() - a guest USO super-packet to the gateway, on an open flow
+ * @f:		fake context
+ * @vh:		vnet header to use, its gso_size set by the caller
+ * @dport:	the flow's far port
+ * @len:	payload bytes of the whole super-packet
+ */
+static void uso_to_host(struct fake *f, struct virtio_net_hdr *vh,
+                        uint16_t dport, size_t len)
+{
+	struct pkt p;
+
+	udp4(&p, "10.0.2.2", dport, len, 0);
+	p.vh = vh;
+	udp_input(&f->c, &p);
+}
+
+static void test_uso_segment_cap(void)
+{
+	struct virtio_net_hdr vh = {.gso_type = VIRTIO_NET_HDR_GSO_UDP_L4};
+	union sockaddr_inany peer = {0};
+	int sv[2], big = 1 << 20;
+	struct in6_addr guest;
+	struct fake f;
+
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	/* The forward's "listener" reaches no network: a SEQPACKET pair
+	 * keeps each datagram and ignores the peer address sent to. */
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	peer.sa4.sin_family = AF_INET;
+	peer.sa4.sin_port = htons(5000);
+	inet_pton(AF_INET, "127.0.0.1", &peer.sa4.sin_addr);
+	inany_from_v4(&guest, f.c.guest4);
+	udp_inbound(&f.c, sv[0], &peer, &guest, 40000, (const uint8_t *)"hi",
+	            2);
+	CHECK(next_frame(&f) > 0);
+	/* As many segments as a kernel makes: every datagram leaves. */
+	vh.gso_size = 100;
+	uso_to_host(&f, &vh, 5000, 128 * 100);
+	CHECK(records(sv[1], 100) == 128);
+	CHECK(f.c.stats.to_host[PROTO_UDP].packets == 128);
+	/* One more is no guest kernel's frame: none leaves, one drop. */
+	uso_to_host(&f, &vh, 5000, 128 * 100 + 1);
+	CHECK(records(sv[1], 100) == 0);
+	CHECK(f.c.stats.drops[DROP_GSO_SEGMENTS] == 1);
+	/* 65000 segments of one byte. */
+	vh.gso_size = 1;
+	uso_to_host(&f, &vh, 5000, 65000);
+	CHECK(records(sv[1], 1) == 0);
+	CHECK(f.c.stats.drops[DROP_GSO_SEGMENTS] == 2);
+	CHECK(f.c.stats.to_host[PROTO_UDP].packets == 128);
+	CHECK(f.c.stats.drops[DROP_SOCKET] == 0);
+	fake_close(&f);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/**
  * key_n() - a distinct flow key per @i
  * @k:		filled
  * @i:		index
@@ -492,6 +572,7 @@ const struct unit_case unit_cases[] = {
         {"inbound checksum offloaded to the tap", test_inbound_offload},
         {"inbound 60000 bytes leave as checksummed fragments",
          test_inbound_fragmented},
+        {"USO frames split into at most 128 datagrams", test_uso_segment_cap},
         {"flow table bound and LRU eviction", test_flow_limit},
         {"flow idle timeouts", test_flow_timeouts},
         {NULL, NULL},
