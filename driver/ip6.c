@@ -6,6 +6,7 @@
 
 #include "eth.h"
 #include "frag.h"
+#include "inany.h"
 #include "ip.h"
 #include "ip6.h"
 #include "tapio.h"
@@ -23,6 +24,7 @@ static bool ext_header(uint8_t nh)
  * @f:		frame whose ethertype is IPv6
  *
  * Without --enable-ipv6 the guest has no IPv6 service, as in slirp4netns.
+ * IPv4-mapped addresses (RFC 4291 2.5.5.2) never appear on the wire.
  * Fragments go to frag6_input(), which reassembles them as for IPv4.
  */
 void ip6_input(struct ctx *c, struct frame *f)
@@ -44,6 +46,12 @@ void ip6_input(struct ctx *c, struct frame *f)
 	plen = ntohs(h.ip6_plen);
 	if ((h.ip6_vfc >> 4) != 6 || plen > avail - sizeof(h)) {
 		c->stats.drops[DROP_BAD_LENGTH]++;
+		return;
+	}
+	/* tapir holds IPv4 addresses as ::ffff:0:0/96 (inany.h): such an
+	 * address in an IPv6 packet would be taken, and answered, as IPv4. */
+	if (inany_is_v4(&h.ip6_src) || inany_is_v4(&h.ip6_dst)) {
+		c->stats.drops[DROP_BAD_ADDRESS]++;
 		return;
 	}
 	nh = h.ip6_nxt;

@@ -18,6 +18,7 @@ static const char *const drop_names[DROP_REASONS] = {
         [DROP_FLOW_LIMIT] = "flow_limit",
         [DROP_SOCKET] = "socket",
         [DROP_GSO_SEGMENTS] = "gso_segments",
+        [DROP_BAD_ADDRESS] = "bad_address",
 };
 
 static const char *const proto_names[PROTO_COUNT] = {

@@ -792,6 +792,49 @@ static void m_ip6_ext_truncated(struct tframe *t)
 }
 
 /**
+ * m_ip6_mapped_dst() - IPv6 echo to an IPv4-mapped gateway address
+ * @t:		frame to build
+ */
+static void m_ip6_mapped_dst(struct tframe *t)
+{
+	uint8_t l4[16];
+	size_t len;
+
+	/* Taken as IPv4, it would be answered locally with an IPv4 frame. */
+	len = echo_req(l4, true);
+	tf_ip6(t, "::ffff:10.0.2.2", IPPROTO_ICMPV6, l4, len);
+}
+
+/**
+ * m_ip6_mapped_src() - IPv6 echo from an IPv4-mapped address
+ * @t:		frame to build
+ */
+static void m_ip6_mapped_src(struct tframe *t)
+{
+	uint8_t l4[16];
+	size_t len;
+
+	len = echo_req(l4, true);
+	tf_ip6(t, "fd00::2", IPPROTO_ICMPV6, l4, len);
+	inet_pton(AF_INET6, "::ffff:10.0.2.100", t->d + 22);
+	l4_fix(t, IPPROTO_ICMPV6);
+}
+
+/**
+ * m_tcp6_mapped_dst() - TCP over IPv6 to an IPv4-mapped address
+ * @t:		frame to build
+ */
+static void m_tcp6_mapped_dst(struct tframe *t)
+{
+	uint8_t l4[20];
+	size_t len;
+
+	/* Taken as IPv4: 10.0.2.50, answered with an ICMP error. */
+	len = tcp_hdr(l4, TH_SYN);
+	tf_ip6(t, "::ffff:10.0.2.50", IPPROTO_TCP, l4, len);
+}
+
+/**
  * m_arp_short() - ARP truncated
  * @t:		frame to build
  */
@@ -955,6 +998,11 @@ static const struct mcase catalogue[] = {
          DROP_BAD_LENGTH},
         {"IPv6 extension header truncated", m_ip6_ext_truncated,
          DROP_BAD_LENGTH},
+        {"IPv6 to an IPv4-mapped address", m_ip6_mapped_dst, DROP_BAD_ADDRESS},
+        {"IPv6 from an IPv4-mapped address", m_ip6_mapped_src,
+         DROP_BAD_ADDRESS},
+        {"TCP over IPv6 to an IPv4-mapped address", m_tcp6_mapped_dst,
+         DROP_BAD_ADDRESS},
         {"ARP truncated", m_arp_short, DROP_SHORT_FRAME},
         {"ARP hlen 8", m_arp_hlen, DROP_BAD_LENGTH},
         {"ARP plen 16", m_arp_plen, DROP_BAD_LENGTH},
