@@ -50,7 +50,6 @@
  * @len:	bytes at @data
  * @hdr:	IPv4 header, kept from the first fragment; NULL for IPv6
  * @hlen:	its length
- * @limit:	largest payload end the datagram may have
  */
 struct frag_piece {
 	bool v6;
@@ -64,7 +63,6 @@ struct frag_piece {
 	size_t len;
 	const uint8_t *hdr;
 	size_t hlen;
-	size_t limit;
 };
 
 /**
@@ -213,6 +211,30 @@ static size_t blocks_held(const struct frag_dgram *d, size_t first, size_t end)
 }
 
 /**
+ * payload_limit() - largest payload end a datagram may reach
+ * @d:		datagram
+ * @f:		fragment being added to it
+ *
+ * The reassembled IPv4 datagram carries the first fragment's header, so
+ * that header, not the one of the fragment at hand, counts against 65535;
+ * until the first fragment comes, the smallest header is assumed. An IPv6
+ * header is not part of the payload length.
+ *
+ * Return: the limit in payload bytes
+ */
+static size_t payload_limit(const struct frag_dgram *d,
+                            const struct frag_piece *f)
+{
+	if (f->v6)
+		return FRAG_DATA_MAX;
+	if (d->have_first)
+		return FRAG_DATA_MAX - d->hlen;
+	if (!f->offset)
+		return FRAG_DATA_MAX - f->hlen;
+	return FRAG_DATA_MAX - sizeof(struct iphdr);
+}
+
+/**
  * ends_consistent() - check a fragment against what is known of the end
  * @d:		datagram
  * @f:		fragment
@@ -221,9 +243,10 @@ static size_t blocks_held(const struct frag_dgram *d, size_t first, size_t end)
  */
 static bool ends_consistent(struct frag_dgram *d, const struct frag_piece *f)
 {
-	size_t end = f->offset + f->len;
+	size_t end = f->offset + f->len, limit = payload_limit(d, f);
 
-	if (end > f->limit)
+	/* @hi: a first fragment with a longer header may come last. */
+	if (end > limit || d->hi > limit)
 		return false;
 	/* Every fragment but the last carries whole 8-byte units. */
 	if (f->more && (!f->len || f->len % 8))
@@ -371,7 +394,6 @@ enum frag_verdict frag4_reassemble(struct frag_state *s, const struct pkt *p,
 	f.len = p->l4len;
 	f.hdr = p->l3;
 	f.hlen = p->l3len;
-	f.limit = 65535 - p->l3len;
 	return reassemble(s, &f, now_ms, whole);
 }
 
@@ -407,7 +429,6 @@ enum frag_verdict frag6_reassemble(struct frag_state *s, const struct pkt *p,
 	f.more = offlg & 1;
 	f.data = p->l4 + 8;
 	f.len = p->l4len - 8;
-	f.limit = 65535;
 	return reassemble(s, &f, now_ms, whole);
 }
 

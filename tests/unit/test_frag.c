@@ -20,8 +20,8 @@
 #define DGRAM_MAX (65536 + 64)
 
 static uint8_t payload[DGRAM_MAX];
-/* One fragment as a packet: header, then payload. */
-static uint8_t frame[20 + DGRAM_MAX];
+/* One fragment as a packet: header (options too), then payload. */
+static uint8_t frame[60 + DGRAM_MAX];
 
 /**
  * fill_payload() - deterministic, position-dependent payload bytes
@@ -33,7 +33,50 @@ static void fill_payload(void)
 }
 
 /**
- * frag4() - build an IPv4 fragment of the test datagram, reassemble it
+ * frag4_opt() - build an IPv4 fragment with options, reassemble it
+ * @id:		IP identification
+ * @off:	payload offset, bytes
+ * @len:	payload bytes from @payload + @off
+ * @more:	MF bit
+ * @hlen:	header length, 20 to 60; the options are NOPs
+ * @now:	current time for the reassembler
+ * @s:		reassembly state
+ * @whole:	filled on completion
+ *
+ * Return: the reassembler's verdict
+ */
+static enum frag_verdict frag4_opt(uint16_t id, size_t off, size_t len,
+                                   bool more, size_t hlen, uint64_t now,
+                                   struct frag_state *s, struct pkt *whole)
+{
+	struct iphdr *ih = (struct iphdr *)(void *)frame;
+	struct pkt p = {0};
+
+	memset(ih, 0, sizeof(*ih));
+	memset(frame + sizeof(*ih), IPOPT_NOP, hlen - sizeof(*ih));
+	ih->version = 4;
+	ih->ihl = (unsigned int)(hlen / 4) & 15;
+	ih->tot_len = htons((uint16_t)(hlen + len));
+	ih->id = htons(id);
+	ih->frag_off = htons((uint16_t)((off / 8) | (more ? IP_MF : 0)));
+	ih->ttl = 64;
+	ih->protocol = IPPROTO_UDP;
+	inet_pton(AF_INET, "10.0.2.100", &ih->saddr);
+	inet_pton(AF_INET, "198.18.0.1", &ih->daddr);
+	ih->check = csum_ip4_header(frame, hlen);
+	memcpy(frame + hlen, payload + off, len);
+	inany_from_v4(&p.src, (struct in_addr){ih->saddr});
+	inany_from_v4(&p.dst, (struct in_addr){ih->daddr});
+	p.proto = IPPROTO_UDP;
+	p.l3 = frame;
+	p.l3len = hlen;
+	p.l4 = frame + hlen;
+	p.l4len = len;
+	return frag4_reassemble(s, &p, now, whole);
+}
+
+/**
+ * frag4() - build a plain IPv4 fragment of the test datagram, reassemble it
  * @id:		IP identification
  * @off:	payload offset, bytes
  * @len:	payload bytes from @payload + @off
@@ -48,29 +91,7 @@ static enum frag_verdict frag4(uint16_t id, size_t off, size_t len, bool more,
                                uint64_t now, struct frag_state *s,
                                struct pkt *whole)
 {
-	struct iphdr *ih = (struct iphdr *)(void *)frame;
-	struct pkt p = {0};
-
-	memset(ih, 0, sizeof(*ih));
-	ih->version = 4;
-	ih->ihl = 5;
-	ih->tot_len = htons((uint16_t)(20 + len));
-	ih->id = htons(id);
-	ih->frag_off = htons((uint16_t)((off / 8) | (more ? IP_MF : 0)));
-	ih->ttl = 64;
-	ih->protocol = IPPROTO_UDP;
-	inet_pton(AF_INET, "10.0.2.100", &ih->saddr);
-	inet_pton(AF_INET, "198.18.0.1", &ih->daddr);
-	ih->check = csum_ip4_header(ih, 20);
-	memcpy(frame + 20, payload + off, len);
-	inany_from_v4(&p.src, (struct in_addr){ih->saddr});
-	inany_from_v4(&p.dst, (struct in_addr){ih->daddr});
-	p.proto = IPPROTO_UDP;
-	p.l3 = frame;
-	p.l3len = 20;
-	p.l4 = frame + 20;
-	p.l4len = len;
-	return frag4_reassemble(s, &p, now, whole);
+	return frag4_opt(id, off, len, more, 20, now, s, whole);
 }
 
 /**
@@ -242,6 +263,58 @@ static void test_max_and_oversize(void)
 	/* Largest offset plus a length that passes 65535. */
 	CHECK(frag4(22, 8191 * 8, 16, false, 0, s, &w) == FRAG_DROPPED);
 	CHECK(frag4(23, 8191 * 8, 8, true, 0, s, &w) == FRAG_DROPPED);
+	frag_state_free(s);
+}
+
+/**
+ * send_plain() - the plain fragments of a 65515-byte datagram after byte 8000
+ * @id:		IP identification
+ * @s:		reassembly state
+ * @whole:	filled on completion
+ *
+ * Return: the verdict on the last one
+ */
+static enum frag_verdict send_plain(uint16_t id, struct frag_state *s,
+                                    struct pkt *whole)
+{
+	enum frag_verdict v = FRAG_HELD;
+
+	for (size_t off = 8000; off < 64000 && v == FRAG_HELD; off += 8000)
+		v = frag4(id, off, 8000, true, 0, s, whole);
+	if (v == FRAG_HELD)
+		v = frag4(id, 64000, 65515 - 64000, false, 0, s, whole);
+	return v;
+}
+
+static void test_oversize_by_first_header(void)
+{
+	struct frag_state *s = frag_state_new();
+	struct iphdr ih;
+	struct pkt w;
+
+	fill_payload();
+	/* The datagram keeps the first fragment's 60-byte header: 65475
+	 * payload bytes fit, with every byte of its length counted. */
+	CHECK(frag4_opt(30, 0, 8000, true, 60, 0, s, &w) == FRAG_HELD);
+	for (size_t off = 8000; off < 64000; off += 8000)
+		CHECK(frag4(30, off, 8000, true, 0, s, &w) == FRAG_HELD);
+	CHECK(frag4(30, 64000, 65475 - 64000, false, 0, s, &w) ==
+	      FRAG_COMPLETE);
+	memcpy(&ih, w.l3, sizeof(ih));
+	CHECK(w.l3len == 60 && ntohs(ih.tot_len) == 65535);
+	CHECK(w.l4len == 65475 && !memcmp(w.l4, payload, 65475));
+	CHECK(csum_ip4_header(w.l3, 60) == 0);
+	/* 40 more bytes of payload would make 65575, whose tot_len wraps:
+	 * the datagram goes, whether its first fragment comes first ... */
+	CHECK(frag4_opt(31, 0, 8000, true, 60, 0, s, &w) == FRAG_HELD);
+	CHECK(send_plain(31, s, &w) == FRAG_DROPPED);
+	/* ... or last. */
+	CHECK(send_plain(32, s, &w) == FRAG_HELD);
+	CHECK(frag4_opt(32, 0, 8000, true, 60, 0, s, &w) == FRAG_DROPPED);
+	/* Nothing is left of either to complete later. */
+	CHECK(frag4(31, 0, 8000, true, 0, s, &w) == FRAG_HELD);
+	CHECK(frag4(32, 0, 8000, true, 0, s, &w) == FRAG_HELD);
+	CHECK(frag4(32, 64000, 65515 - 64000, false, 0, s, &w) == FRAG_HELD);
 	frag_state_free(s);
 }
 
@@ -434,6 +507,8 @@ const struct unit_case unit_cases[] = {
         {"timeout", test_timeout},
         {"at most FRAG_SLOTS datagrams at once", test_too_many_concurrent},
         {"65535-byte datagram, and oversize ones", test_max_and_oversize},
+        {"the first fragment's IPv4 options count against 65535",
+         test_oversize_by_first_header},
         {"IPv4 fragments to the guest reassemble", test_output_v4},
         {"IPv6 fragments to the guest reassemble", test_output_v6},
         {"too big to fragment", test_output_too_big},
