@@ -16,10 +16,12 @@
  * Toward the guest, datagrams above the MTU leave as fragments: frag_out.c.
  */
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
+#include <netinet/icmp6.h>
 #include <netinet/ip.h>
 #include <netinet/ip6.h>
 #include <sys/random.h>
@@ -50,6 +52,7 @@
  * @len:	bytes at @data
  * @hdr:	IPv4 header, kept from the first fragment; NULL for IPv6
  * @hlen:	its length
+ * @hlim:	IPv6 hop limit
  */
 struct frag_piece {
 	bool v6;
@@ -63,6 +66,7 @@ struct frag_piece {
 	size_t len;
 	const uint8_t *hdr;
 	size_t hlen;
+	uint8_t hlim;
 };
 
 /**
@@ -76,6 +80,7 @@ struct frag_piece {
  * @received:	payload bytes held
  * @hlen:	bytes of IPv4 header kept in front of @buf's payload
  * @have_first:	the fragment at offset 0 came
+ * @hlim:	IPv6 hop limit of the fragment at offset 0
  * @blocks:	bitmap of 8-byte payload units held
  * @buf:	FRAG_HDR_ROOM bytes for a header, then the payload
  */
@@ -89,6 +94,7 @@ struct frag_dgram {
 	size_t received;
 	size_t hlen;
 	bool have_first;
+	uint8_t hlim;
 	uint8_t blocks[(FRAG_BLOCKS + 7) / 8];
 	uint8_t buf[FRAG_HDR_ROOM + FRAG_DATA_MAX];
 };
@@ -287,8 +293,10 @@ static bool add_piece(struct frag_dgram *d, const struct frag_piece *f)
 		memcpy(d->buf + FRAG_HDR_ROOM - f->hlen, f->hdr, f->hlen);
 		d->hlen = f->hlen;
 	}
-	if (!f->offset)
+	if (!f->offset) {
 		d->have_first = true;
+		d->hlim = f->hlim;
+	}
 	return true;
 }
 
@@ -313,6 +321,8 @@ static void build_whole(struct frag_dgram *d, struct pkt *whole)
 
 		ip6_build_header(&h, &d->key.src, &d->key.dst, d->key.proto,
 		                 d->total);
+		/* Not the 255 of our own ICMPv6: it would pass as on-link. */
+		h.ip6_hlim = d->hlim;
 		whole->l3len = sizeof(h);
 		whole->l3 = l4 - sizeof(h);
 		memcpy(whole->l3, &h, sizeof(h));
@@ -404,8 +414,8 @@ enum frag_verdict frag4_reassemble(struct frag_state *s, const struct pkt *p,
  *		whose @l4 starts at the Fragment header
  * @now_ms:	current monotonic time in milliseconds
  * @whole:	on FRAG_COMPLETE, the datagram behind a plain 40-byte header
- *		(unfragmentable extension headers are not kept); valid until
- *		the next call
+ *		with the first fragment's hop limit (unfragmentable extension
+ *		headers are not kept); valid until the next call
  *
  * Return: the verdict
  */
@@ -416,7 +426,7 @@ enum frag_verdict frag6_reassemble(struct frag_state *s, const struct pkt *p,
 	uint16_t offlg;
 	uint32_t id;
 
-	if (p->l4len < 8)
+	if (p->l3len < sizeof(struct ip6_hdr) || p->l4len < 8)
 		return FRAG_DROPPED;
 	memcpy(&offlg, p->l4 + 2, 2);
 	memcpy(&id, p->l4 + 4, 4);
@@ -429,6 +439,7 @@ enum frag_verdict frag6_reassemble(struct frag_state *s, const struct pkt *p,
 	f.more = offlg & 1;
 	f.data = p->l4 + 8;
 	f.len = p->l4len - 8;
+	f.hlim = p->l3[offsetof(struct ip6_hdr, ip6_hlim)];
 	return reassemble(s, &f, now_ms, whole);
 }
 
@@ -446,10 +457,23 @@ static uint64_t now_ms(void)
 }
 
 /**
+ * is_ndp() - whether a datagram is a neighbour discovery message
+ * @p:		packet
+ *
+ * Return: true for ICMPv6 router and neighbour solicitations and adverts,
+ *	   and redirects (types 133 to 137)
+ */
+static bool is_ndp(const struct pkt *p)
+{
+	return p->v6 && p->proto == IPPROTO_ICMPV6 && p->l4len &&
+	       p->l4[0] >= ND_ROUTER_SOLICIT && p->l4[0] <= ND_REDIRECT;
+}
+
+/**
  * frag_deliver() - count a reassembly verdict and pass a whole datagram on
  * @c:		context
  * @v:		verdict
- * @whole:	the datagram on FRAG_COMPLETE
+ * @whole:	the datagram on FRAG_COMPLETE; dropped if it is NDP
  */
 static void frag_deliver(struct ctx *c, enum frag_verdict v, struct pkt *whole)
 {
@@ -457,7 +481,8 @@ static void frag_deliver(struct ctx *c, enum frag_verdict v, struct pkt *whole)
 
 	c->stats.drops[DROP_FRAGMENT] += s->expired;
 	s->expired = 0;
-	if (v == FRAG_DROPPED)
+	/* RFC 6980: real NDP fits one packet; fragments only evade checks. */
+	if (v == FRAG_DROPPED || (v == FRAG_COMPLETE && is_ndp(whole)))
 		c->stats.drops[DROP_FRAGMENT]++;
 	else if (v == FRAG_COMPLETE)
 		ip_l4_input(c, whole);

@@ -13,7 +13,7 @@ enum drop_reason {
 	DROP_BAD_CHECKSUM, /* header checksum wrong */
 	DROP_UNKNOWN_ETHERTYPE,
 	DROP_UNKNOWN_PROTO, /* L4 protocol we don't translate */
-	DROP_FRAGMENT,      /* IP fragments are not reassembled */
+	DROP_FRAGMENT,      /* fragments we can't or may not reassemble */
 	DROP_NOT_FOR_US,    /* ARP or IP for an address we don't serve */
 	DROP_TAP_WRITE,     /* writing to the tap failed */
 	DROP_NO_ROUTE,      /* host side unreachable or forbidden */

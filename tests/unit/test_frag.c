@@ -319,6 +319,69 @@ static void test_oversize_by_first_header(void)
 }
 
 /**
+ * frag6() - build an IPv6 fragment of the test datagram, reassemble it
+ * @id:		identification
+ * @off:	payload offset, bytes
+ * @len:	payload bytes from @payload + @off
+ * @more:	M flag
+ * @hlim:	hop limit
+ * @s:		reassembly state
+ * @whole:	filled on completion
+ *
+ * Return: the reassembler's verdict
+ */
+static enum frag_verdict frag6(uint32_t id, size_t off, size_t len, bool more,
+                               uint8_t hlim, struct frag_state *s,
+                               struct pkt *whole)
+{
+	struct ip6_hdr h = {0};
+	struct ip6_frag fh = {0};
+	struct pkt p = {.v6 = true, .proto = IPPROTO_FRAGMENT};
+
+	h.ip6_flow = htonl(6U << 28);
+	h.ip6_plen = htons((uint16_t)(sizeof(fh) + len));
+	h.ip6_nxt = IPPROTO_FRAGMENT;
+	h.ip6_hlim = hlim;
+	inet_pton(AF_INET6, "fd00::100", &h.ip6_src);
+	inet_pton(AF_INET6, "fd18::1", &h.ip6_dst);
+	fh.ip6f_nxt = IPPROTO_UDP;
+	fh.ip6f_offlg = htons((uint16_t)(off | (more ? 1 : 0)));
+	fh.ip6f_ident = htonl(id);
+	memcpy(frame, &h, sizeof(h));
+	memcpy(frame + sizeof(h), &fh, sizeof(fh));
+	memcpy(frame + sizeof(h) + sizeof(fh), payload + off, len);
+	p.src = h.ip6_src;
+	p.dst = h.ip6_dst;
+	p.l3 = frame;
+	p.l3len = sizeof(h);
+	p.l4 = frame + sizeof(h);
+	p.l4len = sizeof(fh) + len;
+	return frag6_reassemble(s, &p, 0, whole);
+}
+
+static void test_v6_keeps_hop_limit(void)
+{
+	struct frag_state *s = frag_state_new();
+	struct ip6_hdr h;
+	struct pkt w;
+
+	fill_payload();
+	/* The first fragment's hop limit, in either order, not a made-up
+	 * one: 255 would let anything pass as sent on the link. */
+	CHECK(frag6(1, 0, 1000, true, 7, s, &w) == FRAG_HELD);
+	CHECK(frag6(1, 1000, 500, false, 9, s, &w) == FRAG_COMPLETE);
+	memcpy(&h, w.l3, sizeof(h));
+	CHECK(w.v6 && w.l3len == 40 && h.ip6_hlim == 7);
+	CHECK(h.ip6_nxt == IPPROTO_UDP && ntohs(h.ip6_plen) == 1500);
+	CHECK(w.l4len == 1500 && !memcmp(w.l4, payload, 1500));
+	CHECK(frag6(2, 1000, 500, false, 255, s, &w) == FRAG_HELD);
+	CHECK(frag6(2, 0, 1000, true, 64, s, &w) == FRAG_COMPLETE);
+	memcpy(&h, w.l3, sizeof(h));
+	CHECK(h.ip6_hlim == 64);
+	frag_state_free(s);
+}
+
+/**
  * fake_ctx() - a context whose tap is one end of a SEQPACKET socketpair
  * @c:		filled
  * @o:		options to point it at
@@ -509,6 +572,8 @@ const struct unit_case unit_cases[] = {
         {"65535-byte datagram, and oversize ones", test_max_and_oversize},
         {"the first fragment's IPv4 options count against 65535",
          test_oversize_by_first_header},
+        {"IPv6: the first fragment's hop limit is kept",
+         test_v6_keeps_hop_limit},
         {"IPv4 fragments to the guest reassemble", test_output_v4},
         {"IPv6 fragments to the guest reassemble", test_output_v6},
         {"too big to fragment", test_output_too_big},

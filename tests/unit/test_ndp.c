@@ -11,6 +11,9 @@
 /* The parser and builders are file-local; test them where they live. */
 #include "driver/ndp.c"
 
+#include "driver/frag.h"
+#include "driver/ip6.h"
+#include "driver/tapio.h"
 #include "fakectx.h"
 #include "unit.h"
 
@@ -140,6 +143,74 @@ static bool input(const char *src, const char *dst, uint8_t hlim,
 	ret = ndp_input(&t_ctx, &t.p);
 	free(t.buf);
 	return ret;
+}
+
+/**
+ * input_fragment() - one IPv6 fragment from the guest, through ip6_input()
+ * @src:	source
+ * @dst:	destination
+ * @hlim:	hop limit
+ * @id:		fragment identification
+ * @data:	this fragment's part of the ICMPv6 message
+ * @off:	its offset in the message
+ * @len:	its length
+ * @more:	more fragments follow
+ */
+static void input_fragment(const struct in6_addr *src,
+                           const struct in6_addr *dst, uint8_t hlim,
+                           uint32_t id, const uint8_t *data, size_t off,
+                           size_t len, bool more)
+{
+	struct ip6_frag fh = {0};
+	struct ip6_hdr h = {0};
+	struct frame f = {0};
+
+	f.len = 14 + sizeof(h) + sizeof(fh) + len;
+	f.data = malloc(f.len);
+	memcpy(f.data, eth_router6_mac, 6);
+	memcpy(f.data + 6, guest_mac, 6);
+	f.data[12] = 0x86;
+	f.data[13] = 0xdd;
+	h.ip6_flow = htonl(6U << 28);
+	h.ip6_plen = htons((uint16_t)(sizeof(fh) + len));
+	h.ip6_nxt = IPPROTO_FRAGMENT;
+	h.ip6_hlim = hlim;
+	h.ip6_src = *src;
+	h.ip6_dst = *dst;
+	fh.ip6f_nxt = IPPROTO_ICMPV6;
+	fh.ip6f_offlg = htons((uint16_t)(off | (more ? 1 : 0)));
+	fh.ip6f_ident = htonl(id);
+	memcpy(f.data + 14, &h, sizeof(h));
+	memcpy(f.data + 14 + sizeof(h), &fh, sizeof(fh));
+	memcpy(f.data + 14 + sizeof(h) + sizeof(fh), data, len);
+	ip6_input(&t_ctx, &f);
+	free(f.data);
+}
+
+/**
+ * input_fragments() - an ICMPv6 message from the guest in two fragments
+ * @src:	source literal
+ * @dst:	destination literal
+ * @hlim:	hop limit of both fragments
+ * @msg:	message; its checksum is filled in here
+ * @len:	its length
+ * @split:	bytes in the first fragment, a multiple of 8
+ */
+static void input_fragments(const char *src, const char *dst, uint8_t hlim,
+                            uint8_t *msg, size_t len, size_t split)
+{
+	static uint32_t id = 1;
+	struct in6_addr s = addr6(src), d = addr6(dst);
+	uint16_t ck;
+
+	msg[2] = msg[3] = 0;
+	ck = csum_fold(csum_add(ip_pseudo_csum(&s, &d, IPPROTO_ICMPV6, len),
+	                        msg, len));
+	memcpy(msg + 2, &ck, 2);
+	input_fragment(&s, &d, hlim, id, msg, 0, split, true);
+	input_fragment(&s, &d, hlim, id, msg + split, split, len - split,
+	               false);
+	id++;
 }
 
 /**
@@ -468,6 +539,35 @@ static void test_other_types_not_consumed(void)
 	teardown();
 }
 
+static void test_fragmented_ndp_dropped(void)
+{
+	uint8_t ns[32], rs[16] = {ND_ROUTER_SOLICIT};
+	uint8_t echo[48] = {ICMP6_ECHO_REQUEST};
+	struct reply r;
+
+	setup();
+	CHECK(frag_init(&t_ctx) == 0);
+	/* RFC 6980: hop limit 255 on every fragment, and still ignored. */
+	input_fragments("fe80::1", "ff02::1:ff00:2", 255, ns,
+	                ns_msg(ns, "fe80::2", true), 16);
+	CHECK(!read_reply(&r));
+	rs[8] = ND_OPT_SOURCE_LINKADDR;
+	rs[9] = 1;
+	memcpy(rs + 10, guest_mac, 6);
+	input_fragments("fe80::1", "ff02::2", 255, rs, sizeof(rs), 8);
+	CHECK(!read_reply(&r));
+	CHECK(t_ctx.stats.drops[DROP_FRAGMENT] == 2);
+	/* Echo over fragments is still answered, all 48 bytes of it. */
+	memset(echo + 4, 'p', sizeof(echo) - 4);
+	input_fragments("fd00::100", "fd00::2", 64, echo, sizeof(echo), 24);
+	CHECK(read_reply(&r));
+	CHECK(r.len == sizeof(echo) && r.msg[0] == ICMP6_ECHO_REPLY);
+	CHECK(!memcmp(r.msg + 4, echo + 4, sizeof(echo) - 4));
+	CHECK(t_ctx.stats.drops[DROP_FRAGMENT] == 2);
+	frag_cleanup(&t_ctx);
+	teardown();
+}
+
 static void test_unsolicited_ra_at_start(void)
 {
 	struct in6_addr all = addr6("ff02::1");
@@ -501,6 +601,8 @@ const struct unit_case unit_cases[] = {
         {"malformed NS counted and dropped", test_ns_malformed_dropped},
         {"RS answered with an RA", test_rs_gets_ra},
         {"echo and MLD left to icmp.c", test_other_types_not_consumed},
+        {"fragmented NS and RS ignored, fragmented echo answered",
+         test_fragmented_ndp_dropped},
         {"unsolicited RA right after start", test_unsolicited_ra_at_start},
         {NULL, NULL},
 };
