@@ -18,7 +18,7 @@ enum drop_reason {
 	DROP_TAP_WRITE,     /* writing to the tap failed */
 	DROP_NO_ROUTE,      /* host side unreachable or forbidden */
 	DROP_NO_FLOW,       /* segment for an unknown connection */
-	DROP_FLOW_LIMIT,    /* flow table full */
+	DROP_FLOW_LIMIT,    /* flow table full, or no port to map a peer to */
 	DROP_SOCKET,        /* host socket refused the data */
 	DROP_GSO_SEGMENTS, /* USO frame of more datagrams than a kernel makes */
 	DROP_BAD_ADDRESS,  /* address not allowed there (IPv4-mapped in IPv6) */

@@ -448,6 +448,29 @@ void udp_input(struct ctx *c, struct pkt *p)
 }
 
 /**
+ * inbound_key() - how a host peer's datagrams appear to the guest
+ * @c:		context
+ * @peer:	host sender
+ * @gaddr:	guest address they go to
+ * @gport:	guest port, host order
+ * @k:		filled
+ */
+static void inbound_key(const struct ctx *c, const union sockaddr_inany *peer,
+                        const struct in6_addr *gaddr, uint16_t gport,
+                        struct udp_flow_key *k)
+{
+	fwd_guest_source(c, peer, &k->faddr, &k->fport);
+	/* A peer the guest's family can't express appears as the gateway,
+	 * as for TCP forwards; replies still reach it through the listener. */
+	if (inany_is_v4(gaddr) && !inany_is_v4(&k->faddr))
+		inany_from_v4(&k->faddr, c->gw4);
+	else if (!inany_is_v4(gaddr) && inany_is_v4(&k->faddr))
+		k->faddr = c->gw6;
+	k->gaddr = *gaddr;
+	k->gport = gport;
+}
+
+/**
  * udp_inbound() - a datagram for the guest from a port-forward listener
  * @c:		context
  * @lfd:	listener it arrived on; guest replies leave from it too, and it
@@ -457,34 +480,24 @@ void udp_input(struct ctx *c, struct pkt *p)
  * @gport:	guest port, host order
  * @data:	payload
  * @len:	payload bytes
+ *
+ * Each host peer has its own flow, found by listener and peer: two peers
+ * that look alike to the guest get different far ports, as behind a NAT.
  */
 void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
                  const struct in6_addr *gaddr, uint16_t gport,
                  const uint8_t *data, size_t len)
 {
+	struct udp_flow *f = udp_flow_lookup_peer(c->udp, lfd, peer);
 	struct udp_flow_key k;
-	struct udp_flow *f;
 
-	fwd_guest_source(c, peer, &k.faddr, &k.fport);
-	/* A peer the guest's family can't express appears as the gateway,
-	 * as for TCP forwards; replies still reach it through @lfd. */
-	if (inany_is_v4(gaddr) && !inany_is_v4(&k.faddr))
-		inany_from_v4(&k.faddr, c->gw4);
-	else if (!inany_is_v4(gaddr) && inany_is_v4(&k.faddr))
-		k.faddr = c->gw6;
-	k.gaddr = *gaddr;
-	k.gport = gport;
-	f = udp_flow_lookup(c->udp, &k);
 	if (!f) {
-		f = udp_flow_add(c, &k, false);
-		if (!f) {
-			c->stats.drops[DROP_FLOW_LIMIT]++;
-			return;
-		}
-		f->fd = lfd;
-		f->peer = *peer;
-		f->peerlen = peer->sa.sa_family == AF_INET ? sizeof(peer->sa4)
-		                                           : sizeof(peer->sa6);
+		inbound_key(c, peer, gaddr, gport, &k);
+		f = udp_flow_add_inbound(c, &k, lfd, peer);
+	}
+	if (!f) {
+		c->stats.drops[DROP_FLOW_LIMIT]++;
+		return;
 	}
 	udp_to_guest(c, f, data, len);
 }
@@ -503,7 +516,7 @@ void udp_listener_closed(struct ctx *c, int lfd)
 	while (f) {
 		struct udp_flow *next = f->lnext;
 
-		if (!f->own_fd && f->fd == lfd)
+		if (f->inbound && f->fd == lfd)
 			udp_flow_free(c, f);
 		f = next;
 	}

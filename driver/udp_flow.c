@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <event2/event.h>
 
+#include "inany.h"
 #include "log.h"
 #include "udp_flow.h"
 
@@ -22,6 +23,19 @@ uint64_t udp_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec;
+}
+
+/**
+ * mix() - fold 32 bits into a running hash
+ * @h:		hash so far
+ * @w:		word
+ *
+ * Return: the new hash
+ */
+static uint64_t mix(uint64_t h, uint32_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
 }
 
 /**
@@ -40,11 +54,56 @@ static unsigned int flow_hash(const struct udp_state *s,
 	memcpy(w, &k->gaddr, 16);
 	memcpy(w + 4, &k->faddr, 16);
 	w[8] = (uint32_t)k->gport << 16 | k->fport;
-	for (int i = 0; i < 9; i++) {
-		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 29;
-	}
+	for (int i = 0; i < 9; i++)
+		h = mix(h, w[i]);
 	return (unsigned int)(h % UDP_HASH_BUCKETS);
+}
+
+/**
+ * peer_hash() - hash of a host peer on a listener
+ * @s:		table, for the seed
+ * @lfd:	listener
+ * @peer:	host peer
+ *
+ * Return: the hash, for a bucket and for the peer's far ports
+ */
+static uint64_t peer_hash(const struct udp_state *s, int lfd,
+                          const union sockaddr_inany *peer)
+{
+	uint32_t w[6] = {0};
+	uint64_t h = mix(s->seed, (uint32_t)lfd);
+
+	if (peer->sa.sa_family == AF_INET) {
+		w[0] = peer->sa4.sin_port;
+		memcpy(w + 1, &peer->sa4.sin_addr, 4);
+	} else {
+		w[0] = 1U << 16 | peer->sa6.sin6_port;
+		memcpy(w + 1, &peer->sa6.sin6_addr, 16);
+		w[5] = peer->sa6.sin6_scope_id;
+	}
+	for (int i = 0; i < 6; i++)
+		h = mix(h, w[i]);
+	return h;
+}
+
+/**
+ * peer_equal() - compare two host peers
+ * @a:		one
+ * @b:		other
+ *
+ * Return: true on equal family, address, port (and IPv6 scope)
+ */
+static bool peer_equal(const union sockaddr_inany *a,
+                       const union sockaddr_inany *b)
+{
+	if (a->sa.sa_family != b->sa.sa_family)
+		return false;
+	if (a->sa.sa_family == AF_INET)
+		return a->sa4.sin_port == b->sa4.sin_port &&
+		       a->sa4.sin_addr.s_addr == b->sa4.sin_addr.s_addr;
+	return a->sa6.sin6_port == b->sa6.sin6_port &&
+	       a->sa6.sin6_scope_id == b->sa6.sin6_scope_id &&
+	       inany_equal(&a->sa6.sin6_addr, &b->sa6.sin6_addr);
 }
 
 /**
@@ -127,6 +186,28 @@ struct udp_flow *udp_flow_lookup(struct udp_state *s,
 }
 
 /**
+ * udp_flow_lookup_peer() - find the inbound flow of a host peer
+ * @s:		table
+ * @lfd:	port-forward listener the peer sent to
+ * @peer:	host peer
+ *
+ * The guest-visible key can't tell host peers apart (see
+ * udp_flow_add_inbound()): the host side looks its flows up by this.
+ *
+ * Return: the flow, or NULL
+ */
+struct udp_flow *udp_flow_lookup_peer(struct udp_state *s, int lfd,
+                                      const union sockaddr_inany *peer)
+{
+	uint64_t h = peer_hash(s, lfd, peer);
+	struct udp_flow *f = s->peer_bucket[h % UDP_HASH_BUCKETS];
+
+	while (f && (f->fd != lfd || !peer_equal(&f->peer, peer)))
+		f = f->pnext;
+	return f;
+}
+
+/**
  * udp_flow_touch() - note a datagram on a flow
  * @s:		table
  * @f:		flow
@@ -159,6 +240,14 @@ void udp_flow_free(struct ctx *c, struct udp_flow *f)
 		pp = &(*pp)->hnext;
 	if (*pp)
 		*pp = f->hnext;
+	if (f->inbound) {
+		pp = &s->peer_bucket[peer_hash(s, f->fd, &f->peer) %
+		                     UDP_HASH_BUCKETS];
+		while (*pp && *pp != f)
+			pp = &(*pp)->pnext;
+		if (*pp)
+			*pp = f->pnext;
+	}
 	lru_unlink(s, f);
 	if (f->ev)
 		event_free(f->ev);
@@ -228,6 +317,69 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct udp_flow_key *k,
 		evtimer_add(s->timer, &one);
 	}
 	c->stats.flows[dns ? PROTO_DNS : PROTO_UDP]++;
+	return f;
+}
+
+/**
+ * inbound_fport() - make an inbound key unique, as a NAT would
+ * @s:		table
+ * @k:		key with the peer's own port as far port; changed if taken
+ * @h:		peer_hash() of the peer: where its sequence of ports starts
+ *
+ * Host peers can look alike to the guest: every loopback peer appears as
+ * the gateway, and so does an IPv6 peer of an IPv4 guest. Sharing one
+ * flow, the guest's replies would all reach the first of them; so a later
+ * one gets another far port. The search is bounded, and the same for the
+ * same peer.
+ *
+ * Return: 0 if no flow has @k now, -1 if every candidate was taken
+ */
+static int inbound_fport(struct udp_state *s, struct udp_flow_key *k,
+                         uint64_t h)
+{
+	unsigned int start = (unsigned int)((h >> 32) % UDP_REMAP_PORTS);
+
+	if (!udp_flow_lookup(s, k))
+		return 0;
+	for (unsigned int i = 0; i < UDP_REMAP_TRIES; i++) {
+		k->fport = (uint16_t)(UDP_REMAP_BASE +
+		                      (start + i) % UDP_REMAP_PORTS);
+		if (!udp_flow_lookup(s, k))
+			return 0;
+	}
+	return -1;
+}
+
+/**
+ * udp_flow_add_inbound() - insert the flow of a host peer on a port forward
+ * @c:		context
+ * @k:		key as the peer appears to the guest; its far port is
+ *		changed if another flow has it (inbound_fport())
+ * @lfd:	listener the peer sent to; guest replies leave from it
+ * @peer:	host peer, without a flow on @lfd yet
+ *
+ * Return: the flow, or NULL if no far port is free, the table is full or
+ *	   out of memory
+ */
+struct udp_flow *udp_flow_add_inbound(struct ctx *c, struct udp_flow_key *k,
+                                      int lfd, const union sockaddr_inany *peer)
+{
+	struct udp_state *s = c->udp;
+	uint64_t h = peer_hash(s, lfd, peer);
+	struct udp_flow *f;
+
+	if (inbound_fport(s, k, h))
+		return NULL;
+	f = udp_flow_add(c, k, false);
+	if (!f)
+		return NULL;
+	f->fd = lfd;
+	f->inbound = true;
+	f->peer = *peer;
+	f->peerlen = peer->sa.sa_family == AF_INET ? sizeof(peer->sa4)
+	                                           : sizeof(peer->sa6);
+	f->pnext = s->peer_bucket[h % UDP_HASH_BUCKETS];
+	s->peer_bucket[h % UDP_HASH_BUCKETS] = f;
 	return f;
 }
 

@@ -20,6 +20,11 @@
 #define UDP_TIMEOUT_DNS 10
 /* IPv4 header with options, or IPv6 header, and the UDP header. */
 #define UDP_QUOTE_MAX 128
+/* Far ports for a host peer that would look like another to the guest:
+ * a few, from a sequence per peer, in the IANA ephemeral range. */
+#define UDP_REMAP_BASE 49152
+#define UDP_REMAP_PORTS 16384
+#define UDP_REMAP_TRIES 16
 
 /**
  * struct udp_flow_key - a flow as the guest sees it
@@ -27,7 +32,8 @@
  * @faddr:	far address the guest talks to (its destination), which is
  *		the source of every datagram of the flow to the guest
  * @gport:	guest port, host order
- * @fport:	far port, host order
+ * @fport:	far port, host order; for an inbound flow, the port the
+ *		guest sees, which udp_flow_add_inbound() may have changed
  */
 struct udp_flow_key {
 	struct in6_addr gaddr;
@@ -43,6 +49,8 @@ struct udp_flow_key {
  * @fd:		connected socket of an outbound flow, or the port-forward
  *		listener of an inbound one
  * @own_fd:	@fd belongs to the flow (outbound): close it at the end
+ * @inbound:	started by a host peer on a port forward; also hashed by
+ *		listener and @peer
  * @peer:	inbound: the host peer that guest replies are sent to
  * @peerlen:	inbound: length of @peer
  * @ev:		read event on an owned @fd, or NULL
@@ -54,6 +62,7 @@ struct udp_flow_key {
  *		ICMP errors
  * @quote_l3len: IP header bytes in @quote, 0 if nothing to quote
  * @hnext:	next in the hash bucket
+ * @pnext:	inbound: next in the hash bucket by listener and peer
  * @lprev:	less recently used neighbour
  * @lnext:	more recently used neighbour
  */
@@ -62,6 +71,7 @@ struct udp_flow {
 	struct ctx *c;
 	int fd;
 	bool own_fd;
+	bool inbound;
 	union sockaddr_inany peer;
 	socklen_t peerlen;
 	struct event *ev;
@@ -72,13 +82,15 @@ struct udp_flow {
 	uint8_t quote[UDP_QUOTE_MAX];
 	size_t quote_l3len;
 	struct udp_flow *hnext;
+	struct udp_flow *pnext;
 	struct udp_flow *lprev;
 	struct udp_flow *lnext;
 };
 
 /**
  * struct udp_state - all UDP flows
- * @bucket:	hash chains
+ * @bucket:	hash chains by key
+ * @peer_bucket: hash chains of inbound flows by listener and host peer
  * @lru_head:	least recently used flow
  * @lru_tail:	most recently used flow
  * @n:		flows in the table
@@ -87,6 +99,7 @@ struct udp_flow {
  */
 struct udp_state {
 	struct udp_flow *bucket[UDP_HASH_BUCKETS];
+	struct udp_flow *peer_bucket[UDP_HASH_BUCKETS];
 	struct udp_flow *lru_head;
 	struct udp_flow *lru_tail;
 	unsigned int n;
@@ -101,6 +114,11 @@ struct udp_flow *udp_flow_lookup(struct udp_state *s,
                                  const struct udp_flow_key *k);
 struct udp_flow *udp_flow_add(struct ctx *c, const struct udp_flow_key *k,
                               bool dns);
+struct udp_flow *udp_flow_lookup_peer(struct udp_state *s, int lfd,
+                                      const union sockaddr_inany *peer);
+struct udp_flow *udp_flow_add_inbound(struct ctx *c, struct udp_flow_key *k,
+                                      int lfd,
+                                      const union sockaddr_inany *peer);
 void udp_flow_touch(struct udp_state *s, struct udp_flow *f, bool from_guest);
 void udp_flow_free(struct ctx *c, struct udp_flow *f);
 void udp_flow_expire(struct ctx *c, uint64_t now);

@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - unit tests for UDP validation, replies to the guest, flow table */
 
+#define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/ip.h>
 #include <netinet/ip_icmp.h>
 #include <netinet/ip6.h>
 #include <netinet/udp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <event2/event.h>
 
 #include "driver/csum.h"
@@ -468,6 +476,360 @@ static void test_uso_segment_cap(void)
 }
 
 /**
+ * guest_sport() - the UDP source port of the frame in @rx, if from the gateway
+ * @f:		fake context
+ * @n:		frame length, from next_frame()
+ *
+ * Return: the port, or -1 if there was no IPv4 UDP frame from 10.0.2.2
+ */
+static int guest_sport(const struct fake *f, ssize_t n)
+{
+	struct iphdr ih;
+	struct udphdr uh;
+
+	if (n < 14 + 20 + 8)
+		return -1;
+	memcpy(&ih, rx + 14, sizeof(ih));
+	memcpy(&uh, rx + 14 + 20, sizeof(uh));
+	if (ih.protocol != IPPROTO_UDP || ih.saddr != f->c.gw4.s_addr)
+		return -1;
+	return ntohs(uh.source);
+}
+
+/**
+ * inbound_port() - a host peer's datagram on a forward, and the source
+ *		    port the guest sees it from
+ * @f:		fake context
+ * @lfd:	listener
+ * @peer:	host peer
+ *
+ * Return: the port, or -1 if nothing reached the guest
+ */
+static int inbound_port(struct fake *f, int lfd,
+                        const union sockaddr_inany *peer)
+{
+	struct in6_addr guest;
+
+	inany_from_v4(&guest, f->c.guest4);
+	udp_inbound(&f->c, lfd, peer, &guest, 40000, (const uint8_t *)"x", 1);
+	return guest_sport(f, next_frame(f));
+}
+
+/**
+ * peer4() - an IPv4 host peer
+ * @sa:		filled
+ * @addr:	dotted address
+ * @port:	port
+ */
+static void peer4(union sockaddr_inany *sa, const char *addr, uint16_t port)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa4.sin_family = AF_INET;
+	sa->sa4.sin_port = htons(port);
+	inet_pton(AF_INET, addr, &sa->sa4.sin_addr);
+}
+
+/**
+ * gw_key() - the key of a flow between the guest's port 40000 and the
+ *	      gateway
+ * @f:		fake context
+ * @k:		filled
+ * @fport:	the gateway's port
+ */
+static void gw_key(const struct fake *f, struct udp_flow_key *k, int fport)
+{
+	memset(k, 0, sizeof(*k));
+	inany_from_v4(&k->gaddr, f->c.guest4);
+	inany_from_v4(&k->faddr, f->c.gw4);
+	k->gport = 40000;
+	k->fport = (uint16_t)fport;
+}
+
+static void test_inbound_alike_peers_ports(void)
+{
+	union sockaddr_inany a, b;
+	struct udp_flow_key k;
+	struct udp_flow *u;
+	int seen[UDP_REMAP_TRIES], port;
+	bool distinct = true;
+	struct fake f;
+
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	/* Both loopback peers appear as 10.0.2.2:5000; listener never used. */
+	peer4(&a, "127.0.0.1", 5000);
+	peer4(&b, "127.0.0.2", 5000);
+	CHECK(inbound_port(&f, -1, &a) == 5000);
+	/* Each time its port is taken (here by a stand-in flow), the second
+	 * peer gets the next of a bounded sequence of ephemeral ports. */
+	for (int i = 0; i < UDP_REMAP_TRIES; i++) {
+		seen[i] = port = inbound_port(&f, -1, &b);
+		CHECK(port >= UDP_REMAP_BASE && port != 5000);
+		for (int j = 0; j < i; j++)
+			distinct = distinct && seen[j] != port;
+		/* Found again by peer: the same flow, the same port. */
+		CHECK(inbound_port(&f, -1, &b) == port);
+		u = udp_flow_lookup_peer(f.c.udp, -1, &b);
+		gw_key(&f, &k, port);
+		CHECK(u && u == udp_flow_lookup(f.c.udp, &k));
+		if (!u)
+			break;
+		udp_flow_free(&f.c, u);
+		CHECK(udp_flow_add(&f.c, &k, false) != NULL);
+	}
+	CHECK(distinct);
+	/* Every candidate taken: dropped and counted, nothing sent. */
+	CHECK(inbound_port(&f, -1, &b) == -1);
+	CHECK(f.c.stats.drops[DROP_FLOW_LIMIT] == 1);
+	CHECK(f.c.stats.flows[PROTO_UDP] == 1 + UDP_REMAP_TRIES);
+	/* Once the first peer's flow ends, its port is free again. */
+	gw_key(&f, &k, 5000);
+	u = udp_flow_lookup(f.c.udp, &k);
+	CHECK(u && u == udp_flow_lookup_peer(f.c.udp, -1, &a));
+	if (u)
+		udp_flow_free(&f.c, u);
+	CHECK(inbound_port(&f, -1, &b) == 5000);
+	fake_close(&f);
+}
+
+/* Checks that failed in a netns_run() child, for its exit status. */
+static int child_failures;
+
+/**
+ * child_check() - unit_check() in a netns_run() child, counted there
+ * @cond:	whether the expectation held
+ * @expr:	its source text
+ * @file:	source file
+ * @line:	source line
+ */
+static void child_check(bool cond, const char *expr, const char *file, int line)
+{
+	unit_check(cond, expr, file, line);
+	child_failures += !cond;
+}
+
+#define NS_CHECK(cond) child_check((cond), #cond, __FILE__, __LINE__)
+
+/**
+ * netns_enter() - leave the host's network for a namespace with only lo
+ *
+ * Return: 0 on success, -1 with errno set
+ */
+static int netns_enter(void)
+{
+	struct ifreq ifr = {0};
+	int fd, ret;
+
+	/* Root here; without it, a user namespace grants the same. */
+	if (unshare(CLONE_NEWNET) && unshare(CLONE_NEWUSER | CLONE_NEWNET))
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	strcpy(ifr.ifr_name, "lo");
+	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	ifr.ifr_flags |= IFF_UP;
+	if (!ret)
+		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	close(fd);
+	return ret;
+}
+
+/**
+ * netns_run() - run a test body that needs real sockets, in a child
+ *		 process with a network namespace of its own
+ * @body:	test body, checking with NS_CHECK()
+ *
+ * Unit tests run as root outside any sandbox: there, only loopback can
+ * be reached, and only the child's own.
+ *
+ * Return: true if the namespace was made and every check held
+ */
+static bool netns_run(void (*body)(void))
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		if (netns_enter()) {
+			printf("#   no network namespace: %s\n",
+			       strerror(errno));
+			fflush(stdout);
+			_exit(2);
+		}
+		body();
+		fflush(stdout);
+		_exit(child_failures ? 1 : 0);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid &&
+	       WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
+/**
+ * loopback_udp() - a UDP socket bound to a loopback address
+ * @addr:	address literal, IPv4 or IPv6
+ * @port:	port, 0 for any
+ * @sa:		filled with the bound address
+ *
+ * Return: the socket, or -1
+ */
+static int loopback_udp(const char *addr, uint16_t port,
+                        union sockaddr_inany *sa)
+{
+	struct in6_addr a;
+	struct in_addr v4;
+	socklen_t len;
+	int fd;
+
+	if (inet_pton(AF_INET, addr, &v4) == 1)
+		inany_from_v4(&a, v4);
+	else if (inet_pton(AF_INET6, addr, &a) != 1)
+		return -1;
+	sockaddr_from_inany(sa, &len, &a, port);
+	fd = socket(sa->sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, &sa->sa, len) ||
+	    getsockname(fd, &sa->sa, &len)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/**
+ * recv_wait() - receive one datagram, waiting up to a second
+ * @fd:		socket
+ * @buf:	at least 64 bytes
+ * @from:	filled with the sender
+ *
+ * Return: its length, or -1
+ */
+static ssize_t recv_wait(int fd, char *buf, union sockaddr_inany *from)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	socklen_t len = sizeof(*from);
+
+	if (poll(&pfd, 1, 1000) != 1)
+		return -1;
+	return recvfrom(fd, buf, 63, MSG_DONTWAIT, &from->sa, &len);
+}
+
+/**
+ * relay() - a host peer's datagram through a listener to the guest
+ * @f:		fake context
+ * @lfd:	listener
+ * @lsa:	its address
+ * @pfd:	peer's socket
+ * @msg:	text to send
+ *
+ * Return: the source port the guest sees, or -1
+ */
+static int relay(struct fake *f, int lfd, const union sockaddr_inany *lsa,
+                 int pfd, const char *msg)
+{
+	socklen_t len = lsa->sa.sa_family == AF_INET ? sizeof(lsa->sa4)
+	                                             : sizeof(lsa->sa6);
+	union sockaddr_inany peer;
+	struct in6_addr guest;
+	char buf[64];
+	ssize_t n;
+
+	if (sendto(pfd, msg, strlen(msg), 0, &lsa->sa, len) < 0)
+		return -1;
+	n = recv_wait(lfd, buf, &peer);
+	if (n < 0)
+		return -1;
+	inany_from_v4(&guest, f->c.guest4);
+	udp_inbound(&f->c, lfd, &peer, &guest, 40000, (uint8_t *)buf,
+	            (size_t)n);
+	return guest_sport(f, next_frame(f));
+}
+
+/**
+ * guest_reply() - the guest answers from port 40000 to 10.0.2.2:@port
+ * @f:		fake context
+ * @port:	the port the guest saw the peer's datagram come from
+ * @msg:	text
+ */
+static void guest_reply(struct fake *f, int port, const char *msg)
+{
+	struct pkt p;
+
+	udp4(&p, "10.0.2.2", (uint16_t)port, strlen(msg), 0);
+	memcpy(p.l4 + 8, msg, strlen(msg));
+	udp_input(&f->c, &p);
+}
+
+/**
+ * got() - whether a peer received exactly @msg, from the listener @lsa
+ * @pfd:	peer's socket
+ * @msg:	expected text
+ * @lsa:	listener's address
+ *
+ * Return: true if so, and nothing else was waiting
+ */
+static bool got(int pfd, const char *msg, const union sockaddr_inany *lsa)
+{
+	union sockaddr_inany from = {0};
+	char buf[64];
+	ssize_t n = recv_wait(pfd, buf, &from);
+	bool same_port = lsa->sa.sa_family == AF_INET
+	                         ? from.sa4.sin_port == lsa->sa4.sin_port
+	                         : from.sa6.sin6_port == lsa->sa6.sin6_port;
+
+	return n == (ssize_t)strlen(msg) && !memcmp(buf, msg, (size_t)n) &&
+	       from.sa.sa_family == lsa->sa.sa_family && same_port &&
+	       recv(pfd, buf, sizeof(buf), MSG_DONTWAIT) < 0;
+}
+
+/**
+ * alike_peers_body() - netns_run() body of test_inbound_alike_peers()
+ */
+static void alike_peers_body(void)
+{
+	union sockaddr_inany l4a, l6a, aa, ba, ca;
+	int l4 = loopback_udp("127.0.0.1", 0, &l4a);
+	int l6 = loopback_udp("::1", 0, &l6a);
+	int a = loopback_udp("127.0.0.1", 5000, &aa);
+	int b = loopback_udp("127.0.0.2", 5000, &ba);
+	int cc = loopback_udp("::1", 5000, &ca);
+	int pa, pb, pc;
+	struct fake f;
+
+	NS_CHECK(l4 >= 0 && l6 >= 0 && a >= 0 && b >= 0 && cc >= 0);
+	NS_CHECK(fake_open(&f, 1500, 0) == 0);
+	/* To the IPv4 guest all three are 10.0.2.2, port 5000. */
+	pa = relay(&f, l4, &l4a, a, "a1");
+	pb = relay(&f, l4, &l4a, b, "b1");
+	pc = relay(&f, l6, &l6a, cc, "c1");
+	NS_CHECK(pa == 5000);
+	NS_CHECK(pb > 0 && pb != pa);
+	NS_CHECK(pc > 0 && pc != pa && pc != pb);
+	/* A later datagram keeps its peer's flow and port. */
+	NS_CHECK(relay(&f, l4, &l4a, b, "b2") == pb);
+	NS_CHECK(f.c.stats.flows[PROTO_UDP] == 3);
+	/* Each reply reaches the peer the guest answers, from its listener. */
+	guest_reply(&f, pc, "to c");
+	guest_reply(&f, pb, "to b");
+	guest_reply(&f, pa, "to a");
+	NS_CHECK(got(a, "to a", &l4a));
+	NS_CHECK(got(b, "to b", &l4a));
+	NS_CHECK(got(cc, "to c", &l6a));
+	fake_close(&f);
+	close(l4);
+	close(l6);
+	close(a);
+	close(b);
+	close(cc);
+}
+
+static void test_inbound_alike_peers(void)
+{
+	CHECK(netns_run(alike_peers_body));
+}
+
+/**
  * key_n() - a distinct flow key per @i
  * @k:		filled
  * @i:		index
@@ -573,6 +935,10 @@ const struct unit_case unit_cases[] = {
         {"inbound 60000 bytes leave as checksummed fragments",
          test_inbound_fragmented},
         {"USO frames split into at most 128 datagrams", test_uso_segment_cap},
+        {"alike host peers get their own far ports, boundedly",
+         test_inbound_alike_peers_ports},
+        {"replies reach the right one of alike host peers (own netns)",
+         test_inbound_alike_peers},
         {"flow table bound and LRU eviction", test_flow_limit},
         {"flow idle timeouts", test_flow_timeouts},
         {NULL, NULL},
