@@ -103,4 +103,8 @@ bench:
 clean:
 	rm -rf build build-asan tapir
 
--include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d)
+# Unit-test objects too: a changed header must rebuild the tests that use
+# it, or they run against a stale struct layout.
+-include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) \
+	$(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d) \
+	$(UNIT_RUNNER_OBJ:.o=.d)

@@ -5,19 +5,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <net/if.h>
 #include <netinet/ip.h>
 #include <netinet/ip_icmp.h>
 #include <netinet/ip6.h>
 #include <netinet/udp.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <event2/event.h>
 
 #include "driver/csum.h"
@@ -591,81 +587,6 @@ static void test_inbound_alike_peers_ports(void)
 	fake_close(&f);
 }
 
-/* Checks that failed in a netns_run() child, for its exit status. */
-static int child_failures;
-
-/**
- * child_check() - unit_check() in a netns_run() child, counted there
- * @cond:	whether the expectation held
- * @expr:	its source text
- * @file:	source file
- * @line:	source line
- */
-static void child_check(bool cond, const char *expr, const char *file, int line)
-{
-	unit_check(cond, expr, file, line);
-	child_failures += !cond;
-}
-
-#define NS_CHECK(cond) child_check((cond), #cond, __FILE__, __LINE__)
-
-/**
- * netns_enter() - leave the host's network for a namespace with only lo
- *
- * Return: 0 on success, -1 with errno set
- */
-static int netns_enter(void)
-{
-	struct ifreq ifr = {0};
-	int fd, ret;
-
-	/* Root here; without it, a user namespace grants the same. */
-	if (unshare(CLONE_NEWNET) && unshare(CLONE_NEWUSER | CLONE_NEWNET))
-		return -1;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	strcpy(ifr.ifr_name, "lo");
-	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
-	ifr.ifr_flags |= IFF_UP;
-	if (!ret)
-		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
-	close(fd);
-	return ret;
-}
-
-/**
- * netns_run() - run a test body that needs real sockets, in a child
- *		 process with a network namespace of its own
- * @body:	test body, checking with NS_CHECK()
- *
- * Unit tests run as root outside any sandbox: there, only loopback can
- * be reached, and only the child's own.
- *
- * Return: true if the namespace was made and every check held
- */
-static bool netns_run(void (*body)(void))
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (!pid) {
-		if (netns_enter()) {
-			printf("#   no network namespace: %s\n",
-			       strerror(errno));
-			fflush(stdout);
-			_exit(2);
-		}
-		body();
-		fflush(stdout);
-		_exit(child_failures ? 1 : 0);
-	}
-	return pid > 0 && waitpid(pid, &status, 0) == pid &&
-	       WIFEXITED(status) && !WEXITSTATUS(status);
-}
-
 /**
  * loopback_udp() - a UDP socket bound to a loopback address
  * @addr:	address literal, IPv4 or IPv6
@@ -784,7 +705,7 @@ static bool got(int pfd, const char *msg, const union sockaddr_inany *lsa)
 }
 
 /**
- * alike_peers_body() - netns_run() body of test_inbound_alike_peers()
+ * alike_peers_body() - unit_netns_run() body of test_inbound_alike_peers()
  */
 static void alike_peers_body(void)
 {
@@ -797,25 +718,25 @@ static void alike_peers_body(void)
 	int pa, pb, pc;
 	struct fake f;
 
-	NS_CHECK(l4 >= 0 && l6 >= 0 && a >= 0 && b >= 0 && cc >= 0);
-	NS_CHECK(fake_open(&f, 1500, 0) == 0);
+	CHECK(l4 >= 0 && l6 >= 0 && a >= 0 && b >= 0 && cc >= 0);
+	CHECK(fake_open(&f, 1500, 0) == 0);
 	/* To the IPv4 guest all three are 10.0.2.2, port 5000. */
 	pa = relay(&f, l4, &l4a, a, "a1");
 	pb = relay(&f, l4, &l4a, b, "b1");
 	pc = relay(&f, l6, &l6a, cc, "c1");
-	NS_CHECK(pa == 5000);
-	NS_CHECK(pb > 0 && pb != pa);
-	NS_CHECK(pc > 0 && pc != pa && pc != pb);
+	CHECK(pa == 5000);
+	CHECK(pb > 0 && pb != pa);
+	CHECK(pc > 0 && pc != pa && pc != pb);
 	/* A later datagram keeps its peer's flow and port. */
-	NS_CHECK(relay(&f, l4, &l4a, b, "b2") == pb);
-	NS_CHECK(f.c.stats.flows[PROTO_UDP] == 3);
+	CHECK(relay(&f, l4, &l4a, b, "b2") == pb);
+	CHECK(f.c.stats.flows[PROTO_UDP] == 3);
 	/* Each reply reaches the peer the guest answers, from its listener. */
 	guest_reply(&f, pc, "to c");
 	guest_reply(&f, pb, "to b");
 	guest_reply(&f, pa, "to a");
-	NS_CHECK(got(a, "to a", &l4a));
-	NS_CHECK(got(b, "to b", &l4a));
-	NS_CHECK(got(cc, "to c", &l6a));
+	CHECK(got(a, "to a", &l4a));
+	CHECK(got(b, "to b", &l4a));
+	CHECK(got(cc, "to c", &l6a));
 	fake_close(&f);
 	close(l4);
 	close(l6);
@@ -826,7 +747,7 @@ static void alike_peers_body(void)
 
 static void test_inbound_alike_peers(void)
 {
-	CHECK(netns_run(alike_peers_body));
+	CHECK(unit_netns_run(alike_peers_body));
 }
 
 /**

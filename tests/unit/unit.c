@@ -1,10 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - minimal unit-test runner: runs unit_cases[], prints TAP */
 
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "unit.h"
+
+/* Seconds a unit_netns_run() body may take. */
+#define UNIT_NETNS_TIMEOUT_S 30
 
 static int case_failures;
 
@@ -21,6 +33,66 @@ void unit_check(bool cond, const char *expr, const char *file, int line)
 		return;
 	case_failures++;
 	printf("#   failed: %s (%s:%d)\n", expr, file, line);
+}
+
+/**
+ * netns_enter() - leave the host's network for a namespace with only lo
+ *
+ * Return: 0 on success, -1 with errno set
+ */
+static int netns_enter(void)
+{
+	struct ifreq ifr = {0};
+	int fd, ret;
+
+	/* Root here; without it, a user namespace grants the same. */
+	if (unshare(CLONE_NEWNET) && unshare(CLONE_NEWUSER | CLONE_NEWNET))
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	strcpy(ifr.ifr_name, "lo");
+	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	ifr.ifr_flags |= IFF_UP;
+	if (!ret)
+		ret = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	close(fd);
+	return ret;
+}
+
+/**
+ * unit_netns_run() - run a test body that needs real sockets, in a child
+ *		      process with a network namespace of its own
+ * @body:	test body, checking with CHECK() as usual
+ *
+ * Unit tests run as root outside any sandbox: in the child, only its own
+ * loopback can be reached. A sanitizer report in the child fails it too,
+ * and so does a body still running after UNIT_NETNS_TIMEOUT_S.
+ *
+ * Return: true if the namespace was made and every check held
+ */
+bool unit_netns_run(void (*body)(void))
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		if (netns_enter()) {
+			printf("#   no network namespace: %s\n",
+			       strerror(errno));
+			fflush(stdout);
+			_exit(2);
+		}
+		/* A body that hangs or spins fails alone, and soon. */
+		alarm(UNIT_NETNS_TIMEOUT_S);
+		body();
+		fflush(stdout);
+		_exit(case_failures ? 1 : 0);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid &&
+	       WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
 /**

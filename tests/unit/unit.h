@@ -20,6 +20,7 @@ struct unit_case {
 extern const struct unit_case unit_cases[];
 
 void unit_check(bool cond, const char *expr, const char *file, int line);
+bool unit_netns_run(void (*body)(void));
 
 /* Records a failed expectation and keeps going, so one run shows them all. */
 #define CHECK(cond) unit_check((cond), #cond, __FILE__, __LINE__)
