@@ -1,29 +1,64 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - error and debug messages on stderr */
+/* tapir - error and debug messages on stderr
+ *
+ * Messages must never stall the datapath: each is one write() of a whole
+ * line, skipped (not blocked on) when stderr is a pipe nobody drains, and
+ * errors a guest or a peer can repeat at will go through a rate limit.
+ */
 
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 
 bool log_debug_enabled;
+
+/**
+ * emit() - write one line to stderr if that cannot block
+ * @line:	text ending in a newline
+ * @len:	its length
+ */
+static void emit(const char *line, size_t len)
+{
+	struct pollfd p = {.fd = STDERR_FILENO, .events = POLLOUT};
+
+	/* A full pipe (or a closed stderr) drops the line instead. */
+	if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT))
+		return;
+	if (write(STDERR_FILENO, line, len) < 0)
+		return; /* nowhere left to report it */
+}
 
 /**
  * vprint() - print one "tapir: ..." line on stderr
  * @fmt:	printf format
  * @ap:		arguments
  * @err:	errno to append as ": <strerror>", or 0
+ * @suffix:	text to append before the newline, or ""
  */
-static void vprint(const char *fmt, va_list ap, int err)
+__attribute__((format(printf, 1, 0))) static void
+vprint(const char *fmt, va_list ap, int err, const char *suffix)
 {
-	char line[1024];
+	char msg[1024], line[1200];
+	int n;
 
-	vsnprintf(line, sizeof(line), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (err)
-		fprintf(stderr, "tapir: %s: %s\n", line, strerror(err));
+		n = snprintf(line, sizeof(line), "tapir: %s: %s%s\n", msg,
+		             strerror(err), suffix);
 	else
-		fprintf(stderr, "tapir: %s\n", line);
+		n = snprintf(line, sizeof(line), "tapir: %s%s\n", msg, suffix);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	emit(line, (size_t)n);
 }
 
 /**
@@ -35,7 +70,7 @@ void err_msg(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vprint(fmt, ap, 0);
+	vprint(fmt, ap, 0, "");
 	va_end(ap);
 }
 
@@ -49,7 +84,39 @@ void err_errno(int err, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vprint(fmt, ap, err);
+	vprint(fmt, ap, err, "");
+	va_end(ap);
+}
+
+/**
+ * err_limited() - report an error that may repeat, at most once per
+ *		   LOG_LIMIT_MS for its call site
+ * @l:		the call site's limit state (static, zero-initialised)
+ * @err:	errno value to append, or 0
+ * @fmt:	printf format naming the failing object
+ *
+ * The first line of a burst is printed at once; the ones that follow
+ * within the interval are counted, and the next printed line says how
+ * many were left out.
+ */
+void err_limited(struct log_limit *l, int err, const char *fmt, ...)
+{
+	uint64_t now = clock_ms();
+	char suffix[64] = "";
+	va_list ap;
+
+	if (l->printed && now < l->next_ms) {
+		l->suppressed++;
+		return;
+	}
+	if (l->suppressed)
+		snprintf(suffix, sizeof(suffix), " (%lu more since the last)",
+		         l->suppressed);
+	l->printed = true;
+	l->suppressed = 0;
+	l->next_ms = now + LOG_LIMIT_MS;
+	va_start(ap, fmt);
+	vprint(fmt, ap, err, suffix);
 	va_end(ap);
 }
 
@@ -62,7 +129,7 @@ void info_msg(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vprint(fmt, ap, 0);
+	vprint(fmt, ap, 0, "");
 	va_end(ap);
 }
 
@@ -77,6 +144,6 @@ void debug_msg(const char *fmt, ...)
 	if (!log_debug_enabled)
 		return;
 	va_start(ap, fmt);
-	vprint(fmt, ap, 0);
+	vprint(fmt, ap, 0, "");
 	va_end(ap);
 }

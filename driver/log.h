@@ -5,12 +5,30 @@
 #define TAPIR_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+/* An error a guest or peer can repeat prints at most this often. */
+#define LOG_LIMIT_MS 5000
+
+/**
+ * struct log_limit - rate limit of one message's call site
+ * @printed:	the site printed before
+ * @next_ms:	clock_ms() from which it may print again
+ * @suppressed:	lines left out since it last printed
+ */
+struct log_limit {
+	bool printed;
+	uint64_t next_ms;
+	unsigned long suppressed;
+};
 
 extern bool log_debug_enabled;
 
 void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void err_errno(int err, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
+void err_limited(struct log_limit *l, int err, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 void info_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void debug_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
