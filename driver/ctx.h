@@ -54,6 +54,8 @@ struct hostfwd_state;
  * @hostfwd:		port forwards (hostfwd.c)
  * @exit_status:	status for main() once the loop ends
  * @target_pidfd:	pidfd of the target process, or -1
+ * @spare_fd:		kept free for refusing connections when out of fds
+ *			(fdlimit.c), or -1
  * @run_child:		`tapir run`: the command's PID, whose exit ends the
  *			loop with its status; 0 in attach mode
  */
@@ -84,6 +86,7 @@ struct ctx {
 	struct hostfwd_state *hostfwd;
 	int exit_status;
 	int target_pidfd;
+	int spare_fd;
 	pid_t run_child;
 };
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/ip_icmp.h>
 
@@ -11,6 +12,7 @@
 #include "icmp.h"
 #include "inany.h"
 #include "ip.h"
+#include "log.h"
 
 /**
  * sockaddr_from_inany() - build a host socket address
@@ -209,4 +211,26 @@ int fwd_bind_outbound(const struct ctx *c, int fd, int family)
 		return 0;
 	}
 	return bind(fd, &sa.sa, len) ? -errno : 0;
+}
+
+/**
+ * fwd_reset_close() - close a TCP socket so that the peer sees a reset
+ * @fd:		socket, or -1
+ *
+ * For a connection that cannot be forwarded or was reset by the other
+ * side: the peer learns at once, rather than from a FIN that looks like a
+ * complete reply.
+ */
+void fwd_reset_close(int fd)
+{
+	static struct log_limit limit;
+	const struct linger l = {.l_onoff = 1, .l_linger = 0};
+
+	if (fd < 0)
+		return;
+	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)))
+		err_limited(&limit, errno,
+		            "SO_LINGER for a reset: the peer "
+		            "sees a FIN instead");
+	close(fd);
 }

@@ -41,4 +41,6 @@ int fwd_bind_outbound(const struct ctx *c, int fd, int family);
 void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
                          const struct in6_addr *addr, uint16_t port);
 
+void fwd_reset_close(int fd);
+
 #endif /* TAPIR_FWD_H */

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "fdlimit.h"
 #include "fwd.h"
 #include "hostfwd.h"
 #include "inany.h"
@@ -33,8 +34,6 @@
  * starve the rest of the loop; the listener stays readable for the rest.
  */
 #define HOSTFWD_BATCH 32
-/* After accept() ran out of fds, the listener rests this long. */
-#define HOSTFWD_PAUSE_MS 100
 
 /**
  * struct fwd - one forward and its listening socket
@@ -42,7 +41,7 @@
  * @hs:		owner
  * @fd:		listening TCP or bound UDP socket
  * @ev:		read event on @fd
- * @pause:	timer that re-arms @ev after accept() ran out of fds
+ * @pause:	timer that re-arms @ev after a pause (fdlimit_pause())
  */
 struct fwd {
 	struct hostfwd_spec s;
@@ -158,23 +157,6 @@ fail:
 }
 
 /**
- * hostfwd_reset_close() - close a TCP socket so that the peer sees a reset
- * @fd:		socket, or -1
- *
- * For a connection that cannot be forwarded: the client learns at once,
- * rather than from a FIN that looks like an empty reply.
- */
-void hostfwd_reset_close(int fd)
-{
-	const struct linger l = {.l_onoff = 1, .l_linger = 0};
-
-	if (fd < 0)
-		return;
-	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
-	close(fd);
-}
-
-/**
  * to_tap() - hand an accepted connection to the TCP module
  * @c:		context
  * @f:		forward
@@ -196,26 +178,11 @@ static void to_tap(struct ctx *c, const struct fwd *f, int fd,
 		inany_from_v4(&src, c->gw4);
 	if (tcp_accept_inbound(c, fd, &src, sport, &f->s.guest_addr,
 	                       f->s.guest_port) < 0)
-		hostfwd_reset_close(fd);
+		fwd_reset_close(fd);
 }
 
 /**
- * pause_listener() - stop accepting for a moment after running out of fds
- * @f:		forward
- *
- * The pending connection keeps the listener readable: without a pause the
- * loop would spin on accept() failing with EMFILE.
- */
-static void pause_listener(struct fwd *f)
-{
-	const struct timeval tv = {0, HOSTFWD_PAUSE_MS * 1000};
-
-	event_del(f->ev);
-	evtimer_add(f->pause, &tv);
-}
-
-/**
- * resume_cb() - accept again after pause_listener()
+ * resume_cb() - accept again after fdlimit_pause()
  * @fd:		unused
  * @what:	unused
  * @arg:	struct fwd
@@ -227,6 +194,31 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	event_add(f->ev, NULL);
+}
+
+/**
+ * refuse_exhausted() - out of fds: reset one pending client, or pause
+ * @f:		forward whose accept() failed
+ * @err:	its errno, one of fdlimit_exhausted()
+ *
+ * Return: true if a client was refused (the listener may have more)
+ */
+static bool refuse_exhausted(struct fwd *f, int err)
+{
+	static struct log_limit limit;
+	struct ctx *c = f->hs->c;
+	int fd;
+
+	err_limited(&limit, err, "accept on port %u: refusing connections",
+	            f->s.host_port);
+	fd = fdlimit_accept_spare(c, f->fd);
+	if (fd < 0) {
+		fdlimit_pause(f->ev, f->pause);
+		return false;
+	}
+	fwd_reset_close(fd);
+	fdlimit_restore(c);
+	return true;
 }
 
 /**
@@ -248,12 +240,9 @@ static void tcp_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM) {
-				err_errno(errno, "accept on port %u",
-				          f->s.host_port);
-				pause_listener(f);
-			}
+			if (fdlimit_exhausted(errno) &&
+			    refuse_exhausted(f, errno))
+				continue;
 			return;
 		}
 		if (c->o->forward_mode == FORWARD_SPLICE)

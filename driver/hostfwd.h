@@ -60,7 +60,6 @@ int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why,
 int hostfwd_remove(struct ctx *c, unsigned int id);
 const struct hostfwd_spec *hostfwd_entry(const struct ctx *c, size_t i);
 void hostfwd_status(const struct ctx *c, struct hostfwd_status *st);
-void hostfwd_reset_close(int fd);
 void hostfwd_spec_str(const struct hostfwd_spec *s, char *buf, size_t len);
 
 #endif /* TAPIR_HOSTFWD_H */

@@ -31,6 +31,19 @@ static void stop_loop(struct ctx *c, const char *why)
 }
 
 /**
+ * lifecycle_fail() - end the event loop because the datapath cannot go on
+ * @c:		context
+ *
+ * The caller printed why. The status is 1, as for any failure, or 125 under
+ * `tapir run`, where the command's own statuses are the others.
+ */
+void lifecycle_fail(struct ctx *c)
+{
+	c->exit_status = c->run_child > 0 ? 125 : 1;
+	event_base_loopbreak(c->base);
+}
+
+/**
  * exitfd_check_cb() - exit once the exit fd hangs up, errors, or is invalid
  * @fd:		unused
  * @what:	unused

@@ -12,5 +12,6 @@ int lifecycle_watch_target(struct ctx *c, pid_t pid);
 int lifecycle_start(struct ctx *c);
 void lifecycle_signal_ready(struct ctx *c);
 void lifecycle_stop(struct ctx *c);
+void lifecycle_fail(struct ctx *c);
 
 #endif /* TAPIR_LIFECYCLE_H */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <event2/event.h>
 
+#include "fdlimit.h"
 #include "hostfwd.h"
 #include "ipc/api.h"
 #include "lifecycle.h"
@@ -83,6 +84,7 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	memset(c, 0, sizeof(*c));
 	c->o = o;
 	c->target_pidfd = -1;
+	c->spare_fd = -1;
 	for (int i = 0; i < TAPIR_MAX_QUEUES; i++)
 		c->tapfd[i] = -1;
 	ctx_set_addresses(c);
@@ -104,7 +106,7 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	if (tcp_init(c) || udp_init(c) || ping_init(c) || frag_init(c) ||
 	    ndp_init(c))
 		return -1;
-	if (tapio_start(c) || lifecycle_start(c))
+	if (tapio_start(c) || lifecycle_start(c) || fdlimit_init(c))
 		return -1;
 	/* Clients may send requests as soon as they see the ready byte. */
 	if (hostfwd_init(c) || hostfwd_publish(c) || api_init(c))
@@ -165,6 +167,7 @@ void loop_cleanup(struct ctx *c)
 	tcp_cleanup(c);
 	tapio_stop(c);
 	pcap_close(c);
+	fdlimit_cleanup(c);
 	if (c->base)
 		event_base_free(c->base);
 	c->base = NULL;

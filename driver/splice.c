@@ -109,7 +109,7 @@ static void conn_close(struct splice_conn *sc, bool reset)
 		if (sc->wev[s])
 			event_free(sc->wev[s]);
 		if (reset)
-			hostfwd_reset_close(sc->fd[s]);
+			fwd_reset_close(sc->fd[s]);
 		else if (sc->fd[s] >= 0)
 			close(sc->fd[s]);
 		for (int e = 0; e < 2; e++)
@@ -410,20 +410,20 @@ void splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 			err_msg("splice: %d connections open, refusing more",
 			        SPLICE_MAX_CONNS);
 		st->warned = true;
-		hostfwd_reset_close(fd);
+		fwd_reset_close(fd);
 		return;
 	}
 	sockaddr_from_inany(&sa, &salen, dst, dport);
 	nsfd = nssock_get(st->pool, sa.sa.sa_family);
 	if (nsfd < 0) {
-		hostfwd_reset_close(fd);
+		fwd_reset_close(fd);
 		return;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	sc = conn_new(st, fd, nsfd);
 	if (!sc) {
 		err_errno(ENOMEM, "splice: new connection");
-		hostfwd_reset_close(fd);
+		fwd_reset_close(fd);
 		close(nsfd);
 		return;
 	}

@@ -8,6 +8,7 @@
 #include <event2/event.h>
 
 #include "eth.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "pcap.h"
 #include "tcp.h"
@@ -17,6 +18,35 @@
 #define TAP_BATCH 64
 
 static uint8_t rx_buf[TAP_FRAME_MAX + 16] __attribute__((aligned(64)));
+/* A link set down fails every write (EIO) until it is up again. */
+static struct log_limit write_limit;
+
+/**
+ * tap_read_failed() - a read from the tap failed: drained, or gone
+ * @c:		context
+ * @err:	errno of the read
+ *
+ * A tap whose device was deleted (`ip link del`, or its namespace gone)
+ * fails every read with EBADFD, and stays readable: retrying would spin.
+ * No other error of a tap read is transient either, so any of them ends
+ * tapir with one line, as the namespace's network is gone.
+ *
+ * Return: true if the loop is ending
+ */
+static bool tap_read_failed(struct ctx *c, int err)
+{
+	if (err == EAGAIN || err == EINTR)
+		return false;
+	if (err == EBADFD)
+		err_msg("tap %s is gone (deleted, or its namespace closed): "
+		        "exiting",
+		        c->tap.ifname);
+	else
+		err_errno(err, "read from tap %s: exiting", c->tap.ifname);
+	tapio_stop_reading(c);
+	lifecycle_fail(c);
+	return true;
+}
 
 /**
  * tap_read_cb() - drain up to TAP_BATCH frames from one tap queue
@@ -33,8 +63,11 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 		ssize_t n = read(fd, rx_buf, sizeof(rx_buf));
 		struct frame f;
 
-		if (n < 0)
-			break; /* EAGAIN: drained; other errors: retry later */
+		if (n < 0) {
+			if (tap_read_failed(c, errno))
+				return;
+			break;
+		}
 		if ((size_t)n < c->vnet_len + 14) {
 			c->stats.drops[DROP_SHORT_FRAME]++;
 			continue;
@@ -78,6 +111,17 @@ int tapio_start(struct ctx *c)
 }
 
 /**
+ * tapio_stop_reading() - stop watching the tap fds, keep them open
+ * @c:		context
+ */
+void tapio_stop_reading(struct ctx *c)
+{
+	for (unsigned int i = 0; i < c->tap.queues; i++)
+		if (c->tap_ev[i])
+			event_del(c->tap_ev[i]);
+}
+
+/**
  * tapio_stop() - stop watching and close the tap fds
  * @c:		context
  */
@@ -109,16 +153,21 @@ void tapio_stop(struct ctx *c)
 int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
              const struct iovec *iov, int iovcnt)
 {
-	struct virtio_net_hdr zero = {0};
+	/* The tap may take 10 or 12 header bytes (num_buffers after the
+	 * basic header): send ours with zeros after it, never stack bytes.
+	 */
+	struct virtio_net_hdr_mrg_rxbuf hdr = {0};
 	struct iovec v[16];
 	size_t len = 0;
 	int n = 0;
 	ssize_t ret;
 
-	if (iovcnt > 14)
+	if (iovcnt > 14 || c->vnet_len > sizeof(hdr))
 		return -1;
 	if (c->vnet_len) {
-		v[n].iov_base = (void *)(vh ? vh : &zero);
+		if (vh)
+			hdr.hdr = *vh;
+		v[n].iov_base = &hdr;
 		v[n++].iov_len = c->vnet_len;
 	}
 	for (int i = 0; i < iovcnt; i++) {
@@ -128,8 +177,9 @@ int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
 	ret = writev(c->tapfd[0], v, n);
 	if (ret < 0) {
 		c->stats.drops[DROP_TAP_WRITE]++;
-		debug_msg("write to tap %s: %s", c->tap.ifname,
-		          strerror(errno));
+		if (log_debug_enabled)
+			err_limited(&write_limit, errno, "write to tap %s",
+			            c->tap.ifname);
 		return -1;
 	}
 	c->stats.tap_tx_frames++;

@@ -31,6 +31,7 @@ struct frame {
 };
 
 int tapio_start(struct ctx *c);
+void tapio_stop_reading(struct ctx *c);
 void tapio_stop(struct ctx *c);
 int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
              const struct iovec *iov, int iovcnt);

@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <event2/event.h>
 
+#include "driver/fdlimit.h"
 #include "driver/log.h"
 #include "ipc/api.h"
 
@@ -61,6 +62,7 @@ struct api_conn {
  * @c:		context
  * @fd:		listening socket
  * @ev:		accept event
+ * @pause:	timer that re-arms @ev after a pause (fdlimit_pause())
  * @dev:	device of the socket file we bound, to unlink only ours
  * @ino:	its inode
  * @conns:	open connections
@@ -70,6 +72,7 @@ struct api_state {
 	struct ctx *c;
 	int fd;
 	struct event *ev;
+	struct event *pause;
 	dev_t dev;
 	ino_t ino;
 	struct api_conn *conns;
@@ -301,20 +304,60 @@ static void conn_new(struct api_state *st, int fd)
 }
 
 /**
- * refuse() - answer a connection over the limit at once and close it
+ * refuse() - answer a connection that can't be served at once and close it
  * @fd:		accepted connection
+ * @why:	the error description
  *
  * The reply is tiny and the socket buffer empty, so the write cannot
  * block; a client that reads gets a reason rather than a bare close.
  */
-static void refuse(int fd)
+static void refuse(int fd, const char *why)
 {
-	char *reply = api_error_reply("bad request: too many connections");
+	char *reply = api_error_reply(why);
 
 	if (reply && send(fd, reply, strlen(reply), MSG_NOSIGNAL) < 0)
 		debug_msg("api: refuse connection: %s", strerror(errno));
 	free(reply);
 	close(fd);
+}
+
+/**
+ * refuse_exhausted() - out of fds: answer one pending client, or pause
+ * @st:		API state whose accept() failed
+ * @err:	its errno, one of fdlimit_exhausted()
+ *
+ * Return: true if a client was refused (the listener may have more)
+ */
+static bool refuse_exhausted(struct api_state *st, int err)
+{
+	static struct log_limit limit;
+	int fd;
+
+	err_limited(&limit, err, "API socket %s: accept: refusing clients",
+	            st->c->o->api_socket);
+	fd = fdlimit_accept_spare(st->c, st->fd);
+	if (fd < 0) {
+		fdlimit_pause(st->ev, st->pause);
+		return false;
+	}
+	refuse(fd, "tapir: too many open files; try again later");
+	fdlimit_restore(st->c);
+	return true;
+}
+
+/**
+ * resume_cb() - accept again after fdlimit_pause()
+ * @fd:		unused
+ * @what:	unused
+ * @arg:	struct api_state
+ */
+static void resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct api_state *st = arg;
+
+	(void)fd;
+	(void)what;
+	event_add(st->ev, NULL);
 }
 
 /**
@@ -332,10 +375,14 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 		int fd = accept4((int)lfd, NULL, NULL,
 		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (fdlimit_exhausted(errno) &&
+			    refuse_exhausted(st, errno))
+				continue;
 			return;
+		}
 		if (st->nconns >= API_MAX_CONNS)
-			refuse(fd);
+			refuse(fd, "bad request: too many connections");
 		else
 			conn_new(st, fd);
 	}
@@ -403,7 +450,8 @@ int api_init(struct ctx *c)
 		return -1;
 	st->ev =
 	        event_new(c->base, st->fd, EV_READ | EV_PERSIST, accept_cb, st);
-	if (!st->ev || event_add(st->ev, NULL)) {
+	st->pause = evtimer_new(c->base, resume_cb, st);
+	if (!st->ev || !st->pause || event_add(st->ev, NULL)) {
 		err_msg("API socket %s: libevent failed", c->o->api_socket);
 		return -1;
 	}
@@ -428,6 +476,8 @@ void api_cleanup(struct ctx *c)
 		conn_free(st->conns);
 	if (st->ev)
 		event_free(st->ev);
+	if (st->pause)
+		event_free(st->pause);
 	if (st->fd >= 0) {
 		close(st->fd);
 		if (st->ino && !lstat(c->o->api_socket, &sb) &&

@@ -36,6 +36,7 @@ int fake_ctx_init(struct ctx *c, struct opts *o, bool ipv6,
 	o->queues = 1;
 	c->o = o;
 	c->target_pidfd = -1;
+	c->spare_fd = -1;
 	ctx_set_addresses(c);
 	memcpy(c->guest_mac, guest_mac, 6);
 	c->tap.mtu = 1500;

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - out of file descriptors: refuse clearly, pause, never spin
+ *
+ * When accept() fails with EMFILE, the pending connection stays queued and
+ * the listener stays readable: a loop that just retries spins, and the
+ * client waits forever. tapir keeps one spare fd for this moment: it is
+ * closed to accept the connection, which then gets a clear refusal (an API
+ * error reply, or a TCP reset), and is opened again. Where even that
+ * fails, the listener pauses instead of spinning.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+
+#include "fdlimit.h"
+#include "log.h"
+
+/**
+ * open_spare() - open the spare fd, if it is not open
+ * @c:		context
+ *
+ * Return: 0, or -1 if no fd was free
+ */
+static int open_spare(struct ctx *c)
+{
+	if (c->spare_fd < 0)
+		c->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return c->spare_fd < 0 ? -1 : 0;
+}
+
+/**
+ * fdlimit_init() - reserve the spare fd
+ * @c:		context
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int fdlimit_init(struct ctx *c)
+{
+	if (open_spare(c)) {
+		err_errno(errno, "reserve a spare fd (/dev/null)");
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * fdlimit_cleanup() - release the spare fd
+ * @c:		context
+ */
+void fdlimit_cleanup(struct ctx *c)
+{
+	if (c->spare_fd >= 0)
+		close(c->spare_fd);
+	c->spare_fd = -1;
+}
+
+/**
+ * fdlimit_exhausted() - whether an errno means "out of fds or memory"
+ * @err:	errno of socket(), accept() or the like
+ *
+ * Return: true for EMFILE, ENFILE, ENOBUFS and ENOMEM
+ */
+bool fdlimit_exhausted(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOBUFS ||
+	       err == ENOMEM;
+}
+
+/**
+ * fdlimit_accept_spare() - accept one pending connection using the spare fd
+ * @c:		context
+ * @lfd:	listener whose accept() just failed with fdlimit_exhausted()
+ *
+ * The caller refuses the connection, closes it at once and calls
+ * fdlimit_restore(), which takes the spare again.
+ *
+ * Return: the accepted, non-blocking socket, or -1 (the caller pauses)
+ */
+int fdlimit_accept_spare(struct ctx *c, int lfd)
+{
+	int fd;
+
+	if (c->spare_fd < 0 && open_spare(c))
+		return -1;
+	close(c->spare_fd);
+	c->spare_fd = -1;
+	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		fdlimit_restore(c);
+	return fd;
+}
+
+/**
+ * fdlimit_restore() - take the spare fd again after a refusal
+ * @c:		context
+ *
+ * If another fd took the slot meanwhile, the next fdlimit_accept_spare()
+ * tries again; until then, listeners pause.
+ */
+void fdlimit_restore(struct ctx *c)
+{
+	open_spare(c);
+}
+
+/**
+ * fdlimit_pause() - stop accepting on a listener for FDLIMIT_PAUSE_MS
+ * @listen_ev:	the listener's read event
+ * @timer:	a timer whose callback adds @listen_ev again
+ *
+ * The pending connection keeps the listener readable: without a pause the
+ * loop would spin on accept() failing.
+ */
+void fdlimit_pause(struct event *listen_ev, struct event *timer)
+{
+	static struct log_limit limit;
+	const struct timeval tv = {0, FDLIMIT_PAUSE_MS * 1000};
+
+	event_del(listen_ev);
+	/* Deaf rather than spinning, should even a timer fail. */
+	if (evtimer_add(timer, &tv))
+		err_limited(&limit, 0, "pause a listener: libevent failed");
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - out of file descriptors: refuse clearly, pause, never spin
+ */
+#ifndef TAPIR_FDLIMIT_H
+#define TAPIR_FDLIMIT_H
+
+#include <stdbool.h>
+
+#include "ctx.h"
+
+struct event;
+
+/* After accept() ran out of fds and no spare helped, a listener rests
+ * this long before it tries again.
+ */
+#define FDLIMIT_PAUSE_MS 100
+
+int fdlimit_init(struct ctx *c);
+void fdlimit_cleanup(struct ctx *c);
+bool fdlimit_exhausted(int err);
+int fdlimit_accept_spare(struct ctx *c, int lfd);
+void fdlimit_restore(struct ctx *c);
+void fdlimit_pause(struct event *listen_ev, struct event *timer);
+
+#endif /* TAPIR_FDLIMIT_H */
