@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "fwd.h"
 #include "icmp.h"
 #include "inany.h"
@@ -43,13 +44,11 @@
  */
 void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 {
-	struct linger lg = {1, 0};
-
 	if (conn->fd >= 0) {
 		if (reset)
-			setsockopt(conn->fd, SOL_SOCKET, SO_LINGER, &lg,
-			           sizeof(lg));
-		close(conn->fd);
+			fwd_reset_close(conn->fd);
+		else
+			close(conn->fd);
 		conn->fd = -1;
 	}
 	if (conn->rev)
@@ -59,9 +58,10 @@ void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 	if (conn->timer)
 		event_free(conn->timer);
 	conn->rev = conn->wev = conn->timer = NULL;
-	/* Still linked for the batch's ACKs: tcp_flush() releases it. */
+	/* Still linked for the batch's ACKs: tcp_flush() frees it. */
 	if (conn->flags & CONN_IN_FLUSH) {
 		conn->flags |= CONN_DEAD;
+		tcp_conn_retire(&c->tcp->table, conn);
 		return;
 	}
 	tcp_conn_release(&c->tcp->table, conn);
@@ -82,13 +82,12 @@ void tcp_abort(struct ctx *c, struct tcp_conn *conn, bool rst_guest)
 }
 
 /**
- * tcp_schedule_ack() - owe the guest an ACK at the end of this tap batch
+ * flush_link() - put a connection on the list tcp_flush() walks
  * @c:		context
  * @conn:	connection
  */
-void tcp_schedule_ack(struct ctx *c, struct tcp_conn *conn)
+static void flush_link(struct ctx *c, struct tcp_conn *conn)
 {
-	conn->flags |= CONN_ACK_PENDING;
 	if (conn->flags & CONN_IN_FLUSH)
 		return;
 	conn->flags |= CONN_IN_FLUSH;
@@ -97,7 +96,49 @@ void tcp_schedule_ack(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
- * tcp_flush() - send the ACKs owed after a batch of guest frames
+ * tcp_schedule_ack() - owe the guest an ACK at the end of this tap batch
+ * @c:		context
+ * @conn:	connection
+ */
+void tcp_schedule_ack(struct ctx *c, struct tcp_conn *conn)
+{
+	conn->flags |= CONN_ACK_PENDING;
+	flush_link(c, conn);
+}
+
+/**
+ * tcp_schedule_push() - send host data to the guest at the end of this tap
+ *			 batch
+ * @c:		context
+ * @conn:	connection
+ */
+void tcp_schedule_push(struct ctx *c, struct tcp_conn *conn)
+{
+	conn->flags |= CONN_PUSH_PENDING;
+	flush_link(c, conn);
+}
+
+/**
+ * flush_one() - what a connection is owed after a batch: data, then an ACK
+ *		 if no data segment carried one
+ * @c:		context
+ * @conn:	connection, just taken off the flush list
+ */
+static void flush_one(struct ctx *c, struct tcp_conn *conn)
+{
+	if (conn->flags & CONN_PUSH_PENDING) {
+		conn->flags &= ~CONN_PUSH_PENDING;
+		if (tcp_host_to_guest(c, conn))
+			return;
+	}
+	if (!(conn->flags & CONN_ACK_PENDING))
+		return;
+	conn->flags &= ~CONN_ACK_PENDING;
+	tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, tcp_rcv_window(conn));
+}
+
+/**
+ * tcp_flush() - send the data and ACKs owed after a batch of guest frames
  * @c:		context
  */
 void tcp_flush(struct ctx *c)
@@ -108,15 +149,10 @@ void tcp_flush(struct ctx *c)
 	for (; conn; conn = next) {
 		next = conn->flush_next;
 		conn->flags &= ~CONN_IN_FLUSH;
-		if (conn->flags & CONN_DEAD) {
+		if (conn->flags & CONN_DEAD)
 			tcp_conn_release(&c->tcp->table, conn);
-			continue;
-		}
-		if (!(conn->flags & CONN_ACK_PENDING))
-			continue;
-		conn->flags &= ~CONN_ACK_PENDING;
-		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
-		               tcp_rcv_window(conn));
+		else
+			flush_one(c, conn);
 	}
 	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
 }
@@ -126,19 +162,19 @@ void tcp_flush(struct ctx *c)
  * @c:		context
  * @conn:	connection
  *
- * Return: true if it was closed
+ * Return: TCP_RELEASED if it was closed, else 0
  */
-bool tcp_maybe_finish(struct ctx *c, struct tcp_conn *conn)
+int tcp_maybe_finish(struct ctx *c, struct tcp_conn *conn)
 {
 	if ((conn->flags & (CONN_GUEST_FIN | CONN_FIN_ACKED)) !=
 	    (CONN_GUEST_FIN | CONN_FIN_ACKED))
-		return false;
+		return 0;
 	tcp_release(c, conn, false);
-	return true;
+	return TCP_RELEASED;
 }
 
 /**
- * sock_read_cb() - the host socket has new data (edge-triggered)
+ * sock_read_cb() - the host socket has new data, or an error (edge-triggered)
  * @fd:		socket
  * @what:	event flags
  * @arg:	connection
@@ -165,9 +201,11 @@ struct ctx *tcp_ctx;
  */
 static int conn_events(struct ctx *c, struct tcp_conn *conn)
 {
-	conn->rev = event_new(c->base, conn->fd, EV_READ | EV_ET | EV_PERSIST,
+	conn->rev = event_new(c->base, conn->fd,
+	                      EV_READ | EV_CLOSED | EV_ET | EV_PERSIST,
 	                      sock_read_cb, conn);
-	conn->wev = event_new(c->base, conn->fd, EV_WRITE, sock_write_cb, conn);
+	conn->wev = event_new(c->base, conn->fd, EV_WRITE | EV_ET,
+	                      sock_write_cb, conn);
 	conn->timer = evtimer_new(c->base, tcp_timer_cb, conn);
 	if (!conn->rev || !conn->wev || !conn->timer ||
 	    event_add(conn->rev, NULL))
@@ -177,15 +215,29 @@ static int conn_events(struct ctx *c, struct tcp_conn *conn)
 
 /**
  * socket_setup() - options every host-side TCP socket gets
- * @fd:		socket
+ * @c:		context
+ * @conn:	connection with its socket
+ *
+ * Peeks continue where the last ended with SO_PEEK_OFF (Linux 6.10 for
+ * IPv4, 6.12 for IPv6); where the kernel lacks it, this connection peeks
+ * past a discard buffer instead, which is just as correct. Each socket's
+ * own answer counts, not only the start-up probe's.
  */
-static void socket_setup(int fd)
+static void socket_setup(struct ctx *c, struct tcp_conn *conn)
 {
+	static struct log_limit limit;
 	int one = 1, zero = 0;
+	int family = AF_INET;
+	socklen_t len = sizeof(family);
 
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	/* Peeks continue where the last ended (Linux >= 6.9 for TCP). */
-	setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero));
+	/* Without it, small writes wait for ACKs: slower, not wrong. */
+	if (setsockopt(conn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		err_limited(&limit, errno, "tcp: TCP_NODELAY on port %u",
+		            conn->rport);
+	if (getsockopt(conn->fd, SOL_SOCKET, SO_DOMAIN, &family, &len) ||
+	    !tcp_peek_in_use(c, family) ||
+	    setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero)))
+		conn->flags |= CONN_NO_PEEK_OFF;
 }
 
 /**
@@ -223,7 +275,7 @@ static void send_synack(struct ctx *c, struct tcp_conn *conn)
 /**
  * connect_failed() - the host refused or couldn't reach the destination
  * @c:		context
- * @conn:	connection
+ * @conn:	connection, released here
  * @err:	errno of the connect
  */
 static void connect_failed(struct ctx *c, struct tcp_conn *conn, int err)
@@ -231,6 +283,49 @@ static void connect_failed(struct ctx *c, struct tcp_conn *conn, int err)
 	debug_msg("tcp: connect to port %u: %s", conn->rport, strerror(err));
 	tcp_send_flags(c, conn, TH_RST | TH_ACK, 0, 0);
 	tcp_release(c, conn, false);
+}
+
+/**
+ * host_socket() - a host socket for a new outbound connection
+ * @c:		context
+ * @conn:	connection without a socket
+ * @family:	AF_INET or AF_INET6
+ *
+ * Running out of fds is something a guest can cause at will, once per
+ * SYN: the guest gets its RST each time, the log one line per interval.
+ *
+ * Return: 0, or an errno (nothing printed twice in a burst)
+ */
+static int host_socket(struct ctx *c, struct tcp_conn *conn, int family)
+{
+	static struct log_limit limit;
+	int err;
+
+	conn->fd =
+	        socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (conn->fd < 0) {
+		err = errno;
+		err_limited(&limit, err, "tcp: host socket for port %u",
+		            conn->rport);
+		return err;
+	}
+	err = -fwd_bind_outbound(c, conn->fd, family);
+	if (err) {
+		err_limited(&limit, err,
+		            "tcp: bind outbound address for "
+		            "port %u",
+		            conn->rport);
+		return err;
+	}
+	if (conn_events(c, conn)) {
+		err_limited(&limit, 0,
+		            "tcp: watch host socket for port %u: "
+		            "libevent failed",
+		            conn->rport);
+		return ENOMEM;
+	}
+	socket_setup(c, conn);
+	return 0;
 }
 
 /**
@@ -245,6 +340,7 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 	union sockaddr_inany sa;
 	struct tcp_conn *conn;
 	socklen_t salen;
+	int err;
 
 	if (fwd_outbound_or_reject(c, p, s->dport, &sa, &salen))
 		return;
@@ -265,24 +361,21 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 		conn->snd_ws = (uint8_t)s->ws;
 	}
 	conn->snd_wnd = s->win;
-	conn->last_active = tcp_now_s();
-	conn->fd = socket(sa.sa.sa_family,
-	                  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (conn->fd < 0 || fwd_bind_outbound(c, conn->fd, sa.sa.sa_family) ||
-	    conn_events(c, conn)) {
-		err_errno(errno, "tcp: host socket for port %u", s->dport);
-		connect_failed(c, conn, errno);
+	conn->last_active = clock_s();
+	err = host_socket(c, conn, sa.sa.sa_family);
+	if (err) {
+		connect_failed(c, conn, err);
 		return;
 	}
-	socket_setup(conn->fd);
 	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
 	if (!connect(conn->fd, &sa.sa, salen)) {
 		send_synack(c, conn);
-	} else if (errno == EINPROGRESS) {
-		conn->flags |= CONN_CONNECTING;
-		event_add(conn->wev, NULL);
-	} else {
+	} else if (errno != EINPROGRESS) {
 		connect_failed(c, conn, errno);
+	} else if (event_add(conn->wev, NULL)) {
+		connect_failed(c, conn, ENOMEM);
+	} else {
+		conn->flags |= CONN_CONNECTING;
 	}
 }
 
@@ -291,13 +384,15 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
  * @c:		context
  * @conn:	connection in CONN_SYN_SENT
  * @s:		the SYN-ACK
+ *
+ * Return: 0, or TCP_RELEASED
  */
-static void synack_from_guest(struct ctx *c, struct tcp_conn *conn,
-                              const struct tcp_seg *s)
+TCP_MUST_CHECK static int
+synack_from_guest(struct ctx *c, struct tcp_conn *conn, const struct tcp_seg *s)
 {
 	if (s->ack != conn->snd_una + 1) {
 		tcp_send_flags(c, conn, TH_RST, s->ack, 0);
-		return;
+		return 0;
 	}
 	conn->rcv_nxt = s->seq + 1;
 	conn->snd_una = s->ack;
@@ -314,7 +409,8 @@ static void synack_from_guest(struct ctx *c, struct tcp_conn *conn,
 	conn->retries = 0;
 	tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
 	tcp_schedule_ack(c, conn);
-	tcp_host_to_guest(c, conn);
+	/* The host client may have written already; its edge is gone. */
+	return tcp_host_to_guest(c, conn);
 }
 
 /**
@@ -322,16 +418,81 @@ static void synack_from_guest(struct ctx *c, struct tcp_conn *conn,
  * @c:		context
  * @conn:	connection
  * @s:		segment with TH_SYN
+ *
+ * Return: 0, or TCP_RELEASED
  */
-static void syn_on_existing(struct ctx *c, struct tcp_conn *conn,
-                            const struct tcp_seg *s)
+TCP_MUST_CHECK static int syn_on_existing(struct ctx *c, struct tcp_conn *conn,
+                                          const struct tcp_seg *s)
 {
 	if ((conn->flags & CONN_SYN_SENT) && (s->flags & TH_ACK))
-		synack_from_guest(c, conn, s);
-	else if (conn->flags & CONN_SYN_RCVD)
+		return synack_from_guest(c, conn, s);
+	if (conn->flags & CONN_SYN_RCVD)
 		tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una,
 		               TCP_WINDOW_MAX);
 	/* A retransmitted SYN while we connect, or a stray one: ignore. */
+	return 0;
+}
+
+/**
+ * establish() - the guest acknowledged our SYN-ACK
+ * @conn:	connection in CONN_SYN_RCVD
+ * @s:		the ACK
+ *
+ * A server that speaks first (SSH, SMTP, MySQL) may have written before
+ * this: its read edge came while we could not send, so look now.
+ */
+static void establish(struct tcp_conn *conn, const struct tcp_seg *s)
+{
+	conn->flags &= ~CONN_SYN_RCVD;
+	conn->flags |= CONN_ESTABLISHED | CONN_READ_PENDING;
+	conn->snd_una = s->ack;
+	conn->retries = 0;
+	tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
+}
+
+/**
+ * conn_segment() - a segment for a known connection
+ * @c:		context
+ * @conn:	connection, not dead
+ * @s:		the segment
+ *
+ * Return: 0, or TCP_RELEASED; the caller only passes it on
+ */
+static int conn_segment(struct ctx *c, struct tcp_conn *conn,
+                        const struct tcp_seg *s)
+{
+	int ret;
+
+	conn->last_active = clock_s();
+	if (s->flags & TH_RST) {
+		tcp_release(c, conn, true);
+		return TCP_RELEASED;
+	}
+	if (s->flags & TH_SYN)
+		return syn_on_existing(c, conn, s);
+	if ((conn->flags & CONN_SYN_SENT) && (s->flags & TH_ACK)) {
+		/* An ACK where a SYN-ACK belongs: the guest still holds an
+		 * older connection on this tuple (TIME_WAIT refusing our SYN).
+		 * Reset it, as RFC 9293 says for an unacceptable ACK in
+		 * SYN-SENT, and offer the SYN again.
+		 */
+		tcp_send_flags(c, conn, TH_RST, s->ack, 0);
+		return tcp_retransmit_handshake(c, conn);
+	}
+	if (!(s->flags & TH_ACK) ||
+	    (conn->flags & (CONN_CONNECTING | CONN_SYN_SENT)))
+		return 0;
+	if (conn->flags & CONN_SYN_RCVD) {
+		if (s->ack != conn->snd_una + 1)
+			return 0;
+		establish(conn, s);
+	}
+	ret = tcp_process_ack(c, conn, s);
+	if (!ret)
+		ret = tcp_process_data(c, conn, s);
+	if (!ret)
+		ret = tcp_maybe_finish(c, conn);
+	return ret;
 }
 
 /**
@@ -348,54 +509,21 @@ void tcp_input(struct ctx *c, struct pkt *p)
 		return;
 	conn = tcp_conn_lookup(&c->tcp->table, &p->src, s.sport, &p->dst,
 	                       s.dport);
-	if (!conn || (conn->flags & CONN_DEAD)) {
-		if (s.flags & TH_RST) {
-			/* Discarded as RFC 9293 3.10.7.1 says, but counted. */
-			c->stats.drops[DROP_NO_FLOW]++;
-			return;
-		}
-		if ((s.flags & (TH_SYN | TH_ACK)) == TH_SYN && !conn) {
-			open_outbound(c, p, &s);
-			return;
-		}
-		c->stats.drops[DROP_NO_FLOW]++;
-		tcp_send_rst_reply(c, p, &s);
+	if (conn) {
+		conn_segment(c, conn, &s);
 		return;
 	}
-	conn->last_active = tcp_now_s();
 	if (s.flags & TH_RST) {
-		tcp_release(c, conn, true);
+		/* Discarded as RFC 9293 3.10.7.1 says, but counted. */
+		c->stats.drops[DROP_NO_FLOW]++;
 		return;
 	}
-	if (s.flags & TH_SYN) {
-		syn_on_existing(c, conn, &s);
+	if ((s.flags & (TH_SYN | TH_ACK)) == TH_SYN) {
+		open_outbound(c, p, &s);
 		return;
 	}
-	if ((conn->flags & CONN_SYN_SENT) && (s.flags & TH_ACK)) {
-		/* An ACK where a SYN-ACK belongs: the guest still holds an
-		 * older connection on this tuple (TIME_WAIT refusing our SYN).
-		 * Reset it, as RFC 9293 says for an unacceptable ACK in
-		 * SYN-SENT, and offer the SYN again.
-		 */
-		tcp_send_flags(c, conn, TH_RST, s.ack, 0);
-		tcp_retransmit_handshake(c, conn);
-		return;
-	}
-	if (!(s.flags & TH_ACK) ||
-	    (conn->flags & (CONN_CONNECTING | CONN_SYN_SENT)))
-		return;
-	if (conn->flags & CONN_SYN_RCVD) {
-		if (s.ack != conn->snd_una + 1)
-			return;
-		conn->flags &= ~CONN_SYN_RCVD;
-		conn->flags |= CONN_ESTABLISHED;
-		conn->snd_una = s.ack;
-		conn->retries = 0;
-		tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
-	}
-	if (tcp_process_ack(c, conn, &s) || tcp_process_data(c, conn, &s))
-		return;
-	tcp_maybe_finish(c, conn);
+	c->stats.drops[DROP_NO_FLOW]++;
+	tcp_send_rst_reply(c, p, &s);
 }
 
 static void sock_read_cb(evutil_socket_t fd, short what, void *arg)
@@ -403,9 +531,16 @@ static void sock_read_cb(evutil_socket_t fd, short what, void *arg)
 	struct tcp_conn *conn = arg;
 
 	(void)fd;
-	(void)what;
-	if (conn->flags & CONN_ESTABLISHED)
-		tcp_host_to_guest(tcp_ctx, conn);
+	/* The host's FIN: once a peek drains the queue, the stream ends. */
+	if (what & EV_CLOSED)
+		conn->flags |= CONN_HOST_RDHUP;
+	/* Edge-triggered: an edge before the handshake ends is remembered,
+	 * or the data that caused it would wait for the next one.
+	 */
+	if (!(conn->flags & CONN_ESTABLISHED))
+		conn->flags |= CONN_READ_PENDING;
+	else if (tcp_host_to_guest(tcp_ctx, conn) == TCP_RELEASED)
+		return; /* nothing may follow that touches @conn */
 }
 
 static void sock_write_cb(evutil_socket_t fd, short what, void *arg)
@@ -471,13 +606,13 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 		tcp_release(c, conn, false);
 		return -1;
 	}
-	socket_setup(fd);
+	socket_setup(c, conn);
 	conn->flags |=
 	        CONN_SYN_SENT | CONN_WS_OK | (inany_is_v4(dst) ? 0 : CONN_V6);
 	conn->mss = guest_mss(c, conn, 0);
 	conn->snd_una = tcp_isn(&c->tcp->table, dst, dport, src, sport);
 	conn->snd_nxt = conn->snd_una + 1;
-	conn->last_active = tcp_now_s();
+	conn->last_active = clock_s();
 	tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
 	tcp_arm_timer(conn, 1000);
 	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
@@ -485,7 +620,55 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 }
 
 /**
- * tcp_init() - allocate the connection table
+ * tcp_probe_peek_off() - whether this kernel has SO_PEEK_OFF for TCP
+ * @family:	AF_INET or AF_INET6
+ *
+ * Linux added it in 6.10 for IPv4 and in 6.12 for IPv6; before, the
+ * setsockopt() fails with EOPNOTSUPP and MSG_PEEK always starts at the
+ * head of the receive queue.
+ *
+ * Return: true if a TCP socket of @family takes the option
+ */
+bool tcp_probe_peek_off(int family)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0), zero = 0;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero));
+	close(fd);
+	return ok;
+}
+
+/**
+ * tcp_peek_mode() - how host data is peeked, for --version and get_info
+ * @peek_off:	SO_PEEK_OFF is available for the family
+ *
+ * Return: "peek-offset" (SO_PEEK_OFF) or "discard" (each peek re-reads the
+ *	   bytes in flight into a discard buffer)
+ */
+const char *tcp_peek_mode(bool peek_off)
+{
+	return peek_off ? "peek-offset" : "discard";
+}
+
+/**
+ * tcp_peek_in_use() - whether this driver peeks with SO_PEEK_OFF
+ * @c:		context after tcp_init()
+ * @family:	AF_INET or AF_INET6
+ *
+ * Return: the start-up probe's result for @family
+ */
+bool tcp_peek_in_use(const struct ctx *c, int family)
+{
+	if (!c->tcp)
+		return false;
+	return family == AF_INET6 ? c->tcp->peek_off6 : c->tcp->peek_off4;
+}
+
+/**
+ * tcp_init() - allocate the connection table and probe the kernel
  * @c:		context
  *
  * Return: 0 on success, -1 after printing one error line
@@ -500,10 +683,19 @@ int tcp_init(struct ctx *c)
 		c->tcp = NULL;
 		return -1;
 	}
-	if (!(event_base_get_features(c->base) & EV_FEATURE_ET)) {
-		err_msg("tcp: the event loop lacks edge-triggered events");
+	if ((event_base_get_features(c->base) &
+	     (EV_FEATURE_ET | EV_FEATURE_EARLY_CLOSE)) !=
+	    (EV_FEATURE_ET | EV_FEATURE_EARLY_CLOSE)) {
+		err_msg("tcp: the event loop lacks edge-triggered or "
+		        "peer-close events (epoll has both)");
 		return -1;
 	}
+	c->tcp->peek_off4 = tcp_probe_peek_off(AF_INET);
+	c->tcp->peek_off6 = tcp_probe_peek_off(AF_INET6);
+	debug_msg("tcp: peeking at host data: IPv4 %s, IPv6 %s (SO_PEEK_OFF "
+	          "for TCP came in Linux 6.10 and 6.12)",
+	          tcp_peek_mode(c->tcp->peek_off4),
+	          tcp_peek_mode(c->tcp->peek_off6));
 	tcp_ctx = c;
 	return 0;
 }
@@ -518,9 +710,9 @@ void tcp_cleanup(struct ctx *c)
 		return;
 	tcp_flush(c);
 	for (unsigned int i = 0; i < TCP_MAX_CONNS; i++) {
-		struct tcp_conn *conn = &c->tcp->table.conns[i];
+		struct tcp_conn *conn = tcp_conn_at(&c->tcp->table, i);
 
-		if (conn->fd >= 0 || conn->rev)
+		if (conn)
 			tcp_release(c, conn, false);
 	}
 	tcp_table_free(&c->tcp->table);

@@ -6,8 +6,22 @@
 #include <string.h>
 #include <time.h>
 #include <sys/random.h>
+#include <sanitizer/asan_interface.h>
 
 #include "tcp_conn.h"
+
+/* Under ASan a free entry is poisoned whole, so that any use of a released
+ * connection is reported at once; without ASan these do nothing.
+ */
+#define POISON(conn) ASAN_POISON_MEMORY_REGION((conn), sizeof(*(conn)))
+#define UNPOISON(conn) ASAN_UNPOISON_MEMORY_REGION((conn), sizeof(*(conn)))
+/* A dying entry keeps its flags and flush link readable. */
+#define POISON_DEAD(conn)                                                      \
+	ASAN_POISON_MEMORY_REGION((char *)(conn) + TCP_CONN_DEAD_FROM,         \
+	                          sizeof(*(conn)) - TCP_CONN_DEAD_FROM)
+
+_Static_assert(TCP_CONN_DEAD_FROM % 8 == 0,
+               "ASan poisons whole 8-byte granules");
 
 /**
  * mix64() - finalise a 64-bit hash (splitmix64's mixer)
@@ -103,8 +117,10 @@ int tcp_table_init(struct tcp_table *t)
 	memset(t, 0, sizeof(*t));
 	t->nbuckets = TCP_MAX_CONNS * 2;
 	t->conns = calloc(TCP_MAX_CONNS, sizeof(*t->conns));
+	t->link = calloc(TCP_MAX_CONNS, sizeof(*t->link));
+	t->state = calloc(TCP_MAX_CONNS, sizeof(*t->state));
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	if (!t->conns || !t->buckets) {
+	if (!t->conns || !t->link || !t->state || !t->buckets) {
 		tcp_table_free(t);
 		return -ENOMEM;
 	}
@@ -112,9 +128,9 @@ int tcp_table_init(struct tcp_table *t)
 	    sizeof(t->seed))
 		t->seed = (uint64_t)random() << 32 | (uint64_t)random();
 	for (uint32_t i = TCP_MAX_CONNS; i > 0; i--) {
-		t->conns[i - 1].fd = -1;
-		t->conns[i - 1].hash_next = t->free_head;
+		t->link[i - 1] = t->free_head;
 		t->free_head = i;
+		POISON(&t->conns[i - 1]);
 	}
 	return 0;
 }
@@ -125,10 +141,29 @@ int tcp_table_init(struct tcp_table *t)
  */
 void tcp_table_free(struct tcp_table *t)
 {
+	if (t->conns)
+		ASAN_UNPOISON_MEMORY_REGION(t->conns,
+		                            TCP_MAX_CONNS * sizeof(*t->conns));
 	free(t->conns);
+	free(t->link);
+	free(t->state);
 	free(t->buckets);
 	t->conns = NULL;
+	t->link = NULL;
+	t->state = NULL;
 	t->buckets = NULL;
+}
+
+/**
+ * tcp_conn_at() - the connection in entry @i, if it is in use
+ * @t:		table
+ * @i:		entry index, below TCP_MAX_CONNS
+ *
+ * Return: the connection, or NULL for a free entry
+ */
+struct tcp_conn *tcp_conn_at(struct tcp_table *t, unsigned int i)
+{
+	return t->state[i] == TCP_ENTRY_USED ? &t->conns[i] : NULL;
 }
 
 /**
@@ -154,7 +189,7 @@ struct tcp_conn *tcp_conn_lookup(struct tcp_table *t,
 		    !memcmp(&conn->gaddr, gaddr, 16) &&
 		    !memcmp(&conn->raddr, raddr, 16))
 			return conn;
-		i = conn->hash_next;
+		i = t->link[i - 1];
 	}
 	return NULL;
 }
@@ -181,7 +216,9 @@ struct tcp_conn *tcp_conn_alloc(struct tcp_table *t,
 	if (!idx)
 		return NULL;
 	conn = &t->conns[idx - 1];
-	t->free_head = conn->hash_next;
+	t->free_head = t->link[idx - 1];
+	t->state[idx - 1] = TCP_ENTRY_USED;
+	UNPOISON(conn);
 	memset(conn, 0, sizeof(*conn));
 	conn->fd = -1;
 	conn->gaddr = *gaddr;
@@ -189,30 +226,70 @@ struct tcp_conn *tcp_conn_alloc(struct tcp_table *t,
 	conn->gport = gport;
 	conn->rport = rport;
 	b = tuple_hash(t, gaddr, gport, raddr, rport);
-	conn->hash_next = t->buckets[b];
+	t->link[idx - 1] = t->buckets[b];
 	t->buckets[b] = idx;
 	t->used++;
 	return conn;
 }
 
 /**
- * tcp_conn_release() - unindex an entry and put it on the free list
+ * unhash() - take an entry in use out of its hash chain
  * @t:		table
- * @conn:	entry; its fd and events must already be gone
+ * @conn:	entry
  */
-void tcp_conn_release(struct tcp_table *t, struct tcp_conn *conn)
+static void unhash(struct tcp_table *t, struct tcp_conn *conn)
 {
 	uint32_t idx = (uint32_t)(conn - t->conns) + 1;
 	uint32_t *p = &t->buckets[tuple_hash(t, &conn->gaddr, conn->gport,
 	                                     &conn->raddr, conn->rport)];
 
 	while (*p && *p != idx)
-		p = &t->conns[*p - 1].hash_next;
+		p = &t->link[*p - 1];
 	if (*p)
-		*p = conn->hash_next;
+		*p = t->link[idx - 1];
+}
+
+/**
+ * tcp_conn_retire() - release an entry that the flush list still holds
+ * @t:		table
+ * @conn:	entry in use; its fd and events must already be gone
+ *
+ * Lookups stop finding it at once; only its flags and flush link stay
+ * valid until tcp_flush() passes it to tcp_conn_release().
+ */
+void tcp_conn_retire(struct tcp_table *t, struct tcp_conn *conn)
+{
+	uint32_t i = (uint32_t)(conn - t->conns);
+
+	if (t->state[i] != TCP_ENTRY_USED)
+		abort();
+	unhash(t, conn);
+	t->state[i] = TCP_ENTRY_DYING;
+	POISON_DEAD(conn);
+}
+
+/**
+ * tcp_conn_release() - unindex an entry and put it on the free list
+ * @t:		table
+ * @conn:	entry in use or dying; its fd and events must already be gone
+ *
+ * Releasing an entry twice would link it into the free list twice and
+ * hand it to two connections later: that is a bug in the caller, so it
+ * stops the process rather than corrupt the table.
+ */
+void tcp_conn_release(struct tcp_table *t, struct tcp_conn *conn)
+{
+	uint32_t i = (uint32_t)(conn - t->conns);
+
+	if (t->state[i] == TCP_ENTRY_FREE)
+		abort();
+	if (t->state[i] == TCP_ENTRY_USED)
+		unhash(t, conn);
+	UNPOISON(conn);
 	memset(conn, 0, sizeof(*conn));
-	conn->fd = -1;
-	conn->hash_next = t->free_head;
-	t->free_head = idx;
+	POISON(conn);
+	t->state[i] = TCP_ENTRY_FREE;
+	t->link[i] = t->free_head;
+	t->free_head = i + 1;
 	t->used--;
 }

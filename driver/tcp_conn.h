@@ -5,6 +5,7 @@
 #define TAPIR_TCP_CONN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
 
@@ -29,14 +30,22 @@ enum tcp_conn_flag {
 	CONN_WS_OK = 1 << 12,        /* window scaling negotiated */
 	CONN_V6 = 1 << 13,           /* the guest side is IPv6 */
 	CONN_DATA_DROPPED = 1 << 14, /* guest data didn't fit the socket */
+	CONN_NO_PEEK_OFF = 1 << 15,  /* peeks skip the bytes in flight */
+	CONN_PUSH_PENDING = 1 << 16, /* host data to send after the batch */
+	CONN_HOST_RDHUP = 1 << 17,   /* the host's FIN is in the socket */
 };
 
 /**
  * struct tcp_conn - one guest TCP connection and its host socket
- * @fd:		host socket, -1 for a free entry
  * @flags:	enum tcp_conn_flag bits
+ * @flush_next:	next entry on the flush list
+ * @fd:		host socket, -1 for a free entry
  * @rev:	edge-triggered read event on @fd
- * @wev:	one-shot write event (connect completion, buffer space)
+ * @wev:	one-shot edge-triggered write event (connect completion,
+ *		buffer space); both events on @fd must be edge-triggered, or
+ *		libevent registers the fd level-triggered and the unacked
+ *		data MSG_PEEK leaves in the socket reports it readable on
+ *		every loop turn
  * @timer:	retransmission, probe and idle timer
  * @gaddr:	guest address
  * @raddr:	remote address, as the guest sees it
@@ -51,13 +60,12 @@ enum tcp_conn_flag {
  * @retries:	retransmissions without progress
  * @dupacks:	duplicate ACKs seen in a row
  * @last_ack:	last ACK number seen from the guest, for dupack counting
- * @hash_next:	next entry in the hash chain, index + 1, 0 = end
- * @flush_next:	next entry on the flush list
  * @last_active: last time (CLOCK_MONOTONIC s) anything happened
  */
 struct tcp_conn {
-	int fd;
 	uint32_t flags;
+	struct tcp_conn *flush_next;
+	int fd;
 	struct event *rev;
 	struct event *wev;
 	struct event *timer;
@@ -74,23 +82,45 @@ struct tcp_conn {
 	uint8_t retries;
 	uint8_t dupacks;
 	uint32_t last_ack;
-	uint32_t hash_next;
-	struct tcp_conn *flush_next;
 	uint64_t last_active;
+};
+
+/* A connection released while tcp_flush() still holds it keeps only its
+ * flags and flush link until then; everything from @fd on is dead (and
+ * poisoned under ASan).
+ */
+#define TCP_CONN_DEAD_FROM offsetof(struct tcp_conn, fd)
+
+/**
+ * enum tcp_entry_state - where a table entry is in its life
+ * @TCP_ENTRY_FREE:	on the free list
+ * @TCP_ENTRY_USED:	a connection, found by lookups
+ * @TCP_ENTRY_DYING:	released while on the flush list: unhashed, and
+ *			freed by tcp_flush()
+ */
+enum tcp_entry_state {
+	TCP_ENTRY_FREE,
+	TCP_ENTRY_USED,
+	TCP_ENTRY_DYING,
 };
 
 /**
  * struct tcp_table - every connection, the hash index and the free list
  * @conns:	TCP_MAX_CONNS entries
+ * @link:	per entry, index + 1 of the next one in its hash chain (in
+ *		use) or on the free list (free); 0 = end. Kept outside the
+ *		entries so that a free entry can be poisoned whole under ASan
+ * @state:	per entry, enum tcp_entry_state
  * @buckets:	hash heads, index + 1, 0 = empty
  * @nbuckets:	number of buckets, a power of two
- * @free_head:	first free entry, index + 1, 0 = none (chained via
- *		hash_next)
+ * @free_head:	first free entry, index + 1, 0 = none
  * @seed:	random hash seed, so a guest can't aim for one chain
  * @used:	entries in use
  */
 struct tcp_table {
 	struct tcp_conn *conns;
+	uint32_t *link;
+	uint8_t *state;
 	uint32_t *buckets;
 	uint32_t nbuckets;
 	uint32_t free_head;
@@ -106,7 +136,9 @@ struct tcp_conn *tcp_conn_lookup(struct tcp_table *t,
 struct tcp_conn *tcp_conn_alloc(struct tcp_table *t,
                                 const struct in6_addr *gaddr, uint16_t gport,
                                 const struct in6_addr *raddr, uint16_t rport);
+void tcp_conn_retire(struct tcp_table *t, struct tcp_conn *conn);
 void tcp_conn_release(struct tcp_table *t, struct tcp_conn *conn);
+struct tcp_conn *tcp_conn_at(struct tcp_table *t, unsigned int i);
 uint32_t tcp_isn(const struct tcp_table *t, const struct in6_addr *gaddr,
                  uint16_t gport, const struct in6_addr *raddr, uint16_t rport);
 

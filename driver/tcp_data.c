@@ -18,8 +18,12 @@
 #include "tcp_internal.h"
 #include "tcp_seg.h"
 
-/* Peeked host data on its way into one frame. */
-static uint8_t peek_buf[65536];
+/* Peeked host data on its way into frames: one batch. */
+static uint8_t peek_buf[TCP_BATCH_BYTES];
+/* Without SO_PEEK_OFF, the bytes in flight are peeked again into this, as
+ * often as needed: it stays in the cache, and its contents are never read.
+ */
+static uint8_t discard_buf[1 << 16];
 
 /**
  * seq_lt() - sequence number comparison, modulo 2^32
@@ -50,7 +54,10 @@ uint32_t tcp_rcv_window(struct tcp_conn *conn)
 	socklen_t len = sizeof(mi);
 	uint32_t sndbuf, queued, free_, threshold;
 
-	if (conn->flags & CONN_SOCK_FULL)
+	/* After the guest's FIN no data comes: nothing to wait for (and a
+	 * socket shut down for writing is always "writable").
+	 */
+	if (conn->flags & (CONN_SOCK_FULL | CONN_GUEST_FIN))
 		return 0;
 	if (getsockopt(conn->fd, SOL_SOCKET, SO_MEMINFO, mi, &len))
 		return conn->mss;
@@ -64,27 +71,80 @@ uint32_t tcp_rcv_window(struct tcp_conn *conn)
 	free_ = free_ / 4 * 3;
 	threshold = conn->mss < sndbuf / 4 ? conn->mss : sndbuf / 4;
 	if (free_ < threshold || !free_) {
-		conn->flags |= CONN_SOCK_FULL;
-		event_add(conn->wev, NULL);
+		/* Without the wake-up, a zero window would never reopen: offer
+		 * what there is, and the guest's probes ask again.
+		 */
+		if (tcp_wait_writable(conn))
+			return free_;
 		return 0;
 	}
 	return free_ < TCP_WINDOW_MAX ? free_ : TCP_WINDOW_MAX;
 }
 
 /**
+ * tcp_wait_writable() - advertise a zero window until the socket drains
+ * @conn:	connection
+ *
+ * Return: 0, or -1 if the write event could not be armed (the window is
+ *	   then left to the guest's probes)
+ */
+int tcp_wait_writable(struct tcp_conn *conn)
+{
+	static struct log_limit limit;
+
+	if (event_add(conn->wev, NULL)) {
+		err_limited(&limit, 0,
+		            "tcp: watch host socket of port %u: "
+		            "libevent failed",
+		            conn->rport);
+		conn->flags &= ~CONN_SOCK_FULL;
+		return -1;
+	}
+	conn->flags |= CONN_SOCK_FULL;
+	return 0;
+}
+
+/**
+ * set_peek_offset() - point the kernel's peek offset at snd_nxt
+ * @c:		context
+ * @conn:	connection
+ *
+ * Only for connections with SO_PEEK_OFF. A kernel that took the option
+ * once does not refuse it later; if it did, the next peek would start at
+ * the wrong byte, so the connection is reset rather than corrupted.
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+static int set_peek_offset(struct ctx *c, struct tcp_conn *conn)
+{
+	static struct log_limit limit;
+	int off = (int)(conn->snd_nxt - conn->snd_una);
+
+	if (conn->flags & CONN_NO_PEEK_OFF)
+		return 0;
+	if (!setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off)))
+		return 0;
+	err_limited(&limit, errno, "tcp: set SO_PEEK_OFF on port %u",
+	            conn->rport);
+	tcp_abort(c, conn, true);
+	return TCP_RELEASED;
+}
+
+/**
  * tcp_rewind_to_una() - retransmit: resend everything the guest hasn't ACKed
  * @c:		context
  * @conn:	connection
+ *
+ * Return: 0, or TCP_RELEASED
  */
-void tcp_rewind_to_una(struct ctx *c, struct tcp_conn *conn)
+int tcp_rewind_to_una(struct ctx *c, struct tcp_conn *conn)
 {
-	int off = 0;
-
 	conn->snd_nxt = conn->snd_una;
 	conn->flags &= ~CONN_FIN_SENT;
 	conn->dupacks = 0;
-	setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off));
-	tcp_host_to_guest(c, conn);
+	if (set_peek_offset(c, conn))
+		return TCP_RELEASED;
+	return tcp_host_to_guest(c, conn);
 }
 
 /**
@@ -107,28 +167,111 @@ static void send_fin(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
- * send_peeked() - send @n peeked bytes as one frame; rewind on failure
+ * send_room() - how many more bytes may go to the guest now
+ * @c:		context
+ * @conn:	connection
+ *
+ * Return: bytes: the guest's window left, bounded by one batch and, for
+ *	   peeks past a discard buffer, by TCP_DISCARD_MAX in flight
+ */
+static uint32_t send_room(const struct ctx *c, const struct tcp_conn *conn)
+{
+	uint32_t inflight = conn->snd_nxt - conn->snd_una, room;
+	size_t batch = tcp_max_payload(c, conn) * TCP_BATCH_FRAMES;
+
+	if (conn->snd_wnd <= inflight)
+		return 0;
+	room = conn->snd_wnd - inflight;
+	if (conn->flags & CONN_NO_PEEK_OFF) {
+		if (inflight >= TCP_DISCARD_MAX)
+			return 0;
+		if (room > TCP_DISCARD_MAX - inflight)
+			room = TCP_DISCARD_MAX - inflight;
+	}
+	if (batch > TCP_BATCH_BYTES)
+		batch = TCP_BATCH_BYTES;
+	return room < batch ? room : (uint32_t)batch;
+}
+
+/**
+ * peek_new() - peek at host data not yet sent to the guest
+ * @conn:	connection
+ * @len:	most bytes wanted
+ * @eof:	set if the stream ended: no byte will follow the ones peeked
+ *
+ * With SO_PEEK_OFF the kernel starts where the last peek ended. Without
+ * it, MSG_PEEK always starts at the head of the receive queue, which holds
+ * the bytes in flight first: those land in the discard buffer, so that
+ * peek_buf still receives exactly the bytes from snd_nxt on.
+ *
+ * Return: bytes at peek_buf, 0 if none are new; -1 with errno on failure
+ */
+static ssize_t peek_new(struct tcp_conn *conn, size_t len, bool *eof)
+{
+	struct iovec iov[TCP_DISCARD_MAX / sizeof(discard_buf) + 1];
+	size_t skip = 0, n = 0;
+	struct msghdr mh = {0};
+	ssize_t r;
+
+	if (conn->flags & CONN_NO_PEEK_OFF)
+		skip = conn->snd_nxt - conn->snd_una;
+	for (size_t left = skip; left; n++) {
+		size_t l =
+		        left < sizeof(discard_buf) ? left : sizeof(discard_buf);
+
+		iov[n] = (struct iovec){discard_buf, l};
+		left -= l;
+	}
+	iov[n++] = (struct iovec){peek_buf, len};
+	mh.msg_iov = iov;
+	mh.msg_iovlen = n;
+	*eof = false;
+	r = recvmsg(conn->fd, &mh, MSG_PEEK | MSG_DONTWAIT);
+	if (r < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	if (!r && !skip) {
+		*eof = true;
+		return 0;
+	}
+	if ((size_t)r < skip) {
+		/* The queue lost bytes we sent: never guess what follows. */
+		errno = EPROTO;
+		return -1;
+	}
+	return r - (ssize_t)skip;
+}
+
+/**
+ * send_peeked() - send @n peeked bytes as frames of at most one payload
  * @c:		context
  * @conn:	connection
  * @n:		bytes at peek_buf
  * @wnd:	window to advertise
  *
- * Return: 0 on success, -1 if the tap refused the frame
+ * Return: 0 if all went out; 1 if the tap refused a frame (the rest is
+ *	   peeked again later); TCP_RELEASED
  */
 static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
                        uint32_t wnd)
 {
-	int off = (int)(conn->snd_nxt - conn->snd_una);
+	size_t max = tcp_max_payload(c, conn);
 
-	if (tcp_send_data(c, conn, peek_buf, n, wnd)) {
-		/* The peek offset moved past bytes the guest never got. */
-		setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &off,
-		           sizeof(off));
-		tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
-		return -1;
+	for (size_t off = 0; off < n;) {
+		size_t len = n - off < max ? n - off : max;
+
+		if (tcp_send_data(c, conn, peek_buf + off, len, wnd)) {
+			/* The peek offset moved past bytes the guest never
+			 * got: move it back, and retry on the timer.
+			 */
+			if (set_peek_offset(c, conn))
+				return TCP_RELEASED;
+			tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
+			return 1;
+		}
+		conn->snd_nxt += (uint32_t)len;
+		off += len;
+		conn->flags &= ~CONN_ACK_PENDING;
 	}
-	conn->snd_nxt += (uint32_t)n;
-	conn->flags &= ~CONN_ACK_PENDING;
 	if (!evtimer_pending(conn->timer, NULL) || conn->retries == 0)
 		tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
 	return 0;
@@ -138,65 +281,72 @@ static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
  * tcp_host_to_guest() - send what the host socket holds, as far as the guest's
  *		     window allows
  * @c:		context
- * @conn:	established connection
+ * @conn:	connection
+ *
+ * One peek and up to one batch of frames per call; a full batch comes back
+ * on the next loop turn, so that other connections get theirs. The host's
+ * FIN follows the data once a peek came up short after it arrived: all the
+ * data before a FIN is in the queue by then.
+ *
+ * Return: 0, or TCP_RELEASED
  */
-void tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
+int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
-	uint32_t wnd = tcp_rcv_window(conn);
-	int frames;
+	uint32_t room, wnd;
+	bool eof;
+	ssize_t n;
+	int ret;
 
 	if (!(conn->flags & CONN_ESTABLISHED) || (conn->flags & CONN_FIN_SENT))
-		return;
-	for (frames = 0; frames < TCP_BUDGET_FRAMES; frames++) {
-		uint32_t inflight = conn->snd_nxt - conn->snd_una;
-		size_t max = tcp_max_payload(c, conn);
-		ssize_t n;
-
-		if (conn->snd_wnd <= inflight) {
-			conn->flags |= CONN_READ_PENDING;
-			if (!conn->snd_wnd)
-				tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
-			return;
-		}
-		if (max > conn->snd_wnd - inflight)
-			max = conn->snd_wnd - inflight;
-		n = recv(conn->fd, peek_buf, max, MSG_PEEK | MSG_DONTWAIT);
-		if (n == 0) {
-			send_fin(c, conn);
-			return;
-		}
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR) {
-				conn->flags &= ~CONN_READ_PENDING;
-				return;
-			}
-			debug_msg("tcp: recv from host socket: %s",
-			          strerror(errno));
-			tcp_abort(c, conn, true);
-			return;
-		}
-		if (send_peeked(c, conn, (size_t)n, wnd))
-			return;
+		return 0;
+	room = send_room(c, conn);
+	if (!room) {
+		conn->flags |= CONN_READ_PENDING;
+		if (!conn->snd_wnd)
+			tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
+		return 0;
 	}
-	/* Budget spent with data left: come back on the next loop turn. */
-	conn->flags |= CONN_READ_PENDING;
-	event_active(conn->rev, EV_READ, 0);
+	wnd = tcp_rcv_window(conn);
+	n = peek_new(conn, room, &eof);
+	if (n < 0) {
+		debug_msg("tcp: peek at host socket of port %u: %s",
+		          conn->rport, strerror(errno));
+		tcp_abort(c, conn, true);
+		return TCP_RELEASED;
+	}
+	if (n > 0 && (ret = send_peeked(c, conn, (size_t)n, wnd)))
+		return ret == TCP_RELEASED ? TCP_RELEASED : 0;
+	if ((size_t)n == room) {
+		/* A batch or the window ended this turn, not the data. */
+		conn->flags |= CONN_READ_PENDING;
+		if (send_room(c, conn))
+			event_active(conn->rev, EV_READ, 0);
+		return 0;
+	}
+	/* Drained: the next edge brings more data or the FIN. */
+	conn->flags &= ~CONN_READ_PENDING;
+	if (eof || (conn->flags & CONN_HOST_RDHUP))
+		send_fin(c, conn);
+	return 0;
 }
 
 /**
  * discard_acked() - drop bytes the guest acknowledged from the socket
  * @conn:	connection
- * @n:		bytes
+ * @n:		bytes, all of them in the receive queue
  *
- * Return: 0 on success, -1 if the socket failed
+ * Return: 0 on success, -1 if the socket failed (the connection is lost:
+ *	   the queue no longer lines up with our sequence numbers)
  */
 static int discard_acked(struct tcp_conn *conn, uint32_t n)
 {
 	while (n) {
 		ssize_t r = recv(conn->fd, NULL, n, MSG_TRUNC | MSG_DONTWAIT);
 
-		if (r <= 0)
-			return r < 0 && errno == EINTR ? 0 : -1;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || (uint32_t)r > n)
+			return -1;
 		n -= (uint32_t)r;
 	}
 	return 0;
@@ -208,7 +358,11 @@ static int discard_acked(struct tcp_conn *conn, uint32_t n)
  * @conn:	established connection
  * @s:		segment with TH_ACK
  *
- * Return: 0, or -1 if the connection was closed
+ * New data for the guest goes out once the tap batch ends (tcp_flush()),
+ * not after every ACK of it: one peek then serves all the batch's ACKs,
+ * which matters most when a peek re-reads the bytes in flight.
+ *
+ * Return: 0, or TCP_RELEASED
  */
 int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
                     const struct tcp_seg *s)
@@ -226,8 +380,10 @@ int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
 			conn->flags |= CONN_FIN_ACKED;
 		}
 		if (data && discard_acked(conn, data)) {
+			debug_msg("tcp: discard acked data of port %u: %s",
+			          conn->rport, strerror(errno));
 			tcp_abort(c, conn, true);
-			return -1;
+			return TCP_RELEASED;
 		}
 		conn->snd_una = s->ack;
 		conn->retries = 0;
@@ -238,15 +394,12 @@ int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
 			tcp_arm_timer(conn, tcp_rto_ms(0));
 	} else if (!acked && inflight && !s->len && conn->snd_wnd == old_wnd &&
 	           !(s->flags & (TH_FIN | TH_SYN)) && ++conn->dupacks == 3) {
-		tcp_rewind_to_una(c, conn);
-		return 0;
+		return tcp_rewind_to_una(c, conn);
 	}
 	if ((conn->flags & CONN_READ_PENDING) ||
-	    (conn->snd_wnd > old_wnd && !(conn->flags & CONN_HOST_EOF)))
-		tcp_host_to_guest(c, conn);
-	else if ((conn->flags & CONN_HOST_EOF) &&
-	         !(conn->flags & CONN_FIN_SENT))
-		tcp_host_to_guest(c, conn);
+	    (conn->snd_wnd > old_wnd && !(conn->flags & CONN_HOST_EOF)) ||
+	    ((conn->flags & CONN_HOST_EOF) && !(conn->flags & CONN_FIN_SENT)))
+		tcp_schedule_push(c, conn);
 	return 0;
 }
 
@@ -256,7 +409,7 @@ int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
  * @conn:	established connection
  * @s:		segment
  *
- * Return: 0, or -1 if the connection was closed
+ * Return: 0, or TCP_RELEASED
  */
 int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
                      const struct tcp_seg *s)
@@ -296,10 +449,10 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 	if (len) {
 		n = send(conn->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			debug_msg("tcp: send to host socket: %s",
-			          strerror(errno));
+			debug_msg("tcp: send to host socket of port %u: %s",
+			          conn->rport, strerror(errno));
 			tcp_abort(c, conn, true);
-			return -1;
+			return TCP_RELEASED;
 		}
 		if (n < 0)
 			n = 0;
@@ -308,14 +461,20 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		c->stats.to_host[PROTO_TCP].bytes += (uint64_t)n;
 		if ((uint32_t)n < len) {
 			c->stats.drops[DROP_SOCKET]++;
-			conn->flags |= CONN_SOCK_FULL | CONN_DATA_DROPPED;
-			event_add(conn->wev, NULL);
+			conn->flags |= CONN_DATA_DROPPED;
+			tcp_wait_writable(conn);
 		}
 	}
 	if ((uint32_t)n == len && (s->flags & TH_FIN)) {
 		conn->rcv_nxt++;
 		conn->flags |= CONN_GUEST_FIN;
-		shutdown(conn->fd, SHUT_WR);
+		if (shutdown(conn->fd, SHUT_WR)) {
+			/* Only a socket the host already reset refuses. */
+			debug_msg("tcp: shut down host socket of port %u: %s",
+			          conn->rport, strerror(errno));
+			tcp_abort(c, conn, true);
+			return TCP_RELEASED;
+		}
 	}
 	tcp_schedule_ack(c, conn);
 	return 0;

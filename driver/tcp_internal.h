@@ -22,8 +22,15 @@ struct tcp_seg;
 
 /* Largest window we advertise; the tap's txqueuelen is sized for it. */
 #define TCP_WINDOW_MAX (8U << 20)
-/* Frames sent per connection per wakeup before others get a turn. */
-#define TCP_BUDGET_FRAMES 16
+/* Host data peeked and sent per connection per wakeup, in bytes and in
+ * frames, before other connections get a turn.
+ */
+#define TCP_BATCH_BYTES (1U << 20)
+#define TCP_BATCH_FRAMES 256
+/* Without SO_PEEK_OFF each peek re-reads the bytes in flight into a
+ * discard buffer: bound them, so a peek costs at most this much more.
+ */
+#define TCP_DISCARD_MAX (4U << 20)
 #define TCP_RTO_MS 200
 #define TCP_RTO_MAX_SHIFT 6
 #define TCP_MAX_RETRIES 12
@@ -36,34 +43,48 @@ struct tcp_seg;
  * struct tcp_state - the TCP module's part of the context
  * @table:	connections
  * @flush_head:	connections owing an ACK at the end of the tap batch
+ * @peek_off4:	the kernel has SO_PEEK_OFF for TCP over IPv4 (Linux 6.10),
+ *		probed at start; connections use it where it has
+ * @peek_off6:	the same for IPv6 (Linux 6.12)
  */
 struct tcp_state {
 	struct tcp_table table;
 	struct tcp_conn *flush_head;
+	bool peek_off4;
+	bool peek_off6;
 };
 
 extern struct ctx *tcp_ctx;
+
+/* Every function below that may release the connection returns
+ * TCP_RELEASED when it did, and its callers must stop touching the entry:
+ * the compiler insists that they look.
+ */
+#define TCP_RELEASED (-1)
+#define TCP_MUST_CHECK __attribute__((warn_unused_result))
 
 /* tcp.c: connection life */
 void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset);
 void tcp_abort(struct ctx *c, struct tcp_conn *conn, bool rst_guest);
 void tcp_schedule_ack(struct ctx *c, struct tcp_conn *conn);
-bool tcp_maybe_finish(struct ctx *c, struct tcp_conn *conn);
+void tcp_schedule_push(struct ctx *c, struct tcp_conn *conn);
+TCP_MUST_CHECK int tcp_maybe_finish(struct ctx *c, struct tcp_conn *conn);
 
 /* tcp_data.c: data both ways, windows, retransmission */
 uint32_t tcp_rcv_window(struct tcp_conn *conn);
-void tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn);
-void tcp_rewind_to_una(struct ctx *c, struct tcp_conn *conn);
-int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
-                    const struct tcp_seg *s);
-int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
-                     const struct tcp_seg *s);
+int tcp_wait_writable(struct tcp_conn *conn);
+TCP_MUST_CHECK int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn);
+TCP_MUST_CHECK int tcp_rewind_to_una(struct ctx *c, struct tcp_conn *conn);
+TCP_MUST_CHECK int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
+                                   const struct tcp_seg *s);
+TCP_MUST_CHECK int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
+                                    const struct tcp_seg *s);
 
 /* tcp_timer.c: timers */
-uint64_t tcp_now_s(void);
 void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms);
 unsigned int tcp_rto_ms(unsigned int retries);
-void tcp_retransmit_handshake(struct ctx *c, struct tcp_conn *conn);
+TCP_MUST_CHECK int tcp_retransmit_handshake(struct ctx *c,
+                                            struct tcp_conn *conn);
 void tcp_timer_cb(evutil_socket_t fd, short what, void *arg);
 
 #endif /* TAPIR_TCP_INTERNAL_H */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - TCP timers: retransmission, handshake, window probe and idle */
 
-#include <time.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "tcp_internal.h"
 #include "tcp_seg.h"
 
@@ -35,12 +35,14 @@ unsigned int tcp_rto_ms(unsigned int retries)
  * tcp_retransmit_handshake() - resend our SYN or SYN-ACK, or give up
  * @c:		context
  * @conn:	connection in CONN_SYN_SENT or CONN_SYN_RCVD
+ *
+ * Return: 0, or TCP_RELEASED after giving up
  */
-void tcp_retransmit_handshake(struct ctx *c, struct tcp_conn *conn)
+int tcp_retransmit_handshake(struct ctx *c, struct tcp_conn *conn)
 {
 	if (++conn->retries > TCP_SYN_RETRIES) {
 		tcp_abort(c, conn, false);
-		return;
+		return TCP_RELEASED;
 	}
 	if (conn->flags & CONN_SYN_SENT)
 		tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
@@ -48,51 +50,46 @@ void tcp_retransmit_handshake(struct ctx *c, struct tcp_conn *conn)
 		tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una,
 		               TCP_WINDOW_MAX);
 	tcp_arm_timer(conn, 1000U << conn->retries);
+	return 0;
 }
 
-void tcp_timer_cb(evutil_socket_t fd, short what, void *arg)
+/**
+ * timer_fired() - what the connection's timer means now
+ * @c:		context
+ * @conn:	connection
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+static int timer_fired(struct ctx *c, struct tcp_conn *conn)
 {
-	struct tcp_conn *conn = arg;
-	struct ctx *c = tcp_ctx;
-
-	(void)fd;
-	(void)what;
-	if (conn->flags & (CONN_SYN_SENT | CONN_SYN_RCVD)) {
-		tcp_retransmit_handshake(c, conn);
-		return;
-	}
+	if (conn->flags & (CONN_SYN_SENT | CONN_SYN_RCVD))
+		return tcp_retransmit_handshake(c, conn);
 	if (conn->snd_nxt != conn->snd_una) {
 		if (++conn->retries > TCP_MAX_RETRIES) {
 			tcp_abort(c, conn, true);
-			return;
+			return TCP_RELEASED;
 		}
 		tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
-		tcp_rewind_to_una(c, conn);
-		return;
+		return tcp_rewind_to_una(c, conn);
 	}
 	if (!conn->snd_wnd && (conn->flags & CONN_READ_PENDING)) {
 		/* Zero-window probe: an old sequence number draws an ACK. */
 		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt - 1,
 		               tcp_rcv_window(conn));
 		tcp_arm_timer(conn, tcp_rto_ms(++conn->retries));
-		return;
+		return 0;
 	}
-	if (tcp_now_s() - conn->last_active >= TCP_IDLE_S) {
+	if (clock_s() - conn->last_active >= TCP_IDLE_S) {
 		tcp_abort(c, conn, true);
-		return;
+		return TCP_RELEASED;
 	}
 	tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
+	return 0;
 }
 
-/**
- * tcp_now_s() - monotonic seconds
- *
- * Return: seconds since an arbitrary point
- */
-uint64_t tcp_now_s(void)
+void tcp_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
+	(void)fd;
+	(void)what;
+	timer_fired(tcp_ctx, arg);
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - version and compiled-in features for --version and get_info */
 
+#include <sys/socket.h>
+#include <sys/utsname.h>
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "tcp.h"
 #include "version.h"
 
 const char tapir_features[] =
@@ -25,4 +28,23 @@ void version_print(FILE *f)
 	fprintf(f, "SLIRP_CONFIG_VERSION_MAX: %d\n",
 	        TAPIR_SLIRP_CONFIG_VERSION_MAX);
 	fprintf(f, "features: %s\n", tapir_features);
+	version_print_kernel(f);
+}
+
+/**
+ * version_print_kernel() - the running kernel, and the paths tapir takes
+ *			    on it where kernels differ
+ * @f:		stream
+ *
+ * Probed now, the same way the driver probes at start-up.
+ */
+void version_print_kernel(FILE *f)
+{
+	struct utsname u;
+
+	if (!uname(&u))
+		fprintf(f, "kernel: %s\n", u.release);
+	fprintf(f, "tcp-peek: ipv4 %s, ipv6 %s\n",
+	        tcp_peek_mode(tcp_probe_peek_off(AF_INET)),
+	        tcp_peek_mode(tcp_probe_peek_off(AF_INET6)));
 }

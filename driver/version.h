@@ -18,5 +18,6 @@
 extern const char tapir_features[];
 
 void version_print(FILE *f);
+void version_print_kernel(FILE *f);
 
 #endif /* TAPIR_VERSION_H */

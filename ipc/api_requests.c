@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <jansson.h>
 
 #include "driver/inany.h"
 #include "driver/stats.h"
+#include "driver/tcp.h"
 #include "driver/version.h"
 #include "ipc/api.h"
 #include "ipc/msg.h"
@@ -451,6 +453,23 @@ static json_t *forwards_json(const struct ctx *c, const struct api_fwd_ops *ops)
 }
 
 /**
+ * kernel_json() - the running kernel and the paths taken where kernels
+ *		   differ
+ * @c:		context
+ *
+ * Return: new reference, or NULL on ENOMEM
+ */
+static json_t *kernel_json(const struct ctx *c)
+{
+	struct utsname u;
+
+	return json_pack("{s:s,s:{s:s,s:s}}", "release",
+	                 uname(&u) ? "unknown" : u.release, "tcp_peek", "ipv4",
+	                 tcp_peek_mode(tcp_peek_in_use(c, AF_INET)), "ipv6",
+	                 tcp_peek_mode(tcp_peek_in_use(c, AF_INET6)));
+}
+
+/**
  * get_info() - {"execute":"get_info"}
  * @c:		context
  * @ops:	forward table
@@ -482,6 +501,8 @@ static char *get_info(struct ctx *c, const struct api_fwd_ops *ops)
 	if (info && tap)
 		json_object_set(info, "tap", tap);
 	json_decref(tap);
+	if (info)
+		json_object_set_new(info, "kernel", kernel_json(c));
 	return ok_reply(info);
 }
 

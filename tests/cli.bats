@@ -97,6 +97,25 @@ sbx() {
 	[ "${lines[-1]}" = 1 ]
 }
 
+@test "--version: the kernel, and which TCP peek path it gets (this one, 6.10, 5.10)" {
+	run in_sandbox '
+		for kernel in "" 6.10 5.10; do
+			env=()
+			[ -n "$kernel" ] && read -ra env <<<"$(oldkernel_env "$kernel")"
+			as_user env "${env[@]}" "$TAPIR_BIN" --version |
+				sed -n "s/^tcp-peek: /${kernel:-this} /p"
+		done
+		as_user "$TAPIR_BIN" --version | grep "^kernel: "
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "kernel: $(uname -r)"
+	# This machine runs 6.18: both families have SO_PEEK_OFF.
+	has_line "this ipv4 peek-offset, ipv6 peek-offset"
+	has_line "6.10 ipv4 peek-offset, ipv6 discard"
+	has_line "5.10 ipv4 discard, ipv6 discard"
+}
+
 @test "bad options: one error line each, EOF on the ready fd, no socket" {
 	local long
 	# 108 bytes: one more than sun_path holds with its NUL.

@@ -224,6 +224,24 @@ transfer_exact() {
 	has_line "splice ipv6 10.0.2.100"
 }
 
+@test "portfwd: a guest server that speaks first is heard by a silent client (both paths)" {
+	run in_sandbox "$HELPERS"'
+		for mode in tap splice; do
+			tapir_fwd "$mode" "$mode" -p 127.0.0.1:18080:22 -- \
+				socat TCP-LISTEN:22,fork,reuseaddr \
+				SYSTEM:"echo SSH-2.0-guest; sleep 5"
+			ns_listening "$mode" 22
+			echo "$mode $(timeout 5 socat -u TCP:127.0.0.1:18080 STDOUT |
+				head -n 1)"
+			bg_stop "$mode"
+		done
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "tap SSH-2.0-guest"
+	has_line "splice SSH-2.0-guest"
+}
+
 @test "portfwd: half-close, a refused port resets at once, remove keeps connections (both paths)" {
 	run in_sandbox "$HELPERS"'
 		for mode in tap splice; do

@@ -20,6 +20,14 @@
 #   nginx_start NAME LISTEN... serve a test page from nginx on each LISTEN
 #   start_tapir NAME ARGS...   tapir ARGS as the test user, waited until ready
 #   tcp_listening PORT         a TCP listener exists on PORT (for wait_for)
+#   cpu_percent PID SECONDS    PID's CPU use over the next SECONDS, in % of
+#                              one core (from /proc/PID/stat)
+#   sendq_full PORT            a socket to or from PORT has 1 MB it cannot
+#                              send: its peer stopped reading
+#   oldkernel_env VERSION      NAME=VALUE words for `env` that preload
+#                              tests/tools/oldkernel.so, imitating Linux
+#                              VERSION (e.g. 5.10, 6.1): `as_user env
+#                              $(oldkernel_env 5.10) "$TAPIR_BIN" ...`
 #
 # SCEN_DIR is a world-writable scratch directory, removed at exit. When the
 # snippet fails, the tail of every daemon log is printed to stderr so the
@@ -282,4 +290,42 @@ tapir_ready_or_gone() {
 # wait_for; a probe connection would print errors and reach the server).
 tcp_listening() {
 	ss -Hltn "sport = :$1" | grep -q .
+}
+
+# cpu_ticks PID: user plus system CPU time PID used so far, in clock ticks.
+cpu_ticks() {
+	local stat
+	stat=$(cat "/proc/$1/stat") || return 1
+	# Past the ")" that ends the command name, field 3 comes first: utime
+	# and stime (fields 14 and 15) are the 12th and 13th.
+	stat=${stat##*) }
+	awk '{ print $12 + $13 }' <<<"$stat"
+}
+
+# cpu_percent PID SECONDS: PID's CPU use over the next SECONDS (whole
+# seconds), in percent of one core.
+cpu_percent() {
+	local pid=$1 secs=$2 hz a b
+	hz=$(getconf CLK_TCK)
+	a=$(cpu_ticks "$pid") || return 1
+	sleep "$secs"
+	b=$(cpu_ticks "$pid") || return 1
+	echo $(((b - a) * 100 / (hz * secs)))
+}
+
+# sendq_full PORT: some TCP socket here, connected to or from PORT, holds
+# more than 1 MB it cannot send: the other end stopped reading, and its
+# own buffer is full (for wait_for). A receiver that does not read keeps
+# its buffer small, so the sender's queue is the clear sign.
+sendq_full() {
+	ss -Htn "( dport = :$1 or sport = :$1 )" |
+		awk '$3 > 1048576 { found = 1 } END { exit !found }'
+}
+
+# oldkernel_env VERSION: the environment, as NAME=VALUE words, that makes
+# a command run as on Linux VERSION (the LD_PRELOAD shim). The sanitizer
+# build must not insist on coming first in the library list.
+oldkernel_env() {
+	echo "LD_PRELOAD=$TAPIR_BIN_DIR/oldkernel.so TAPIR_OLDKERNEL=$1" \
+		"ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 }

@@ -122,25 +122,36 @@ setup() {
 	[ "$rss" -lt "$limit" ]
 }
 
-# transfer_exact ARGS: 2 GB each way between the guest and a host listener,
-# compared by checksum at both ends.
+# transfer_exact ARGS [KERNEL]: 2 GB each way between the guest and a host
+# listener, compared by checksum at both ends; with KERNEL, tapir runs as
+# on that older Linux (tests/tools/oldkernel.so), and must say so.
 transfer_exact() {
 	run in_sandbox '
-		args=$1
+		args=$1 kernel=${2:-}
+		env=()
+		if [ -n "$kernel" ]; then
+			read -ra env <<<"$(oldkernel_env "$kernel")"
+			as_user env "${env[@]}" "$TAPIR_BIN" --version | grep "^tcp-peek:"
+		fi
 		size=$((2 << 30))
 		# host <- guest
 		bg_start sink bash -c "socat -u TCP-LISTEN:7001,reuseaddr STDOUT | cksum > $SCEN_DIR/up.rx"
 		# host -> guest
 		bg_start source bash -c "$TOOLS/pattern $size 2 | tee >(cksum > $SCEN_DIR/down.tx) | socat -u STDIN TCP-LISTEN:7002,reuseaddr"
 		wait_for 5 bash -c "ss -ltn | grep -q :7002"
-		as_user "$TAPIR_BIN" run $args -- bash -c "
+		as_user env "${env[@]}" "$TAPIR_BIN" run $args -- bash -c "
 			$TOOLS/pattern $size 1 | tee >(cksum > $SCEN_DIR/up.tx) | socat -u STDIN TCP:10.0.2.2:7001 &&
 			socat -u TCP:10.0.2.2:7002 STDOUT | cksum > $SCEN_DIR/down.rx"
 		wait_for 20 test -s "$SCEN_DIR/up.rx"
 		wait_for 20 test -s "$SCEN_DIR/down.tx"
 		cat "$SCEN_DIR/up.tx" "$SCEN_DIR/up.rx" "$SCEN_DIR/down.tx" "$SCEN_DIR/down.rx"
-	' "$1"
+	' "$@"
+	echo "$output"
 	[ "$status" -eq 0 ]
+	if [ -n "${2:-}" ]; then
+		[ "${lines[0]}" = "tcp-peek: ipv4 discard, ipv6 discard" ]
+		lines=("${lines[@]:1}")
+	fi
 	[ "${#lines[@]}" -eq 4 ]
 	[ "${lines[0]}" = "${lines[1]}" ]
 	[ "${lines[2]}" = "${lines[3]}" ]
@@ -162,6 +173,71 @@ transfer_exact() {
 
 @test "tcp: 2 GB each way byte-exact, MTU 65520, offloads off" {
 	transfer_exact "--mtu 65520 --offload off"
+}
+
+@test "tcp: 2 GB each way byte-exact without SO_PEEK_OFF (Linux 5.10), MTU 1500, offloads on" {
+	transfer_exact "--mtu 1500 --offload on" 5.10
+}
+
+@test "tcp: 2 GB each way byte-exact without SO_PEEK_OFF (Linux 5.10), MTU 65520, offloads on" {
+	transfer_exact "--mtu 65520 --offload on" 5.10
+}
+
+@test "tcp: 2 GB each way byte-exact without SO_PEEK_OFF (Linux 5.10), MTU 1500, offloads off" {
+	transfer_exact "--mtu 1500 --offload off" 5.10
+}
+
+@test "tcp: 2 GB each way byte-exact without SO_PEEK_OFF (Linux 5.10), MTU 65520, offloads off" {
+	transfer_exact "--mtu 65520 --offload off" 5.10
+}
+
+@test "tcp: IPv6 and IPv4 downloads byte-exact where only IPv4 has SO_PEEK_OFF (Linux 6.10)" {
+	run in_sandbox '
+		read -ra env <<<"$(oldkernel_env 6.10)"
+		size=$((200 << 20))
+		bg_start src6 bash -c "$TOOLS/pattern $size 4 | socat -u STDIN TCP6-LISTEN:7006,bind=[::1],reuseaddr"
+		bg_start src4 bash -c "$TOOLS/pattern $size 4 | socat -u STDIN TCP4-LISTEN:7004,bind=127.0.0.1,reuseaddr"
+		wait_for 5 tcp_listening 7006
+		wait_for 5 tcp_listening 7004
+		echo "want $("$TOOLS/pattern" $size 4 | cksum)"
+		cat >"$SCEN_DIR/guest" <<-EOF
+			"$TAPIR_BIN" api "$SCEN_DIR/api.sock" "{\"execute\":\"get_info\"}" |
+				jq -c .return.kernel.tcp_peek
+			echo "got6 \$(socat -u "TCP6:[fd00::2]:7006" STDOUT | cksum)"
+			echo "got4 \$(socat -u TCP4:10.0.2.2:7004 STDOUT | cksum)"
+		EOF
+		chmod a+r "$SCEN_DIR/guest"
+		as_user env "${env[@]}" "$TAPIR_BIN" run -6 -a "$SCEN_DIR/api.sock" \
+			-- bash "$SCEN_DIR/guest"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line '{"ipv4":"peek-offset","ipv6":"discard"}'
+	want=$(sed -n 's/^want //p' <<<"$output")
+	[[ "$want" == *" 209715200" ]]
+	has_line "got6 $want"
+	has_line "got4 $want"
+}
+
+@test "tcp: a host server that speaks first is heard at once, on both peek paths" {
+	run in_sandbox '
+		# The banner goes out the moment the connection is accepted,
+		# before the guest has sent anything.
+		bg_start banner socat TCP-LISTEN:7003,bind=127.0.0.1,reuseaddr,fork \
+			SYSTEM:"echo SSH-2.0-tapir-test; sleep 5"
+		wait_for 5 tcp_listening 7003
+		for kernel in "" 5.10; do
+			env=()
+			[ -n "$kernel" ] && read -ra env <<<"$(oldkernel_env "$kernel")"
+			as_user env "${env[@]}" "$TAPIR_BIN" run -- bash -c "
+				timeout 3 socat -u TCP:10.0.2.2:7003 STDOUT | head -n 1" |
+				sed "s/^/kernel=${kernel:-this} /"
+		done
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "kernel=this SSH-2.0-tapir-test"
+	has_line "kernel=5.10 SSH-2.0-tapir-test"
 }
 
 @test "tcp: an idle connection with keepalive probes stays up" {

@@ -90,6 +90,23 @@ v6conf="bash $SCEN_DIR/v6conf"
 	[ "$(grep -c '^echo-ok ' <<<"$output")" -eq 6 ]
 }
 
+@test "udp: without tap USO (Linux 6.1), the offloads fall back to TSO, echoes stay byte-exact" {
+	run in_sandbox "$SETUP"'
+		read -ra env <<<"$(oldkernel_env 6.1)"
+		S=$SCEN_DIR/api.sock
+		info="\"$TAPIR_BIN\" api $S {\\\"execute\\\":\\\"get_info\\\"}"
+		for mtu in 1500 65520; do
+			as_user env "${env[@]}" "$TAPIR_BIN" run --mtu="$mtu" -a "$S" \
+				-- sh -c "$info | jq -c .return.offloads.flags &&
+				$check 198.18.0.1 7777 $D && $check 10.0.2.2 7778 $D"
+		done
+	' "${SCRIPTS[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cxF '["csum","tso4","tso6"]' <<<"$output")" -eq 2 ]
+	[ "$(grep -c '^echo-ok ' <<<"$output")" -eq 12 ]
+}
+
 @test "udp: IPv6 echo to fd18::1 with --enable-ipv6 (small at MTU 1500, 60000 bytes at 65520)" {
 	run in_sandbox "$SETUP"'
 		as_user "$TAPIR_BIN" run --enable-ipv6 -- sh -c "

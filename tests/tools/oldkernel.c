@@ -7,9 +7,10 @@
  * own behaviour afterwards is that of the old kernel too:
  *
  * - setsockopt(SOL_SOCKET, SO_PEEK_OFF) on a TCP socket: EOPNOTSUPP before
- *   6.9 (commit "tcp: add support for SO_PEEK_OFF socket option"); the
- *   socket's peek offset stays disabled, so MSG_PEEK reads from the head
- *   of the receive queue, as it always did before 6.9;
+ *   6.10 for IPv4 (commit 05ea491641d3 "tcp: add support for SO_PEEK_OFF
+ *   socket option") and before 6.12 for IPv6 (be9a4fb831b8, which added
+ *   the forgotten TCPv6 half); the socket's peek offset stays disabled, so
+ *   MSG_PEEK reads from the head of the receive queue, as it always did;
  * - ioctl(TUNSETOFFLOAD) with TUN_F_USO4 or TUN_F_USO6: EINVAL before 6.2,
  *   whose tun driver refuses any flag it does not know.
  *
@@ -56,23 +57,46 @@ static int kernel_older_than(int major, int minor)
 }
 
 /**
- * is_tcp() - whether @fd is a TCP socket
+ * tcp_family() - the address family of a TCP socket
  * @fd:		file descriptor
  *
- * Return: 1 for TCP, 0 for anything else (or not a socket)
+ * Return: AF_INET or AF_INET6 for TCP sockets, 0 for anything else
  */
-static int is_tcp(int fd)
+static int tcp_family(int fd)
 {
-	int proto = 0;
+	int proto = 0, domain = 0;
 	socklen_t len = sizeof(proto);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len))
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) ||
+	    proto != IPPROTO_TCP)
 		return 0;
-	return proto == IPPROTO_TCP;
+	len = sizeof(domain);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
+		return 0;
+	return domain;
 }
 
 /**
- * setsockopt() - the libc function, refusing SO_PEEK_OFF on TCP before 6.9
+ * peek_off_missing() - whether SO_PEEK_OFF on @fd must fail
+ * @fd:		socket
+ *
+ * Return: 1 if the imitated kernel lacks it for this socket
+ */
+static int peek_off_missing(int fd)
+{
+	switch (tcp_family(fd)) {
+	case AF_INET:
+		return kernel_older_than(6, 10);
+	case AF_INET6:
+		return kernel_older_than(6, 12);
+	default:
+		return 0;
+	}
+}
+
+/**
+ * setsockopt() - the libc function, refusing SO_PEEK_OFF on TCP where the
+ *		  imitated kernel lacks it
  * @fd:		socket
  * @level:	option level
  * @name:	option name
@@ -86,7 +110,7 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	static int (*real)(int, int, int, const void *, socklen_t);
 
 	if (level == SOL_SOCKET && name == SO_PEEK_OFF &&
-	    kernel_older_than(6, 9) && is_tcp(fd)) {
+	    peek_off_missing(fd)) {
 		errno = EOPNOTSUPP;
 		return -1;
 	}
