@@ -201,8 +201,7 @@ struct ctx *tcp_ctx;
  */
 static int conn_events(struct ctx *c, struct tcp_conn *conn)
 {
-	conn->rev = event_new(c->base, conn->fd,
-	                      EV_READ | EV_CLOSED | EV_ET | EV_PERSIST,
+	conn->rev = event_new(c->base, conn->fd, EV_READ | EV_ET | EV_PERSIST,
 	                      sock_read_cb, conn);
 	conn->wev = event_new(c->base, conn->fd, EV_WRITE | EV_ET,
 	                      sock_write_cb, conn);
@@ -531,9 +530,7 @@ static void sock_read_cb(evutil_socket_t fd, short what, void *arg)
 	struct tcp_conn *conn = arg;
 
 	(void)fd;
-	/* The host's FIN: once a peek drains the queue, the stream ends. */
-	if (what & EV_CLOSED)
-		conn->flags |= CONN_HOST_RDHUP;
+	(void)what;
 	/* Edge-triggered: an edge before the handshake ends is remembered,
 	 * or the data that caused it would wait for the next one.
 	 */
@@ -683,11 +680,8 @@ int tcp_init(struct ctx *c)
 		c->tcp = NULL;
 		return -1;
 	}
-	if ((event_base_get_features(c->base) &
-	     (EV_FEATURE_ET | EV_FEATURE_EARLY_CLOSE)) !=
-	    (EV_FEATURE_ET | EV_FEATURE_EARLY_CLOSE)) {
-		err_msg("tcp: the event loop lacks edge-triggered or "
-		        "peer-close events (epoll has both)");
+	if (!(event_base_get_features(c->base) & EV_FEATURE_ET)) {
+		err_msg("tcp: the event loop lacks edge-triggered events");
 		return -1;
 	}
 	c->tcp->peek_off4 = tcp_probe_peek_off(AF_INET);

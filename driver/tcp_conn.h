@@ -32,7 +32,6 @@ enum tcp_conn_flag {
 	CONN_DATA_DROPPED = 1 << 14, /* guest data didn't fit the socket */
 	CONN_NO_PEEK_OFF = 1 << 15,  /* peeks skip the bytes in flight */
 	CONN_PUSH_PENDING = 1 << 16, /* host data to send after the batch */
-	CONN_HOST_RDHUP = 1 << 17,   /* the host's FIN is in the socket */
 };
 
 /**

@@ -8,7 +8,9 @@
  * rewinds the peek offset.
  */
 
+#define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <linux/sock_diag.h>
 #include <sys/socket.h>
@@ -242,6 +244,41 @@ static ssize_t peek_new(struct tcp_conn *conn, size_t len, bool *eof)
 }
 
 /**
+ * enum host_state - how the host's end of a drained socket stands
+ * @HOST_OPEN:		more data may come
+ * @HOST_CLOSED:	its FIN arrived: the stream ends here
+ * @HOST_RESET:		it was reset, or the socket failed
+ */
+enum host_state {
+	HOST_OPEN,
+	HOST_CLOSED,
+	HOST_RESET,
+};
+
+/**
+ * host_state() - whether the host closed or reset, after a peek found no
+ *		  more data
+ * @conn:	connection
+ *
+ * A peek past bytes in flight (no SO_PEEK_OFF) returns them even after a
+ * FIN or a reset, so the socket's poll state tells instead: one syscall,
+ * as the extra peek that would otherwise return 0 or an error. A reset
+ * leaves the error pending (the peek copied data), which poll reports.
+ *
+ * Return: the state
+ */
+static enum host_state host_state(const struct tcp_conn *conn)
+{
+	struct pollfd p = {.fd = conn->fd, .events = POLLIN | POLLRDHUP};
+
+	if (poll(&p, 1, 0) < 0 || (p.revents & (POLLERR | POLLNVAL)))
+		return HOST_RESET;
+	if (p.revents & (POLLRDHUP | POLLHUP))
+		return HOST_CLOSED;
+	return HOST_OPEN;
+}
+
+/**
  * send_peeked() - send @n peeked bytes as frames of at most one payload
  * @c:		context
  * @conn:	connection
@@ -277,37 +314,25 @@ static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
 	return 0;
 }
 
+/* push_once(): the tap refused a frame; the timer retries. */
+#define PUSH_STOPPED (-2)
+
 /**
- * tcp_host_to_guest() - send what the host socket holds, as far as the guest's
- *		     window allows
+ * push_once() - one peek, and the frames it fills
  * @c:		context
  * @conn:	connection
+ * @room:	most bytes to peek and send
+ * @eof:	set if the stream ended after the bytes peeked
  *
- * One peek and up to one batch of frames per call; a full batch comes back
- * on the next loop turn, so that other connections get theirs. The host's
- * FIN follows the data once a peek came up short after it arrived: all the
- * data before a FIN is in the queue by then.
- *
- * Return: 0, or TCP_RELEASED
+ * Return: bytes sent, PUSH_STOPPED, or TCP_RELEASED
  */
-int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
+static ssize_t push_once(struct ctx *c, struct tcp_conn *conn, uint32_t room,
+                         bool *eof)
 {
-	uint32_t room, wnd;
-	bool eof;
-	ssize_t n;
+	uint32_t wnd = tcp_rcv_window(conn);
+	ssize_t n = peek_new(conn, room, eof);
 	int ret;
 
-	if (!(conn->flags & CONN_ESTABLISHED) || (conn->flags & CONN_FIN_SENT))
-		return 0;
-	room = send_room(c, conn);
-	if (!room) {
-		conn->flags |= CONN_READ_PENDING;
-		if (!conn->snd_wnd)
-			tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
-		return 0;
-	}
-	wnd = tcp_rcv_window(conn);
-	n = peek_new(conn, room, &eof);
 	if (n < 0) {
 		debug_msg("tcp: peek at host socket of port %u: %s",
 		          conn->rport, strerror(errno));
@@ -315,19 +340,68 @@ int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
 		return TCP_RELEASED;
 	}
 	if (n > 0 && (ret = send_peeked(c, conn, (size_t)n, wnd)))
-		return ret == TCP_RELEASED ? TCP_RELEASED : 0;
-	if ((size_t)n == room) {
-		/* A batch or the window ended this turn, not the data. */
-		conn->flags |= CONN_READ_PENDING;
-		if (send_room(c, conn))
-			event_active(conn->rev, EV_READ, 0);
+		return ret == TCP_RELEASED ? TCP_RELEASED : PUSH_STOPPED;
+	return n;
+}
+
+/**
+ * tcp_host_to_guest() - send what the host socket holds, as far as the guest's
+ *		     window allows
+ * @c:		context
+ * @conn:	connection
+ *
+ * One peek and up to one batch of frames per call; a full batch comes back
+ * on the next loop turn, so that other connections get theirs. When a peek
+ * drains the queue, the socket tells whether the host closed; if it did,
+ * data may have come between the peek and its FIN, so one more peek, now
+ * of a final queue, sends it before our FIN. A reset becomes an RST.
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
+{
+	bool eof, final = false;
+	enum host_state state;
+	uint32_t room;
+	ssize_t n;
+
+	if (!(conn->flags & CONN_ESTABLISHED) || (conn->flags & CONN_FIN_SENT))
 		return 0;
+	for (;;) {
+		room = send_room(c, conn);
+		if (!room) {
+			conn->flags |= CONN_READ_PENDING;
+			if (!conn->snd_wnd)
+				tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
+			return 0;
+		}
+		n = push_once(c, conn, room, &eof);
+		if (n == TCP_RELEASED)
+			return TCP_RELEASED;
+		if (n == PUSH_STOPPED)
+			return 0;
+		if ((size_t)n == room) {
+			/* A batch or the window ended, not the data. */
+			conn->flags |= CONN_READ_PENDING;
+			if (send_room(c, conn))
+				event_active(conn->rev, EV_READ, 0);
+			return 0;
+		}
+		/* Drained: unless the host closed, the next edge brings more. */
+		conn->flags &= ~CONN_READ_PENDING;
+		if (eof || final) {
+			send_fin(c, conn);
+			return 0;
+		}
+		state = host_state(conn);
+		if (state == HOST_RESET) {
+			tcp_abort(c, conn, true);
+			return TCP_RELEASED;
+		}
+		if (state == HOST_OPEN)
+			return 0;
+		final = true;
 	}
-	/* Drained: the next edge brings more data or the FIN. */
-	conn->flags &= ~CONN_READ_PENDING;
-	if (eof || (conn->flags & CONN_HOST_RDHUP))
-		send_fin(c, conn);
-	return 0;
 }
 
 /**

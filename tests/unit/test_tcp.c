@@ -368,6 +368,57 @@ static void test_banner_discard(void)
 	CHECK(unit_netns_run(banner_discard_body));
 }
 
+/**
+ * reset_after_data() - the host sends data, then resets: the guest gets the
+ *			data and an RST, never the FIN of an orderly close
+ * @discard:	use the discard-buffer peek path
+ */
+static void reset_after_data(bool discard)
+{
+	struct timespec ms = {0, 1000000};
+	bool data = false, rst = false, fin = false;
+	struct guest g;
+	struct seg s;
+	uint32_t isn;
+	int fd;
+
+	CHECK(!guest_open(&g, discard));
+	fd = handshake(&g, 40003, 65535, &isn);
+	CHECK(fd >= 0 && write(fd, "hello", 5) == 5);
+	/* The guest gets the data and does not ACK it: bytes in flight. */
+	while (!data && next_seg(&g, &s))
+		data = s.len == 5 && !memcmp(s.data, "hello", 5);
+	CHECK(data);
+	reset_by_host(fd);
+	for (int i = 0; i < 20; i++) {
+		event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+		nanosleep(&ms, NULL);
+	}
+	while (next_seg(&g, &s)) {
+		rst |= !!(s.flags & TH_RST);
+		fin |= !!(s.flags & TH_FIN);
+	}
+	CHECK(rst && !fin);
+	CHECK(g.c.stats.flows[PROTO_TCP] == 0);
+	guest_close(&g);
+}
+
+static void reset_after_data_body(void)
+{
+	reset_after_data(false);
+}
+
+static void reset_after_data_discard_body(void)
+{
+	reset_after_data(true);
+}
+
+static void test_reset_after_data(void)
+{
+	CHECK(unit_netns_run(reset_after_data_body));
+	CHECK(unit_netns_run(reset_after_data_discard_body));
+}
+
 static void reset_then_window_body(void)
 {
 	window_update_after_reset(false);
@@ -398,5 +449,8 @@ const struct unit_case unit_cases[] = {
          test_banner},
         {"the same, peeking past a discard buffer (no SO_PEEK_OFF)",
          test_banner_discard},
+        {"a host reset after data: the data, then an RST, never a FIN "
+         "(both peek paths)",
+         test_reset_after_data},
         {NULL, NULL},
 };
