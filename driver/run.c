@@ -100,7 +100,11 @@ child_main(const struct opts *o, const char *resolv, int to_parent,
 	gid_t gid = getgid();
 	char go;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Killed with tapir: the command must not outlive its network. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL)) {
+		err_errno(errno, "run: prctl(PR_SET_PDEATHSIG)");
+		_exit(125);
+	}
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)) {
 		err_errno(errno, "run: create user and network namespaces");
 		_exit(125);
