@@ -176,9 +176,9 @@ static uint64_t now_ms(void)
  * read_resolv() - read up to RESOLV_MAX bytes of the resolver file
  * @fd:		open file
  *
- * Return: bytes read into resolv_buf
+ * Return: bytes read into resolv_buf, or -errno
  */
-static size_t read_resolv(int fd)
+static ssize_t read_resolv(int fd)
 {
 	size_t len = 0;
 
@@ -188,11 +188,13 @@ static size_t read_resolv(int fd)
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
+		if (r < 0)
+			return -errno;
+		if (r == 0)
 			break;
 		len += (size_t)r;
 	}
-	return len;
+	return (ssize_t)len;
 }
 
 /**
@@ -200,11 +202,15 @@ static size_t read_resolv(int fd)
  * @s:		cache
  *
  * Called at most once a second; an unchanged file (device, inode, size,
- * mtime) keeps the cached list, and a missing file empties it.
+ * mtime) keeps the cached list, and a missing file empties it. So does one
+ * that can't be read (a directory, EIO), which is tried again next time
+ * rather than taken for an empty file.
  */
 static void dns_refresh(struct dns_state *s)
 {
+	static struct log_limit limit;
 	struct stat st;
+	ssize_t len;
 	int fd;
 
 	fd = open(RESOLV_CONF, O_RDONLY | O_CLOEXEC);
@@ -223,13 +229,20 @@ static void dns_refresh(struct dns_state *s)
 		close(fd);
 		return;
 	}
+	len = read_resolv(fd);
+	close(fd);
+	if (len < 0) {
+		err_limited(&limit, (int)-len, "dns: read %s", RESOLV_CONF);
+		s->n = 0;
+		s->ino = 0;
+		return;
+	}
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	s->size = st.st_size;
 	s->mtime = st.st_mtim;
-	s->n = dns_parse_resolv(resolv_buf, read_resolv(fd), s->ns,
+	s->n = dns_parse_resolv(resolv_buf, (size_t)len, s->ns,
 	                        DNS_MAX_SERVERS);
-	close(fd);
 	debug_msg("dns: %d nameserver(s) in %s", s->n, RESOLV_CONF);
 }
 

@@ -186,14 +186,24 @@ static void to_tap(struct ctx *c, const struct fwd *f, int fd,
  * @fd:		unused
  * @what:	unused
  * @arg:	struct fwd
+ *
+ * If the listener can't be watched again, it would stay deaf: the pause
+ * is taken once more, and the next one retries.
  */
 static void resume_cb(evutil_socket_t fd, short what, void *arg)
 {
+	static struct log_limit limit;
 	struct fwd *f = arg;
+	char name[128];
 
 	(void)fd;
 	(void)what;
-	event_add(f->ev, NULL);
+	if (!event_add(f->ev, NULL))
+		return;
+	hostfwd_spec_str(&f->s, name, sizeof(name));
+	err_limited(&limit, 0, "forward %s: resume listening: libevent failed",
+	            name);
+	fdlimit_pause(f->ev, f->pause);
 }
 
 /**

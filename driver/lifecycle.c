@@ -133,7 +133,11 @@ int lifecycle_start(struct ctx *c)
 {
 	struct timeval tv = {0, EXIT_FD_POLL_MS * 1000};
 
-	signal(SIGPIPE, SIG_IGN);
+	/* A splice() into a socket the peer reset raises SIGPIPE. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
+		err_errno(errno, "ignore SIGPIPE");
+		return -1;
+	}
 	sigterm_ev = evsignal_new(c->base, SIGTERM, signal_cb, c);
 	sigint_ev = evsignal_new(c->base, SIGINT, signal_cb, c);
 	if (!sigterm_ev || !sigint_ev || evsignal_add(sigterm_ev, NULL) ||

@@ -357,7 +357,9 @@ bool ndp_input(struct ctx *c, const struct pkt *p)
  * @arg:	context
  *
  * A guest that sent its Router Solicitation before the tap was read would
- * otherwise wait for its next retry, seconds later or never.
+ * otherwise wait for its next retry, seconds later or never. If the next
+ * advert can't be scheduled, none follows (the guest's default route
+ * then lapses with the router lifetime): that is said once.
  */
 static void ndp_timer(evutil_socket_t fd, short what, void *arg)
 {
@@ -367,7 +369,9 @@ static void ndp_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	ndp_send_ra(c, &ndp_all_nodes);
-	evtimer_add(c->ndp->timer, &tv);
+	if (evtimer_add(c->ndp->timer, &tv))
+		err_msg("ndp: schedule the next router advert: libevent "
+		        "failed, no more unsolicited adverts");
 }
 
 /**

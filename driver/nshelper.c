@@ -278,10 +278,13 @@ helper_main(const struct opts *o, int sock)
 	struct ipc_error err = {0};
 	char *json;
 
-	/* Don't outlive a parent killed while we work. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* Separate buffers: r.tap and r.error share memory in the union. */
-	if (nshelper_join(o, &err) || setup_tap(o, &tap, fds, &err)) {
+	/* Don't outlive a parent killed while we work: without that
+	 * guarantee, don't enter the container at all. Separate buffers:
+	 * r.tap and r.error share memory in the union.
+	 */
+	if ((prctl(PR_SET_PDEATHSIG, SIGKILL) &&
+	     fail(&err, errno, "namespace helper: prctl(PR_SET_PDEATHSIG)")) ||
+	    nshelper_join(o, &err) || setup_tap(o, &tap, fds, &err)) {
 		r.kind = IPC_REPLY_ERROR;
 		r.error = err;
 	} else {

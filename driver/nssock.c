@@ -11,8 +11,10 @@
  */
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <event2/event.h>
@@ -89,18 +92,53 @@ static long long now_ns(void)
 }
 
 /**
+ * close_fds_walk() - close every fd but stdio and @keep, without close_range()
+ * @keep:	the socket to the parent
+ *
+ * Reads /proc/self/fd; without /proc, tries every number below the fd
+ * limit. Closing an fd does not move the later entries of the listing.
+ */
+static void close_fds_walk(int keep)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct rlimit rl;
+	struct dirent *e;
+	long max = INT_MAX;
+
+	if (d) {
+		while ((e = readdir(d))) {
+			char *end;
+			long fd = strtol(e->d_name, &end, 10);
+
+			if (end != e->d_name && !*end && fd > 2 && fd != keep &&
+			    fd != dirfd(d))
+				close((int)fd);
+		}
+		closedir(d);
+		return;
+	}
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)INT_MAX)
+		max = (long)rl.rlim_cur;
+	for (long fd = 3; fd < max; fd++)
+		if (fd != keep)
+			close((int)fd);
+}
+
+/**
  * close_other_fds() - close every fd but stdio and @keep
  * @keep:	the socket to the parent
  *
  * The helper runs in the container's namespaces: it must not hold the
  * parent's tap, listeners or connections, and copies of them would delay
  * the parent's own close() of a connection until the helper exits.
+ * close_range() needs Linux 5.9 and may be refused by a seccomp filter:
+ * then every fd is closed one by one.
  */
 static void close_other_fds(int keep)
 {
-	if (keep > 3)
-		close_range(3, (unsigned int)keep - 1, 0);
-	close_range((unsigned int)keep + 1, ~0U, 0);
+	if ((keep > 3 && close_range(3, (unsigned int)keep - 1, 0)) ||
+	    close_range((unsigned int)keep + 1, ~0U, 0))
+		close_fds_walk(keep);
 }
 
 /**
@@ -111,21 +149,35 @@ static void close_other_fds(int keep)
  * @n:		entries used in @fds, updated
  *
  * A namespace without IPv6 makes AF_INET6 fail: that row stays short.
+ * TCP_NODELAY is set by the parent (pool_put()), where its failure can be
+ * rate-limited across helpers.
  */
 static void make_sockets(int family, unsigned int want, int *fds,
                          unsigned int *n)
 {
-	const int one = 1;
-
 	for (unsigned int i = 0; i < want; i++) {
 		int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK, 0);
 
 		if (fd < 0)
 			return;
-		/* Request/response traffic must not wait for Nagle. */
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		fds[(*n)++] = fd;
 	}
+}
+
+/**
+ * helper_fail() - send the helper's error text to the parent and exit
+ * @sock:	our end of the socketpair
+ * @op:		the step that failed
+ * @err:	its errno
+ */
+static void __attribute__((noreturn))
+helper_fail(int sock, const char *op, int err)
+{
+	char body[256];
+
+	snprintf(body, sizeof(body), "%s: %s", op, strerror(err));
+	ipc_send(sock, body, strlen(body), NULL, 0);
+	_exit(1);
 }
 
 /**
@@ -142,9 +194,14 @@ helper_main(const struct opts *o, int sock, const unsigned int want[2])
 	unsigned int n = 0;
 	char body[sizeof(e.op) + sizeof(e.text) + 4];
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* Not ptrace-able from inside the container once we joined it. */
-	prctl(PR_SET_DUMPABLE, 0);
+	/* Neither may be missing once we are inside the container: without
+	 * the first the helper could outlive tapir, without the second it
+	 * could be ptraced from inside the container.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		helper_fail(sock, "prctl(PR_SET_PDEATHSIG)", errno);
+	if (prctl(PR_SET_DUMPABLE, 0))
+		helper_fail(sock, "prctl(PR_SET_DUMPABLE)", errno);
 	close_other_fds(sock);
 	if (nshelper_join(o, &e)) {
 		snprintf(body, sizeof(body), "%s: %s", e.op, e.text);
@@ -153,12 +210,8 @@ helper_main(const struct opts *o, int sock, const unsigned int want[2])
 	}
 	make_sockets(AF_INET, want[0], fds, &n);
 	make_sockets(AF_INET6, want[1], fds, &n);
-	if (!n) {
-		snprintf(body, sizeof(body), "create sockets: %s",
-		         strerror(errno));
-		ipc_send(sock, body, strlen(body), NULL, 0);
-		_exit(1);
-	}
+	if (!n)
+		helper_fail(sock, "create sockets", errno);
 	_exit(ipc_send(sock, NSSOCK_OK, strlen(NSSOCK_OK), fds, n) ? 1 : 0);
 }
 
@@ -190,11 +243,13 @@ static int tcp_socket_family(int fd)
  *
  * The helper ran inside the container's namespaces, so its fds are checked
  * like any untrusted input: a TCP socket of a family we keep, made
- * non-blocking here whatever it claims.
+ * non-blocking here whatever it claims, and given TCP_NODELAY.
  */
 static void pool_put(struct nssock_pool *p, int fd)
 {
 	int family = tcp_socket_family(fd), fl, row;
+	static struct log_limit limit;
+	const int one = 1;
 
 	fl = family < 0 ? -1 : fcntl(fd, F_GETFL);
 	if (fl < 0 ||
@@ -202,6 +257,12 @@ static void pool_put(struct nssock_pool *p, int fd)
 		close(fd);
 		return;
 	}
+	/* Request/response traffic must not wait for Nagle; without it the
+	 * spliced connection is slower, not wrong.
+	 */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		err_limited(&limit, errno,
+		            "namespace socket pool: TCP_NODELAY on a socket");
 	row = family_row(family);
 	if (p->n[row] == NSSOCK_POOL) {
 		close(fd);
@@ -298,6 +359,7 @@ static int refill_start(struct nssock_pool *p)
 {
 	const struct timeval tv = {NSSOCK_WAIT_S, 0};
 	unsigned int want[2];
+	char why[128];
 	int sv[2];
 	pid_t pid;
 
@@ -311,6 +373,17 @@ static int refill_start(struct nssock_pool *p)
 		log_failure(p, NULL, errno);
 		return -1;
 	}
+	/* Without the timeout, a stalled helper could block the whole loop
+	 * in nssock_get(): no helper then, and no sockets.
+	 */
+	if (setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
+		snprintf(why, sizeof(why), "set SO_RCVTIMEO on its socket: %s",
+		         strerror(errno));
+		log_failure(p, why, 0);
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -322,7 +395,6 @@ static int refill_start(struct nssock_pool *p)
 	if (pid == 0)
 		helper_main(p->c->o, sv[1], want);
 	close(sv[1]);
-	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	p->pid = pid;
 	p->sock = sv[0];
 	p->refills++;

@@ -18,16 +18,18 @@
  * struct pcap_state - an open capture file
  * @f:		stdio stream with a large buffer: no flush or fsync per frame
  * @buf:	that buffer
+ * @path:	its path, for messages (the options' string)
  */
 struct pcap_state {
 	FILE *f;
 	char *buf;
+	const char *path;
 };
 
 /**
  * pcap_open() - create the capture file and write its global header
  * @c:		context; c->pcap is set on success
- * @path:	file to create or truncate
+ * @path:	file to create or truncate; kept, for messages
  *
  * Return: 0 on success, -1 after printing one error line
  */
@@ -44,18 +46,49 @@ int pcap_open(struct ctx *c, const char *path)
 		free(p);
 		return -1;
 	}
-	setvbuf(p->f, p->buf, _IOFBF, 1 << 20);
-	fwrite(hdr, sizeof(hdr), 1, p->f);
+	if (setvbuf(p->f, p->buf, _IOFBF, 1 << 20) ||
+	    fwrite(hdr, sizeof(hdr), 1, p->f) != 1) {
+		err_errno(errno ? errno : EIO, "write capture file %s", path);
+		fclose(p->f);
+		free(p->buf);
+		free(p);
+		return -1;
+	}
+	p->path = path;
 	c->pcap = p;
 	return 0;
+}
+
+/**
+ * pcap_stop() - close the capture file and forget it
+ * @c:		context with a capture
+ * @err:	errno of a write that failed already, or 0
+ * @what:	appended to the message, e.g. ": capture stopped"
+ *
+ * fclose() writes what is still buffered; if that or an earlier write
+ * failed (ENOSPC), the capture is incomplete, and one line says so.
+ */
+static void pcap_stop(struct ctx *c, int err, const char *what)
+{
+	struct pcap_state *p = c->pcap;
+
+	if (fclose(p->f) && !err)
+		err = errno ? errno : EIO;
+	if (err)
+		err_errno(err, "write capture file %s%s", p->path, what);
+	free(p->buf);
+	free(p);
+	c->pcap = NULL;
 }
 
 /**
  * pcap_record_header() - write the per-frame record header
  * @p:		capture
  * @len:	frame length
+ *
+ * Return: 0 on success, -1 if the stream failed
  */
-static void pcap_record_header(struct pcap_state *p, size_t len)
+static int pcap_record_header(struct pcap_state *p, size_t len)
 {
 	struct timespec ts;
 	uint32_t caplen = len > PCAP_SNAPLEN ? PCAP_SNAPLEN : (uint32_t)len;
@@ -66,7 +99,7 @@ static void pcap_record_header(struct pcap_state *p, size_t len)
 	rec[1] = (uint32_t)(ts.tv_nsec / 1000);
 	rec[2] = caplen;
 	rec[3] = (uint32_t)len;
-	fwrite(rec, sizeof(rec), 1, p->f);
+	return fwrite(rec, sizeof(rec), 1, p->f) == 1 ? 0 : -1;
 }
 
 /**
@@ -87,6 +120,9 @@ void pcap_frame(struct ctx *c, const void *data, size_t len)
  * @c:		context
  * @iov:	frame pieces
  * @iovcnt:	number of pieces
+ *
+ * A failed write (ENOSPC) ends the capture with one line: the file keeps
+ * what reached it, and no later frame tries to write again.
  */
 void pcap_frame_iov(struct ctx *c, const struct iovec *iov, int iovcnt)
 {
@@ -96,14 +132,19 @@ void pcap_frame_iov(struct ctx *c, const struct iovec *iov, int iovcnt)
 		return;
 	for (int i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
-	pcap_record_header(c->pcap, len);
+	if (pcap_record_header(c->pcap, len))
+		goto fail;
 	left = len > PCAP_SNAPLEN ? PCAP_SNAPLEN : len;
 	for (int i = 0; i < iovcnt && left; i++) {
 		size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
 
-		fwrite(iov[i].iov_base, 1, n, c->pcap->f);
+		if (fwrite(iov[i].iov_base, 1, n, c->pcap->f) != n)
+			goto fail;
 		left -= n;
 	}
+	return;
+fail:
+	pcap_stop(c, errno ? errno : EIO, ": capture stopped");
 }
 
 /**
@@ -112,10 +153,6 @@ void pcap_frame_iov(struct ctx *c, const struct iovec *iov, int iovcnt)
  */
 void pcap_close(struct ctx *c)
 {
-	if (!c->pcap)
-		return;
-	fclose(c->pcap->f);
-	free(c->pcap->buf);
-	free(c->pcap);
-	c->pcap = NULL;
+	if (c->pcap)
+		pcap_stop(c, 0, "");
 }

@@ -298,6 +298,7 @@ static struct ping_flow *ping_flow_new(struct ctx *c, const struct pkt *p,
 {
 	struct ping_state *s = c->ping;
 	int family = p->v6 ? AF_INET6 : AF_INET, ret;
+	static struct log_limit limit;
 	struct ping_flow **head, *f;
 
 	if (s->count >= PING_FLOWS_MAX) {
@@ -329,6 +330,9 @@ static struct ping_flow *ping_flow_new(struct ctx *c, const struct pkt *p,
 	                  f);
 	if (!f->ev || event_add(f->ev, NULL)) {
 		c->stats.drops[DROP_SOCKET]++;
+		err_limited(&limit, 0,
+		            "ping: watch a new ping socket: "
+		            "libevent failed, dropping the request");
 		goto fail;
 	}
 	head = ping_bucket(s, &f->guest, &f->dst, id);

@@ -100,7 +100,11 @@ child_main(const struct opts *o, const char *resolv, int to_parent,
 	gid_t gid = getgid();
 	char go;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Killed with tapir: the command must not outlive its network. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL)) {
+		err_errno(errno, "run: prctl(PR_SET_PDEATHSIG)");
+		_exit(125);
+	}
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)) {
 		err_errno(errno, "run: create user and network namespaces");
 		_exit(125);
@@ -135,6 +139,9 @@ child_main(const struct opts *o, const char *resolv, int to_parent,
  * @file:	filled with the file's path
  * @filelen:	size of @file
  *
+ * A file that could not be written whole (ENOSPC) is an error: bound over
+ * /etc/resolv.conf, an empty one would leave the command without DNS.
+ *
  * Return: 0 on success, -1 after printing one error line
  */
 static int make_resolv_conf(const struct opts *o, char *dir, size_t dirlen,
@@ -142,6 +149,7 @@ static int make_resolv_conf(const struct opts *o, char *dir, size_t dirlen,
 {
 	const char *tmp = getenv("TMPDIR");
 	struct in_addr dns = {htonl(ntohl(o->net.s_addr) + 3)};
+	int err = 0;
 	FILE *f;
 
 	snprintf(dir, dirlen, "%s/tapir-run.XXXXXX", tmp ? tmp : "/tmp");
@@ -156,10 +164,19 @@ static int make_resolv_conf(const struct opts *o, char *dir, size_t dirlen,
 		rmdir(dir);
 		return -1;
 	}
-	fprintf(f, "nameserver %s\n", inet_ntoa(dns));
-	if (o->ipv6)
-		fprintf(f, "nameserver fd00::3\n");
-	fclose(f);
+	if (fprintf(f, "nameserver %s\n", inet_ntoa(dns)) < 0 ||
+	    (o->ipv6 && fprintf(f, "nameserver fd00::3\n") < 0)) {
+		err = errno ? errno : EIO;
+		fclose(f);
+	} else if (fclose(f)) {
+		err = errno ? errno : EIO;
+	}
+	if (err) {
+		err_errno(err, "run: write %s", file);
+		unlink(file);
+		rmdir(dir);
+		return -1;
+	}
 	return 0;
 }
 

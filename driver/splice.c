@@ -60,6 +60,7 @@ enum side {
  * @connected:	the namespace side's connect() completed
  * @eof:	side d sent FIN
  * @shut:	FIN from side d was passed on (direction d is over)
+ * @port:	destination port inside the namespace, for messages
  */
 struct splice_conn {
 	struct splice_state *st;
@@ -74,6 +75,7 @@ struct splice_conn {
 	bool connected;
 	bool eof[2];
 	bool shut[2];
+	uint16_t port;
 };
 
 /**
@@ -127,19 +129,38 @@ static void conn_close(struct splice_conn *sc, bool reset)
 }
 
 /**
+ * libevent_failed() - report that a connection's events could not be set
+ * @sc:		connection, which the caller resets
+ */
+static void libevent_failed(const struct splice_conn *sc)
+{
+	static struct log_limit limit;
+
+	err_limited(&limit, 0,
+	            "splice: events of a connection to port %u: libevent "
+	            "failed, resetting it",
+	            sc->port);
+}
+
+/**
  * watch() - make @ev pending or not
+ * @sc:		connection of @ev
  * @ev:		event without timeout
  * @on:		whether it should be
  *
  * libevent ignores adding an added event and deleting a deleted one, so
- * this costs nothing when the state does not change.
+ * this costs nothing when the state does not change. A failure would
+ * stall a direction, or spin on a level-triggered event left on: the
+ * caller resets the connection.
+ *
+ * Return: 0, or -1 after a rate-limited line
  */
-static void watch(struct event *ev, bool on)
+static int watch(const struct splice_conn *sc, struct event *ev, bool on)
 {
-	if (on)
-		event_add(ev, NULL);
-	else
-		event_del(ev);
+	if (!(on ? event_add(ev, NULL) : event_del(ev)))
+		return 0;
+	libevent_failed(sc);
+	return -1;
 }
 
 /**
@@ -222,8 +243,9 @@ static int move(struct splice_conn *sc, enum side d)
 		sc->shut[d] = true;
 	}
 	/* Read again only once the pipe is empty; wait for room if not. */
-	watch(sc->rev[d], !sc->eof[d] && !sc->queued[d]);
-	watch(sc->wev[!d], sc->queued[d] > 0);
+	if (watch(sc, sc->rev[d], !sc->eof[d] && !sc->queued[d]) ||
+	    watch(sc, sc->wev[!d], sc->queued[d] > 0))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -259,14 +281,18 @@ static enum side side_of(const struct splice_conn *sc, evutil_socket_t fd)
 /**
  * connected() - the namespace side is up: start both directions
  * @sc:		connection
+ *
+ * Return: 0, or -1 if the events could not be set (the caller resets)
  */
-static void connected(struct splice_conn *sc)
+static int connected(struct splice_conn *sc)
 {
 	sc->connected = true;
-	event_del(sc->wev[SIDE_NS]);
 	/* Level-triggered: data the client sent already shows up at once. */
-	watch(sc->rev[SIDE_HOST], true);
-	watch(sc->rev[SIDE_NS], true);
+	if (watch(sc, sc->wev[SIDE_NS], false) ||
+	    watch(sc, sc->rev[SIDE_HOST], true) ||
+	    watch(sc, sc->rev[SIDE_NS], true))
+		return -1;
+	return 0;
 }
 
 /**
@@ -309,7 +335,8 @@ static void write_cb(evutil_socket_t fd, short what, void *arg)
 		conn_close(sc, true);
 		return;
 	}
-	connected(sc);
+	if (connected(sc))
+		conn_close(sc, true);
 }
 
 /**
@@ -341,13 +368,14 @@ static int open_pipe(int p[2], size_t *cap)
  *
  * On failure the caller still owns both sockets.
  *
- * Return: the connection, linked into @st, or NULL
+ * Return: the connection, linked into @st, or NULL with errno set
  */
 static struct splice_conn *conn_new(struct splice_state *st, int hostfd,
                                     int nsfd)
 {
 	struct splice_conn *sc = calloc(1, sizeof(*sc));
 	struct event_base *base = st->c->base;
+	int err = ENOMEM;
 
 	if (!sc)
 		return NULL;
@@ -356,7 +384,7 @@ static struct splice_conn *conn_new(struct splice_state *st, int hostfd,
 	sc->fd[SIDE_NS] = nsfd;
 	memset(sc->pipe, -1, sizeof(sc->pipe));
 	for (int s = 0; s < 2; s++) {
-		if (open_pipe(sc->pipe[s], &sc->cap[s]))
+		if ((err = -open_pipe(sc->pipe[s], &sc->cap[s])))
 			goto fail;
 		sc->rev[s] = event_new(base, sc->fd[s], EV_READ | EV_PERSIST,
 		                       read_cb, sc);
@@ -383,6 +411,7 @@ fail:
 				close(sc->pipe[s][e]);
 	}
 	free(sc);
+	errno = err ? err : ENOMEM;
 	return NULL;
 }
 
@@ -399,6 +428,7 @@ void splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
                    uint16_t dport)
 {
 	const struct timeval tv = {SPLICE_CONNECT_TIMEOUT_S, 0};
+	static struct log_limit nodelay_limit, conn_limit;
 	const int one = 1;
 	union sockaddr_inany sa;
 	struct splice_conn *sc;
@@ -419,18 +449,30 @@ void splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 		fwd_reset_close(fd);
 		return;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Without it, small writes wait for ACKs: slower, not wrong. */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		err_limited(&nodelay_limit, errno,
+		            "splice: TCP_NODELAY on a connection to port %u",
+		            dport);
 	sc = conn_new(st, fd, nsfd);
 	if (!sc) {
-		err_errno(ENOMEM, "splice: new connection");
+		/* Out of fds for the pipes, say: a client can repeat it. */
+		err_limited(&conn_limit, errno,
+		            "splice: new connection to port %u: refusing it",
+		            dport);
 		fwd_reset_close(fd);
 		close(nsfd);
 		return;
 	}
+	sc->port = dport;
 	if (!connect(nsfd, &sa.sa, salen)) {
-		connected(sc);
+		if (connected(sc))
+			conn_close(sc, true);
 	} else if (errno == EINPROGRESS) {
-		event_add(sc->wev[SIDE_NS], &tv);
+		if (event_add(sc->wev[SIDE_NS], &tv)) {
+			libevent_failed(sc);
+			conn_close(sc, true);
+		}
 	} else {
 		debug_msg("splice: connect in namespace: %s", strerror(errno));
 		conn_close(sc, true);

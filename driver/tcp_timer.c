@@ -4,6 +4,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "log.h"
 #include "tcp_internal.h"
 #include "tcp_seg.h"
 
@@ -11,12 +12,20 @@
  * tcp_arm_timer() - (re)start the connection's timer
  * @conn:	connection
  * @ms:		delay in milliseconds
+ *
+ * Should libevent fail, the connection's retransmissions and idle expiry
+ * stop until the next call re-arms it: that is said, rate-limited.
  */
 void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms)
 {
+	static struct log_limit limit;
 	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
-	evtimer_add(conn->timer, &tv);
+	if (evtimer_add(conn->timer, &tv))
+		err_limited(&limit, 0,
+		            "tcp: timer of the connection to port %u: libevent "
+		            "failed",
+		            conn->rport);
 }
 
 /**

@@ -255,8 +255,9 @@ void udp_flow_free(struct ctx *c, struct udp_flow *f)
 		close(f->fd);
 	c->stats.flows[f->dns ? PROTO_DNS : PROTO_UDP]--;
 	s->n--;
-	if (!s->n && s->timer)
-		evtimer_del(s->timer);
+	/* Left running, the sweep only wakes up once a second for nothing. */
+	if (!s->n && s->timer && evtimer_del(s->timer))
+		debug_msg("udp: stop the expiry timer: libevent failed");
 	free(f);
 }
 
@@ -287,12 +288,17 @@ static bool make_room(struct ctx *c)
  * @k:		key, not in the table
  * @dns:	a flow to the DNS forwarder
  *
- * Return: the flow with @fd -1, or NULL if the table is full or out of
- *	   memory
+ * The first flow starts the expiry sweep; without it no flow would ever
+ * expire, so a flow that can't start it is not added.
+ *
+ * Return: the flow with @fd -1, or NULL if the table is full, out of
+ *	   memory or the sweep could not start
  */
 struct udp_flow *udp_flow_add(struct ctx *c, const struct udp_flow_key *k,
                               bool dns)
 {
+	const struct timeval one = {1, 0};
+	static struct log_limit limit;
 	struct udp_state *s = c->udp;
 	struct udp_flow *f;
 	unsigned int h;
@@ -302,6 +308,13 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct udp_flow_key *k,
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
+	if (!s->n && evtimer_add(s->timer, &one)) {
+		err_limited(&limit, 0,
+		            "udp: start the flow expiry timer: libevent "
+		            "failed, dropping the new flow");
+		free(f);
+		return NULL;
+	}
 	f->key = *k;
 	f->c = c;
 	f->fd = -1;
@@ -311,11 +324,7 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct udp_flow_key *k,
 	f->hnext = s->bucket[h];
 	s->bucket[h] = f;
 	lru_append(s, f);
-	if (!s->n++) {
-		struct timeval one = {1, 0};
-
-		evtimer_add(s->timer, &one);
-	}
+	s->n++;
 	c->stats.flows[dns ? PROTO_DNS : PROTO_UDP]++;
 	return f;
 }

@@ -102,6 +102,20 @@ static void conn_free(struct api_conn *ac)
 }
 
 /**
+ * watch_failed() - report a client connection closed for want of an event
+ * @st:		API state
+ */
+static void watch_failed(const struct api_state *st)
+{
+	static struct log_limit limit;
+
+	err_limited(&limit, 0,
+	            "API socket %s: watch a client: libevent failed, "
+	            "closing it",
+	            st->c->o->api_socket);
+}
+
+/**
  * switch_event() - replace the connection's event
  * @ac:		connection
  * @what:	EV_READ or EV_WRITE
@@ -115,8 +129,10 @@ static void switch_event(struct api_conn *ac, short what, event_callback_fn cb)
 
 	event_free(ac->ev);
 	ac->ev = event_new(ac->st->c->base, ac->fd, what | EV_PERSIST, cb, ac);
-	if (!ac->ev || event_add(ac->ev, &tv))
+	if (!ac->ev || event_add(ac->ev, &tv)) {
+		watch_failed(ac->st);
 		conn_free(ac);
+	}
 }
 
 /**
@@ -212,10 +228,12 @@ static void write_cb(evutil_socket_t fd, short what, void *arg)
  * reply_with() - stop reading and send @reply
  * @ac:		connection
  * @reply:	malloc'd reply text, or NULL (ENOMEM: just close)
+ *
+ * Reading stops because send_reply() replaces the read event (with
+ * switch_event()) or frees the connection, whatever happens.
  */
 static void reply_with(struct api_conn *ac, char *reply)
 {
-	event_del(ac->ev);
 	if (!reply) {
 		conn_free(ac);
 		return;
@@ -299,8 +317,10 @@ static void conn_new(struct api_state *st, int fd)
 	st->nconns++;
 	/* With EV_PERSIST the timeout restarts whenever bytes arrive. */
 	ac->ev = event_new(st->c->base, fd, EV_READ | EV_PERSIST, read_cb, ac);
-	if (!ac->ev || event_add(ac->ev, &tv))
+	if (!ac->ev || event_add(ac->ev, &tv)) {
+		watch_failed(st);
 		conn_free(ac);
+	}
 }
 
 /**
@@ -350,14 +370,24 @@ static bool refuse_exhausted(struct api_state *st, int err)
  * @fd:		unused
  * @what:	unused
  * @arg:	struct api_state
+ *
+ * If the listener can't be watched again, it would stay deaf: the pause
+ * is taken once more, and the next one retries.
  */
 static void resume_cb(evutil_socket_t fd, short what, void *arg)
 {
+	static struct log_limit limit;
 	struct api_state *st = arg;
 
 	(void)fd;
 	(void)what;
-	event_add(st->ev, NULL);
+	if (!event_add(st->ev, NULL))
+		return;
+	err_limited(&limit, 0,
+	            "API socket %s: resume listening: libevent "
+	            "failed",
+	            st->c->o->api_socket);
+	fdlimit_pause(st->ev, st->pause);
 }
 
 /**

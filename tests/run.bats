@@ -90,6 +90,27 @@ tap_is() {
 	[ "$output" = "nameserver 127.0.0.1" ]
 }
 
+@test "run: a resolv.conf that can't be written fails with one line" {
+	# TMPDIR on a tmpfs that is full: the file is created, its bytes
+	# are not (ENOSPC), and an empty file must not be bound.
+	run sbx '
+		mkdir "$SCEN_DIR/full"
+		mount -t tmpfs -o size=4k,mode=0777 tapir-full "$SCEN_DIR/full"
+		# Gone before the sandbox is: SCEN_DIR is removed right after.
+		trap '\''umount "$SCEN_DIR/full"'\'' EXIT
+		dd if=/dev/zero of="$SCEN_DIR/full/fill" bs=4k count=1 2>/dev/null
+		rc=0
+		TMPDIR=$SCEN_DIR/full as_user "$TAPIR_BIN" run -- true \
+			2>"$SCEN_DIR/err" || rc=$?
+		echo "status: $rc, $(wc -l <"$SCEN_DIR/err") line: $(cat "$SCEN_DIR/err")"
+		echo "left: $(ls -A "$SCEN_DIR/full")"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ status:\ 125,\ 1\ line:\ tapir:\ run:\ write\ /[^\ ]*/tapir-run\.[^/]*/resolv\.conf:\ No\ space\ left\ on\ device ]]
+	has_line "left: fill"
+}
+
 @test "run: the exit status is the command's" {
 	run sbx '
 		touch "$SCEN_DIR/noexec"

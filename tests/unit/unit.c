@@ -2,14 +2,20 @@
 /* tapir - minimal unit-test runner: runs unit_cases[], prints TAP */
 
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -93,6 +99,75 @@ bool unit_netns_run(void (*body)(void))
 	}
 	return pid > 0 && waitpid(pid, &status, 0) == pid &&
 	       WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
+/**
+ * unit_fail_syscall() - make one system call fail from now on, in this
+ *			 process and the ones it forks
+ * @nr:		syscall number (__NR_*)
+ * @arg0:	fail it only when its first argument is this, or -1 for any
+ * @err:	errno it fails with
+ *
+ * A seccomp filter, which cannot be removed: only for the child of
+ * unit_netns_run(). Tests use it to force kernel failures (an old kernel
+ * without close_range(), a prctl() refused) that can't be had otherwise.
+ *
+ * Return: 0, or -1 with errno set
+ */
+int unit_fail_syscall(long nr, long arg0, int err)
+{
+	/* The low word of args[0] is enough for the values tests use. */
+	const unsigned int arg_off = offsetof(struct seccomp_data, args[0]) +
+	                             (__BYTE_ORDER == __LITTLE_ENDIAN ? 0 : 4);
+	const unsigned int ret_err =
+	        SECCOMP_RET_ERRNO | ((unsigned int)err & SECCOMP_RET_DATA);
+	struct sock_filter any[] = {
+	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	                 offsetof(struct seccomp_data, nr)),
+	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, 1),
+	        BPF_STMT(BPF_RET | BPF_K, ret_err),
+	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter one[] = {
+	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	                 offsetof(struct seccomp_data, nr)),
+	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, 3),
+	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg_off),
+	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)arg0, 0, 1),
+	        BPF_STMT(BPF_RET | BPF_K, ret_err),
+	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(any) / sizeof(any[0]), any};
+
+	if (arg0 >= 0) {
+		prog.len = sizeof(one) / sizeof(one[0]);
+		prog.filter = one;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -1 : 0;
+}
+
+/**
+ * unit_capture_stderr() - send this process's stderr into a pipe
+ *
+ * Only for the child of unit_netns_run(): stderr is not restored.
+ *
+ * Return: the pipe's read end, non-blocking, or -1
+ */
+int unit_capture_stderr(void)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
+		return -1;
+	if (dup2(p[1], STDERR_FILENO) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	close(p[1]);
+	return p[0];
 }
 
 /**

@@ -21,6 +21,8 @@ extern const struct unit_case unit_cases[];
 
 void unit_check(bool cond, const char *expr, const char *file, int line);
 bool unit_netns_run(void (*body)(void));
+int unit_fail_syscall(long nr, long arg0, int err);
+int unit_capture_stderr(void);
 
 /* Records a failed expectation and keeps going, so one run shows them all. */
 #define CHECK(cond) unit_check((cond), #cond, __FILE__, __LINE__)
