@@ -74,7 +74,8 @@ $(BUILD)/tools/%.so: tests/tools/%.c
 
 unit: $(UNIT_BINS)
 
-bench-tools: $(BENCH_TOOLS)
+# The shim too: the benchmark's tapir-X.Y drivers preload it.
+bench-tools: $(BENCH_TOOLS) $(TEST_SHIMS)
 
 # tests/run.sh prints the single `N passed, N failed` line for both suites.
 test: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS) $(TEST_SHIMS)

@@ -19,14 +19,14 @@ set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 usage() {
-	echo "usage: $0 tapir|slirp4netns|builtin|pasta|veth [--mtu M] [--concurrency LIST]" >&2
+	echo "usage: $0 tapir|tapir-X.Y|slirp4netns|builtin|pasta|veth [--mtu M] [--concurrency LIST]" >&2
 	exit 2
 }
 
 bench_parse_args "--mtu --concurrency" "$@" || usage
 ((${#BENCH_ARGS[@]} == 1)) || usage
 driver=${BENCH_ARGS[0]}
-bench_check_choice driver "$driver" tapir slirp4netns builtin pasta veth
+bench_check_driver "$driver" tapir slirp4netns builtin pasta veth
 for c in $OPT_CONCURRENCY; do
 	bench_check_int "a concurrency level" "$c" 1 1024
 done

@@ -4,7 +4,10 @@
 #
 #   benchmark/benchmark-iperf3-net.sh DRIVER MTU [--reverse] [--parallel N]
 #
-# DRIVER is tapir, slirp4netns, pasta or veth (the rootful kernel baseline);
+# DRIVER is tapir, tapir-X.Y (tapir on the path of Linux X.Y < 6.10, which
+# has no TCP SO_PEEK_OFF, e.g. tapir-6.1), slirp4netns, pasta, veth (the
+# rootful kernel baseline) or loopback (iperf3 on the sandbox host's own
+# loopback: no namespace, the machine's ceiling; MTU is only recorded);
 # see benchmark/lib.sh for how each is started. The iperf3 server listens
 # on the sandbox host's 127.0.0.1 and the client in the namespace connects
 # to the gateway, 10.0.2.2, which the user-mode drivers map to the host's
@@ -23,14 +26,14 @@ set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 usage() {
-	echo "usage: $0 tapir|slirp4netns|pasta|veth MTU [--reverse] [--parallel N]" >&2
+	echo "usage: $0 tapir|tapir-X.Y|slirp4netns|pasta|veth|loopback MTU [--reverse] [--parallel N]" >&2
 	exit 2
 }
 
 bench_parse_args "--reverse --parallel" "$@" || usage
 ((${#BENCH_ARGS[@]} == 2)) || usage
 driver=${BENCH_ARGS[0]} mtu=${BENCH_ARGS[1]} streams=$OPT_STREAMS
-bench_check_choice driver "$driver" tapir slirp4netns pasta veth
+bench_check_driver "$driver" tapir slirp4netns pasta veth loopback
 bench_check_mtu "$mtu"
 bench_enter "$0" "$@"
 direction=$(bench_direction 0)
@@ -43,7 +46,7 @@ bench_iperf3_server host "$BENCH_SRV_BIND" "$port"
 
 bench_prove_driver_pid
 bench_snapshot before
-client=(-c "$BENCH_GW" -p "$port" -t "$BENCH_TIME" -P "$streams")
+client=(-c "$BENCH_TARGET" -p "$port" -t "$BENCH_TIME" -P "$streams")
 ((OPT_REVERSE)) && client+=(-R --rcv-timeout 20000)
 bench_iperf3 ns "${client[@]}"
 bench_snapshot after

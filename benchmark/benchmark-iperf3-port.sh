@@ -6,7 +6,8 @@
 #
 # DRIVER is the forwarder:
 #   tapir        tapir's forward (rootlesskit --port-driver=slirp4netns,
-#                rootlessctl add-ports → tapir's API socket)
+#                rootlessctl add-ports → tapir's API socket); tapir-X.Y
+#                the same on the path of Linux X.Y (benchmark/lib.sh)
 #   slirp4netns  slirp4netns's forward, the same way
 #   builtin      rootlesskit's builtin port driver (Docker's default); the
 #                network driver is slirp4netns, which it bypasses
@@ -23,14 +24,14 @@ set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 usage() {
-	echo "usage: $0 tapir|slirp4netns|builtin|pasta [--mtu M] [--reverse] [--parallel N]" >&2
+	echo "usage: $0 tapir|tapir-X.Y|slirp4netns|builtin|pasta [--mtu M] [--reverse] [--parallel N]" >&2
 	exit 2
 }
 
 bench_parse_args "--mtu --reverse --parallel" "$@" || usage
 ((${#BENCH_ARGS[@]} == 1)) || usage
 driver=${BENCH_ARGS[0]}
-bench_check_choice driver "$driver" tapir slirp4netns builtin pasta
+bench_check_driver "$driver" tapir slirp4netns builtin pasta
 bench_enter "$0" "$@"
 direction=$(bench_direction 1)
 

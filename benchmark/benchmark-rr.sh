@@ -4,7 +4,8 @@
 #
 #   benchmark/benchmark-rr.sh DRIVER [--mtu M] [--modes "rr crr"]
 #
-# DRIVER as for benchmark-iperf3-net.sh (tapir, slirp4netns, pasta, veth).
+# DRIVER as for benchmark-iperf3-net.sh (tapir, tapir-X.Y, slirp4netns,
+# pasta, veth).
 # The rr tool (benchmark/rr.c) serves on the host's 127.0.0.1:5300; its
 # client in the namespace connects to 10.0.2.2 and runs 1-byte
 # transactions for BENCH_RR_TIME seconds (default: BENCH_TIME, at most
@@ -20,14 +21,14 @@ set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 usage() {
-	echo "usage: $0 tapir|slirp4netns|pasta|veth [--mtu M] [--modes \"rr crr\"]" >&2
+	echo "usage: $0 tapir|tapir-X.Y|slirp4netns|pasta|veth [--mtu M] [--modes \"rr crr\"]" >&2
 	exit 2
 }
 
 bench_parse_args "--mtu --modes" "$@" || usage
 ((${#BENCH_ARGS[@]} == 1)) || usage
 driver=${BENCH_ARGS[0]}
-bench_check_choice driver "$driver" tapir slirp4netns pasta veth
+bench_check_driver "$driver" tapir slirp4netns pasta veth
 for m in $OPT_MODES; do
 	bench_check_choice mode "$m" rr crr
 done

@@ -15,9 +15,17 @@
 #
 # Drivers:
 #   tapir        rootlesskit --net=slirp4netns --slirp4netns-binary=$TAPIR_BIN
+#   tapir-X.Y    the same tapir binary on the path it takes on Linux X.Y,
+#                a kernel without TCP SO_PEEK_OFF (X.Y older than 6.10,
+#                e.g. tapir-6.1 for Debian 12): rootlesskit and so tapir run
+#                with LD_PRELOAD=oldkernel.so TAPIR_OLDKERNEL=X.Y
+#                (tests/tools/oldkernel.c), and the proof checks that tapir's
+#                get_info reports tcp_peek "discard" for IPv4 and IPv6
 #   slirp4netns  rootlesskit --net=slirp4netns --slirp4netns-binary=$SLIRP4NETNS_BIN
 #   pasta        rootlesskit --net=pasta (rootlesskit >= 2), else pasta itself
 #   veth         a veth pair made by root: the rootful kernel baseline
+#   loopback     no namespace and no driver: iperf3 over the sandbox host's
+#                own loopback, the machine's ceiling (iperf3-net only)
 #   builtin      rootlesskit's builtin port driver (forwarding benchmarks only;
 #                the network driver is slirp4netns, which it bypasses)
 # Every namespace looks the same from inside: 10.0.2.100/24, gateway
@@ -31,9 +39,14 @@
 #   SLIRP4NETNS_BIN   slirp4netns (default: PATH)
 #   PASTA_BIN         pasta (default: PATH)
 #   ROOTLESSKIT_BIN   rootlesskit (default: PATH)
-#   BENCH_TOOLS_DIR   rr and tunns (default: $TAPIR_BIN_DIR when it has
-#                     them, else $TAPIR_BUILD/benchmark or build/benchmark,
-#                     built with `make bench-tools` when missing)
+#   BENCH_TOOLS_DIR   rr, tunns and oldkernel.so (default: $TAPIR_BIN_DIR
+#                     when it has them, else $TAPIR_BUILD/benchmark and
+#                     $TAPIR_BUILD/tools, or build/..., built with
+#                     `make bench-tools` when missing)
+#   BENCH_OLDKERNEL_SO the LD_PRELOAD shim of tapir-X.Y (default: oldkernel.so
+#                     from BENCH_TOOLS_DIR as above)
+#   BENCH_ROUND       the round this run belongs to, copied into every JSON
+#                     line (default 1; run-matrix.sh sets it)
 #   BENCH_SKIP_STATIC_IDENTITY=1
 #                     tests only: skip the --version and byte-identity
 #                     checks, to show that the runtime proof alone refuses
@@ -83,15 +96,18 @@ bench_enter() { # SCRIPT ARGS...
 	fi
 	# shellcheck source=tests/scenario.bash
 	source "$BENCH_ROOT/tests/scenario.bash"
+	# The machine's load before this cell starts anything (1, 5, 15 min).
+	BENCH_LOADAVG=$(awk '{ printf "[%s,%s,%s]", $1, $2, $3 }' /proc/loadavg)
 	bench_stage_tools
 }
 
 # bench_accessible PATH: prints PATH if the test user can execute it,
 # else a copy in $SCEN_DIR (a CI checkout may sit where that user cannot
 # traverse). The copy keeps the file name, which pasta's mode depends on.
+# Readable too: the dynamic loader opens an LD_PRELOAD shim.
 bench_accessible() {
 	local path=$1 dir="$SCEN_DIR/bin"
-	if as_user test -x "$path"; then
+	if as_user test -x "$path" -a -r "$path"; then
 		echo "$path"
 		return
 	fi
@@ -102,28 +118,33 @@ bench_accessible() {
 	echo "$dir/${path##*/}"
 }
 
-bench_tools_dir() { # prints the directory holding rr and tunns
-	local d
-	for d in "${BENCH_TOOLS_DIR:-}" "${TAPIR_BIN_DIR:-}" \
-		"$BENCH_ROOT/${TAPIR_BUILD:-build}/benchmark"; do
-		if [[ -n "$d" && -x "$d/rr" && -x "$d/tunns" ]]; then
-			echo "$d"
-			return
-		fi
+# bench_tool NAME: prints the path of a helper built by `make bench-tools`
+# (rr, tunns, oldkernel.so), building them when none is found.
+bench_tool() {
+	local name=$1 d build="$BENCH_ROOT/${TAPIR_BUILD:-build}" try
+	local -a dirs=("${BENCH_TOOLS_DIR:-}" "${TAPIR_BIN_DIR:-}"
+		"$build/benchmark" "$build/tools")
+	for try in 1 2; do
+		for d in "${dirs[@]}"; do
+			if [[ -n "$d" && -f "$d/$name" && -x "$d/$name" ]]; then
+				echo "$d/$name"
+				return
+			fi
+		done
+		((try == 1)) || break
+		bench_log "building the benchmark tools (make bench-tools) into $build"
+		make -s -C "$BENCH_ROOT" BUILD="${TAPIR_BUILD:-build}" bench-tools >&2 ||
+			bench_die "could not build the benchmark tools; run 'make bench-tools'"
 	done
-	d="$BENCH_ROOT/${TAPIR_BUILD:-build}/benchmark"
-	bench_log "building the benchmark tools (make bench-tools) into $d"
-	make -s -C "$BENCH_ROOT" BUILD="${TAPIR_BUILD:-build}" bench-tools >&2 ||
-		bench_die "could not build the benchmark tools; run 'make bench-tools'"
-	echo "$d"
+	bench_die "no $name after 'make bench-tools'"
 }
 
 bench_stage_tools() {
-	local d
-	d=$(bench_tools_dir)
+	local rr
+	rr=$(bench_tool rr)
 	# shellcheck disable=SC2034 # used by benchmark-rr.sh
-	BENCH_RR=$(bench_accessible "$d/rr")
-	BENCH_TUNNS=$d/tunns # runs as root
+	BENCH_RR=$(bench_accessible "$rr")
+	BENCH_TUNNS=$(bench_tool tunns) # runs as root
 }
 
 # ---- binaries and their static identity -----------------------------
@@ -168,34 +189,75 @@ bench_exe_name_re() { # DRIVER
 	esac
 }
 
-# bench_resolve DRIVER: sets BENCH_DRIVER, BENCH_BIN_ORIG (as configured,
-# resolved), BENCH_BIN (what is run), BENCH_VERSION and BENCH_SHA256,
-# after the static checks: the banner names the driver, and the binary
-# is not byte-identical to another driver's.
+# bench_imitated DRIVER: prints X.Y for tapir-X.Y (tapir on the path it
+# takes on Linux X.Y), nothing for any other driver.
+bench_imitated() {
+	[[ "$1" =~ ^tapir-([0-9]+)\.([0-9]+)$ ]] || return 0
+	echo "${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
+}
+
+# bench_check_driver DRIVER CHOICES...: the usage check of a script's
+# DRIVER. tapir-X.Y is accepted where tapir is, for kernels without TCP
+# SO_PEEK_OFF (older than 6.10): that is the path it exists to measure.
+bench_check_driver() {
+	local driver=$1 v ma mi
+	shift
+	if [[ "$driver" == tapir-* ]]; then
+		v=$(bench_imitated "$driver")
+		[[ -n "$v" ]] ||
+			bench_die "unknown driver '$driver' (tapir-X.Y names a kernel, e.g. tapir-6.1)"
+		IFS=. read -r ma mi <<<"$v"
+		((ma < 6 || (ma == 6 && mi < 10))) ||
+			bench_die "$driver: Linux $v has TCP SO_PEEK_OFF; tapir-X.Y is the path of kernels older than 6.10"
+		driver=tapir
+	fi
+	bench_check_choice driver "$driver" "$@"
+}
+
+# bench_package FILE: prints "PACKAGE VERSION" of the Debian package that
+# installed FILE, or nothing (a build tree). pasta's own banner says
+# "unknown version" in Debian 12; the package says which pasta it is.
+bench_package() {
+	local pkg
+	pkg=$(dpkg-query -S "$1" 2>/dev/null | head -n1 | cut -d: -f1) || return 0
+	[[ -n "$pkg" && "$pkg" != *" "* ]] || return 0
+	dpkg-query -W -f='${Package} ${Version}' "$pkg" 2>/dev/null || true
+}
+
+# bench_resolve DRIVER: sets BENCH_DRIVER, BENCH_KIND (tapir for
+# tapir-X.Y, else the driver), BENCH_IMITATED (X.Y or empty),
+# BENCH_BIN_ORIG (as configured, resolved), BENCH_BIN (what is run),
+# BENCH_VERSION, BENCH_PACKAGE and BENCH_SHA256, after the static checks:
+# the banner names the driver, and the binary is not byte-identical to
+# another driver's. For tapir-X.Y it also stages the shim (BENCH_SHIM).
 bench_resolve() {
-	local driver=$1 bin other obin re
-	BENCH_DRIVER=$driver
-	if [[ "$driver" == veth ]]; then
+	local driver=$1 bin other obin re kind
+	BENCH_DRIVER=$driver BENCH_IMITATED=$(bench_imitated "$driver")
+	kind=$driver
+	[[ -n "$BENCH_IMITATED" ]] && kind=tapir
+	BENCH_KIND=$kind BENCH_PACKAGE="" BENCH_SHIM="" BENCH_SHIM_SHA256=""
+	if [[ "$driver" == veth || "$driver" == loopback ]]; then
 		BENCH_BIN_ORIG="" BENCH_BIN="" BENCH_SHA256=""
-		BENCH_VERSION="linux $(uname -r) veth"
+		BENCH_VERSION="linux $(uname -r) $driver"
 		return
 	fi
-	bin=$(bench_driver_bin "$driver")
-	[[ -n "$bin" ]] || bench_die "no $driver binary (set the variable or install it)"
-	[[ -f "$bin" && -x "$bin" ]] || bench_die "$driver binary '$bin' is not an executable file"
+	bin=$(bench_driver_bin "$kind")
+	[[ -n "$bin" ]] || bench_die "no $kind binary (set the variable or install it)"
+	[[ -f "$bin" && -x "$bin" ]] || bench_die "$kind binary '$bin' is not an executable file"
 	BENCH_BIN_ORIG=$(readlink -f "$bin")
 	BENCH_SHA256=$(sha256sum <"$BENCH_BIN_ORIG" | cut -d' ' -f1)
 	BENCH_VERSION=$(timeout 5 "$bin" --version 2>&1 | head -n1 || true)
+	BENCH_PACKAGE=$(bench_package "$BENCH_BIN_ORIG")
 	if [[ "${BENCH_SKIP_STATIC_IDENTITY:-}" != 1 ]]; then
-		re=$(bench_banner_re "$driver")
+		re=$(bench_banner_re "$kind")
 		[[ "$BENCH_VERSION" =~ $re ]] ||
-			bench_refuse "'$bin --version' says '$BENCH_VERSION': that is not $driver"
+			bench_refuse "'$bin --version' says '$BENCH_VERSION': that is not $kind"
 		for other in tapir slirp4netns pasta; do
-			[[ "$other" == "$driver" ]] && continue
+			[[ "$other" == "$kind" ]] && continue
 			obin=$(bench_driver_bin "$other")
 			[[ -n "$obin" && -f "$obin" ]] || continue
 			if cmp -s "$BENCH_BIN_ORIG" "$obin"; then
-				bench_refuse "$driver binary '$bin' is byte-identical to the $other binary '$obin'"
+				bench_refuse "$kind binary '$bin' is byte-identical to the $other binary '$obin'"
 			fi
 		done
 	else
@@ -203,6 +265,13 @@ bench_resolve() {
 	fi
 	# pasta must keep its name: passt decides its mode from argv[0].
 	BENCH_BIN=$(bench_accessible "$bin")
+	if [[ -n "$BENCH_IMITATED" ]]; then
+		local shim=${BENCH_OLDKERNEL_SO:-}
+		[[ -n "$shim" ]] || shim=$(bench_tool oldkernel.so)
+		[[ -f "$shim" ]] || bench_die "no old-kernel shim at '$shim'"
+		BENCH_SHIM_SHA256=$(sha256sum <"$shim" | cut -d' ' -f1)
+		BENCH_SHIM=$(bench_accessible "$(readlink -f "$shim")")
+	fi
 }
 
 # ---- the namespace and the driver -----------------------------------
@@ -217,9 +286,19 @@ bench_rootlesskit_has_pasta() {
 # "pasta:HOSTPORT:GUESTPORT" for pasta's own forward. Sets BENCH_NS_PID
 # (a process in the namespace), BENCH_LAUNCHER_PID, BENCH_LAUNCHER (text),
 # BENCH_IFNAME, BENCH_SRV_BIND (where host-side servers listen),
-# BENCH_STATE_DIR and BENCH_API_SOCK (tapir and slirp4netns only).
+# BENCH_STATE_DIR and BENCH_API_SOCK (tapir and slirp4netns only), and
+# BENCH_TARGET, where workloads in the namespace connect (10.0.2.2).
+# loopback starts nothing: its "namespace" is the sandbox host itself.
 bench_start() {
 	local driver=$1 mtu=$2 pd=${3:-slirp4netns} life
+	BENCH_TARGET=$BENCH_GW
+	if [[ "$driver" == loopback ]]; then
+		BENCH_IFNAME=lo BENCH_SRV_BIND=127.0.0.1 BENCH_TARGET=127.0.0.1
+		BENCH_NS_PID=$$ BENCH_LAUNCHER_PID="" BENCH_API_SOCK=""
+		BENCH_LAUNCHER="iperf3 client and server on the sandbox host's loopback (lo, MTU $(cat /sys/class/net/lo/mtu)): no namespace, no driver"
+		bench_log "loopback: $BENCH_LAUNCHER"
+		return
+	fi
 	# A pasta forward spec means "the default" for the other drivers.
 	[[ "$pd" == pasta:* && "$driver" != pasta ]] && pd=slirp4netns
 	# The holder outlives any run but is still bounded.
@@ -231,8 +310,8 @@ bench_start() {
 	BENCH_STATE_DIR="$SCEN_DIR/rk" BENCH_API_SOCK=""
 	# The process that holds the tap; only for builtin is it not the
 	# driver being measured.
-	BENCH_NET_DRIVER=$driver BENCH_NET_BIN=$BENCH_BIN
-	case $driver in
+	BENCH_NET_DRIVER=$BENCH_KIND BENCH_NET_BIN=$BENCH_BIN
+	case $BENCH_KIND in
 	tapir | slirp4netns | builtin)
 		if [[ "$driver" == builtin ]]; then
 			BENCH_NET_DRIVER=slirp4netns pd=builtin
@@ -273,13 +352,21 @@ bench_start_rootlesskit() { # ROOTLESSKIT_ARGS...
 	rk=$(bench_driver_bin rootlesskit)
 	[[ -n "$rk" ]] || bench_die "rootlesskit is not installed"
 	BENCH_ROOTLESSKIT_VERSION=$("$rk" --version 2>&1 | head -n1)
+	# tapir-X.Y: rootlesskit passes its environment on to the driver it
+	# starts, so the shim reaches tapir (and, harmlessly, rootlesskit).
+	local -a envw=()
+	local envtext=""
+	if [[ -n "${BENCH_SHIM:-}" ]]; then
+		read -r -a envw <<<"$(oldkernel_env "$BENCH_IMITATED" "$BENCH_SHIM")"
+		envtext="LD_PRELOAD=${BENCH_SHIM##*/} TAPIR_OLDKERNEL=$BENCH_IMITATED "
+	fi
 	# --copy-up=/etc as dockerd-rootless.sh does (rootlesskit then writes
 	# its own resolv.conf into a copy of /etc); it also works with
 	# sandboxes whose /etc/resolv.conf cannot be mounted over.
-	bg_start_user driver "$rk" --state-dir="$BENCH_STATE_DIR" \
-		--copy-up=/etc "$@"
+	bg_start_user driver env "${envw[@]}" "$rk" \
+		--state-dir="$BENCH_STATE_DIR" --copy-up=/etc "$@"
 	BENCH_LAUNCHER_PID=$(bg_pid driver)
-	BENCH_LAUNCHER="$BENCH_ROOTLESSKIT_VERSION $(printf '%s ' "$@" | sed 's/ -- .*//')"
+	BENCH_LAUNCHER="$envtext$BENCH_ROOTLESSKIT_VERSION $(printf '%s ' "$@" | sed 's/ -- .*//')"
 }
 
 bench_start_pasta() { # MTU PORT_SPEC HOLD_CMD...
@@ -454,7 +541,7 @@ bench_snapshot() {
 	local name=$1 tap stats=""
 	tap=$(bench_tap_bytes)
 	[[ -n "$tap" ]] || bench_die "no $BENCH_IFNAME in the namespace's /proc/net/dev"
-	if [[ "$BENCH_DRIVER" == tapir ]]; then
+	if [[ "$BENCH_KIND" == tapir ]]; then
 		stats=$(bench_tcp_stats) || stats="none"
 	fi
 	printf -v "BENCH_SNAP_${name}_TAP" '%s' "$tap"
@@ -550,8 +637,8 @@ bench_proof() {
 # must carry it and remember it (BENCH_DRIVER_PID, BENCH_CPU_PID). For
 # veth there is none: the proof is that no tun fd exists at all.
 bench_prove_driver_pid() {
-	if [[ "$BENCH_DRIVER" == veth ]]; then
-		[[ -z "$("$BENCH_TUNNS")" ]] || bench_refuse "a tun fd exists in the veth sandbox"
+	if [[ "$BENCH_DRIVER" == veth || "$BENCH_DRIVER" == loopback ]]; then
+		[[ -z "$("$BENCH_TUNNS")" ]] || bench_refuse "a tun fd exists in the $BENCH_DRIVER sandbox"
 		BENCH_DRIVER_PID="" BENCH_CPU_PID=""
 		return
 	fi
@@ -570,16 +657,23 @@ bench_prove_driver_pid() {
 bench_prove_path() {
 	local dir=$1 bytes=$2 tap=${3:-tap} ns route holder exe bin tap_b tap_a
 	ns=$(stat -L -c %i "/proc/$BENCH_NS_PID/ns/net")
-	route=$(bench_in_ns ip -o route get "$BENCH_GW" 2>&1 || true)
+	route=$(bench_in_ns ip -o route get "$BENCH_TARGET" 2>&1 || true)
 	[[ "$route" == *" dev $BENCH_IFNAME "* ]] ||
-		bench_refuse "in the namespace, $BENCH_GW is not routed via $BENCH_IFNAME: $route"
-	bench_proof "the workload's network namespace is net:[$ns]; $BENCH_GW is routed there via $BENCH_IFNAME"
+		bench_refuse "in the namespace, $BENCH_TARGET is not routed via $BENCH_IFNAME: $route"
+	bench_proof "the workload's network namespace is net:[$ns]; $BENCH_TARGET is routed there via $BENCH_IFNAME"
 	exe="" holder=""
 	if [[ "$BENCH_DRIVER" == veth ]]; then
 		[[ -z "$("$BENCH_TUNNS")" ]] || bench_refuse "a tun fd exists in the veth sandbox"
 		bench_in_ns ip -d -o link show dev veth0 | grep -qw veth ||
 			bench_refuse "veth0 in the namespace is not a veth device"
 		bench_proof "veth0 is a veth device and no process holds any tun fd in the sandbox"
+	elif [[ "$BENCH_DRIVER" == loopback ]]; then
+		[[ -z "$("$BENCH_TUNNS")" ]] || bench_refuse "a tun fd exists in the loopback sandbox"
+		[[ "$ns" == "$(stat -L -c %i /proc/self/ns/net)" ]] ||
+			bench_refuse "the loopback run left the sandbox host's network namespace"
+		bench_in_ns ip -o link show dev lo | grep -q 'link/loopback' ||
+			bench_refuse "lo is not a loopback device"
+		bench_proof "net:[$ns] is the sandbox host itself, lo is its loopback device, and no process holds any tun fd in the sandbox"
 	else
 		bench_tap_holder
 		holder=$BENCH_TAP_HOLDER
@@ -611,7 +705,7 @@ bench_prove_path() {
 		bench_proof "$BENCH_IFNAME carried only $tap_delta bytes ($dir) of the $bytes payload bytes: the payload bypassed it, as this path should"
 	fi
 	local stats_delta=null
-	if [[ "$BENCH_DRIVER" == tapir ]]; then
+	if [[ "$BENCH_KIND" == tapir ]]; then
 		[[ "$BENCH_SNAP_before_STATS" != none && "$BENCH_SNAP_after_STATS" != none ]] ||
 			bench_refuse "tapir's API socket ($BENCH_API_SOCK) did not answer get_stats with TCP byte counters: is TAPIR_BIN really tapir?"
 		local -a s_b s_a
@@ -626,14 +720,49 @@ bench_prove_path() {
 		((stats_delta >= bytes)) ||
 			bench_refuse "tapir's get_stats TCP bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg), less than the $bytes payload bytes measured"
 		bench_proof "tapir's get_stats TCP bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg) >= $bytes"
+		bench_prove_kernel_path "$holder"
 	fi
+	[[ "$BENCH_KIND" == tapir ]] || BENCH_TCP_PEEK=null BENCH_SHIM_MAPPED=""
 	BENCH_PROOF_JSON=$(jq -cn --arg ns "$ns" --arg ifc "$BENCH_IFNAME" \
 		--arg holder "$holder" --arg exe "$exe" \
+		--argjson peek "$BENCH_TCP_PEEK" --arg shim "$BENCH_SHIM_MAPPED" \
 		--argjson tap "$tap_delta" --argjson stats "$stats_delta" \
 		'{netns: $ns, ifname: $ifc,
 		  tap_holder_pid: ($holder | if . == "" then null else tonumber end),
 		  exe: ($exe | if . == "" then null else . end),
-		  tap_bytes: $tap, stats_tcp_bytes: $stats}')
+		  tap_bytes: $tap, stats_tcp_bytes: $stats}
+		 + (if $peek == null then {} else {tcp_peek: $peek} end)
+		 + (if $shim == "" then {} else {shim_loaded: $shim} end)')
+}
+
+# bench_prove_kernel_path PID: tapir's get_info says which paths it took
+# on this kernel; record them (BENCH_TCP_PEEK, a JSON object). For
+# tapir-X.Y, refuse unless PID has the shim mapped and get_info reports
+# the path of a kernel without TCP SO_PEEK_OFF, "discard" for IPv4 and
+# IPv6: a shim that failed to load (the loader only warns) must never be
+# reported as the old-kernel path. Sets BENCH_SHIM_MAPPED for the proof.
+bench_prove_kernel_path() {
+	local pid=$1 reply shim=""
+	BENCH_TCP_PEEK=null BENCH_SHIM_MAPPED=""
+	reply=$(bench_api '{"execute":"get_info"}') || reply=""
+	BENCH_TCP_PEEK=$(jq -ce '.return.kernel.tcp_peek |
+		select(.ipv4 | type == "string") | {ipv4, ipv6}' <<<"$reply" 2>/dev/null) ||
+		BENCH_TCP_PEEK=null
+	if [[ -z "$BENCH_IMITATED" ]]; then
+		[[ "$BENCH_TCP_PEEK" == null ]] ||
+			bench_proof "tapir's get_info: tcp_peek ipv4 $(jq -r .ipv4 <<<"$BENCH_TCP_PEEK"), ipv6 $(jq -r .ipv6 <<<"$BENCH_TCP_PEEK") on Linux $(uname -r)"
+		return 0
+	fi
+	shim=$(readlink -f "$BENCH_SHIM")
+	awk -v f="$shim" '$6 == f { found = 1 } END { exit !found }' \
+		"/proc/$pid/maps" 2>/dev/null ||
+		bench_refuse "pid $pid has not loaded the old-kernel shim $shim (LD_PRELOAD did not reach it)"
+	BENCH_SHIM_MAPPED=$shim
+	[[ "$BENCH_TCP_PEEK" != null ]] ||
+		bench_refuse "tapir's get_info gave no kernel.tcp_peek: ${reply:-no reply}"
+	[[ "$(jq -r '"\(.ipv4) \(.ipv6)"' <<<"$BENCH_TCP_PEEK")" == "discard discard" ]] ||
+		bench_refuse "tapir's get_info says tcp_peek $BENCH_TCP_PEEK, not discard for IPv4 and IPv6: this is not the path of Linux $BENCH_IMITATED"
+	bench_proof "pid $pid has the shim $shim mapped (TAPIR_OLDKERNEL=$BENCH_IMITATED), and tapir's get_info reports tcp_peek ipv4 discard, ipv6 discard: the path of a kernel without TCP SO_PEEK_OFF"
 }
 
 # bench_prove_listener: the forward's host side, the one listener on
@@ -724,6 +853,47 @@ bench_iperf3() {
 	if ! [[ "$IPERF_BYTES" =~ ^[0-9]+$ ]] || ((IPERF_BYTES == 0)); then
 		bench_die "iperf3 moved no data${why:+ ($why)}"
 	fi
+	bench_iperf3_intervals "$reverse" "$client" "$server"
+}
+
+# bench_iperf3_intervals REVERSE CLIENT_JSON SERVER_JSON: the evidence
+# second by second. Sets IPERF_INTERVALS, {"gbps": [the receiver's rate
+# per interval], "retransmits": [the sender's per interval, or null]},
+# and IPERF_STALL: null, or {from_s, peak_gbps, after_gbps} when two
+# intervals in a row ran below 10 % of the best one. That is a stall (a
+# collapse within the run, as pasta's namespace → host path does here),
+# not a slow driver, and the tables say so.
+bench_iperf3_intervals() {
+	local reverse=$1 client=$2 server=$3 receiver sender
+	receiver=$server sender=$client
+	((reverse)) && receiver=$client sender=$server
+	if ! wait_for 15 bench_server_done; then
+		bench_log "the iperf3 server wrote no report; intervals from the client alone"
+		receiver=$client sender=$client
+	fi
+	# The sender's intervals are counted on its own clock: each one goes
+	# to the receiver's interval it starts in (the last takes the rest).
+	IPERF_INTERVALS=$(jq -cn --slurpfile r "$receiver" --slurpfile s "$sender" '
+		[$r[0].intervals[]?.sum] as $ri | [$s[0].intervals[]?.sum] as $si
+		| {gbps: [$ri[].bits_per_second / 1e9 | . * 1000 | round / 1000],
+		   retransmits: (if all($si[]; .retransmits == null) then null
+			else [range(0; $ri | length) as $i
+			  | [$si[] | select(.start >= $ri[$i].start and
+				($i == ($ri | length) - 1 or .start < $ri[$i].end))
+				| .retransmits // 0] | add // 0] end)}') ||
+		IPERF_INTERVALS=null
+	IPERF_STALL=$(jq -c --slurpfile r "$receiver" '.gbps as $g
+		| ($g | max // 0) as $p
+		| [range(0; ($g | length) - 1)
+		   | select($g[.] < 0.1 * $p and $g[. + 1] < 0.1 * $p)] | first
+		| if . == null then null else
+		  {from_s: ($r[0].intervals[.].sum.start | round), peak_gbps: $p,
+		   after_gbps: ($g[.:] | add / length * 1000 | round / 1000)} end' \
+		<<<"$IPERF_INTERVALS" 2>/dev/null) || IPERF_STALL=null
+	[[ -n "$IPERF_STALL" ]] || IPERF_STALL=null
+	if [[ "$IPERF_STALL" != null ]]; then
+		bench_log "stalled: $(jq -r '"below 10 % of its best second (\(.peak_gbps) Gbit/s) from \(.from_s) s on, \(.after_gbps) Gbit/s on average after that"' <<<"$IPERF_STALL")"
+	fi
 }
 
 # bench_iperf3_aborted ERROR REVERSE CLIENT_JSON SERVER_JSON: the numbers
@@ -756,11 +926,14 @@ bench_iperf3_fields() {
 		--argjson streams "$4" --argjson bytes "$IPERF_BYTES" \
 		--argjson seconds "$IPERF_SECONDS" --argjson bps "$IPERF_BPS" \
 		--argjson retrans "$IPERF_RETRANS" --argjson cpu "$(bench_cpu_s)" \
-		--argjson aborted "$IPERF_ABORTED" '{
+		--argjson aborted "$IPERF_ABORTED" \
+		--argjson intervals "$IPERF_INTERVALS" --argjson stall "$IPERF_STALL" '{
 		bench: $bench, mtu: $mtu, direction: $dir, streams: $streams,
 		seconds: ($seconds * 1000 | round / 1000), bytes: $bytes,
 		gbps: ($bps / 1e9 * 1000 | round / 1000),
-		retransmits: $retrans, aborted: $aborted, driver_cpu_s: $cpu,
+		retransmits: $retrans, aborted: $aborted,
+		stalled: ($stall != null), stall: $stall, intervals: $intervals,
+		driver_cpu_s: $cpu,
 		driver_cpu_s_per_gb: (if $cpu == null then null
 			else ($cpu / ($bytes / 1e9) * 10000 | round / 10000) end)}'
 }
@@ -768,7 +941,10 @@ bench_iperf3_fields() {
 # ---- output -----------------------------------------------------------
 
 # bench_emit JSON_FIELDS: prints the verified JSON line: the common fields
-# (driver, binary, version, launcher, date, proof), then the given ones.
+# (driver, round, binary, its sha256, version and Debian package,
+# launcher; for tapir the kernel path it took, for tapir-X.Y the kernel
+# imitated and the shim; the machine: kernel, CPUs, load average before
+# the cell), then the given ones, then the date and the proof.
 bench_emit() {
 	local fields=$1
 	if ((${#BENCH_PROOF_LINES[@]} > 0)); then
@@ -777,14 +953,22 @@ bench_emit() {
 	fi
 	jq -cn --arg driver "$BENCH_DRIVER" --arg binary "$BENCH_BIN_ORIG" \
 		--arg version "$BENCH_VERSION" --arg sha "$BENCH_SHA256" \
-		--arg launcher "$BENCH_LAUNCHER" \
+		--arg package "$BENCH_PACKAGE" --arg launcher "$BENCH_LAUNCHER" \
+		--argjson round "${BENCH_ROUND:-1}" --arg imitated "$BENCH_IMITATED" \
+		--arg shim "$BENCH_SHIM" --arg shimsha "$BENCH_SHIM_SHA256" \
+		--argjson peek "${BENCH_TCP_PEEK:-null}" --arg kernel "$(uname -r)" \
+		--argjson cpus "$(nproc)" --argjson load "$BENCH_LOADAVG" \
 		--arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-		--argjson proof "$BENCH_PROOF_JSON" --argjson f "$fields" \
-		'{driver: $driver,
-		  binary: ($binary | if . == "" then null else . end),
-		  sha256: ($sha | if . == "" then null else . end),
-		  version: $version, launcher: $launcher} + $f +
-		 {date: $date, proof: $proof, verified: true}'
+		--argjson proof "$BENCH_PROOF_JSON" --argjson f "$fields" '
+		def nonempty: if . == "" then null else . end;
+		{driver: $driver, round: $round, binary: ($binary | nonempty),
+		 sha256: ($sha | nonempty), version: $version,
+		 package: ($package | nonempty), launcher: $launcher}
+		+ (if $peek == null then {} else {tcp_peek: $peek} end)
+		+ (if $imitated == "" then {} else {kernel_imitated: $imitated,
+			shim: ($shim | split("/") | last), shim_sha256: $shimsha} end)
+		+ {kernel: $kernel, cpus: $cpus, loadavg_before: $load}
+		+ $f + {date: $date, proof: $proof, verified: true}'
 }
 
 bench_cpu_s() { # CPU seconds the driver used between the snapshots
@@ -839,6 +1023,7 @@ bench_parse_args() {
 	bench_check_int --parallel "$OPT_STREAMS" 1 128
 	bench_check_mtu "$OPT_MTU"
 	bench_check_int BENCH_TIME "$BENCH_TIME" 1 86400
+	bench_check_int BENCH_ROUND "${BENCH_ROUND:-1}" 1 1000
 }
 
 # bench_direction FLIP: prints ns-host, or host-ns with --reverse; FLIP=1

@@ -5,33 +5,51 @@
 #   benchmark/run-matrix.sh --report DIR report on an earlier run's results
 #
 # Runs, each cell in its own sandbox (the scripts re-enter hack/sandbox.sh):
-#   net   benchmark-iperf3-net.sh  DRIVER × MTU {1500, 65520} × both directions
+#   net   benchmark-iperf3-net.sh  DRIVER × MTU {1500, 65520} × both
+#                                  directions, plus host loopback
 #   http  benchmark-http.sh        concurrency 1, 8, 16, 32, 128
 #   port  benchmark-iperf3-port.sh host → namespace, MTU 65520
 #   rr    benchmark-rr.sh          rr and crr, MTU 65520
-# and writes into benchmark/results/ (git-ignored):
-#   <UTC stamp>/results.jsonl   every verified JSON line, plus one
-#                               {"error":...} line per failed or refused cell
-#   <UTC stamp>/<cell>.out/.err each script's stdout (proof lines) and stderr
-#   <UTC stamp>/table.md        the markdown tables, also printed
-#   latest -> <UTC stamp>, iperf3.png (the chart of the net cells)
+#
+# in BENCH_ROUNDS rounds. A round runs every driver of a cell back to back,
+# in an order that rotates by one from round to round, then the next cell;
+# every net cell of a round also measures iperf3 over the sandbox host's
+# own loopback (driver "loopback"), and each of its lines carries that
+# figure (loopback_gbps) and its share of it (loopback_share). The report
+# shows each figure as "median [min–max]" over the rounds, and each ratio
+# between drivers as the median and range of the per-round ratios
+# (benchmark/report.jq).
+#
+# Writes into BENCH_RESULTS (default benchmark/results/, git-ignored):
+#   <UTC stamp>/results.jsonl   every verified JSON line, with "round", plus
+#                               one {"error":...} line per failed or refused
+#                               cell and round
+#   <UTC stamp>/<cell>-r<N>.out/.err  each script's stdout (proof lines)
+#                               and stderr, per round
+#   <UTC stamp>/table.md        the report, also printed
+#   latest -> <UTC stamp>, iperf3.png (the chart of the net cells, with
+#                               min–max error bars)
 # and replaces the generated section of docs/benchmarks.md.
 #
 # Environment: BENCH_TIME (seconds per iperf3 cell, default 30; HTTP levels
-# and rr modes take at most 10), BENCH_SUITES (default "net http port rr"),
-# BENCH_DRIVERS (net/rr, default "tapir slirp4netns pasta veth"),
-# BENCH_FWD_DRIVERS (http/port, default "tapir slirp4netns builtin pasta",
-# plus veth for http), BENCH_MTUS (default "1500 65520"), BENCH_DOC
-# (default docs/benchmarks.md; empty: leave it alone), and those of
-# benchmark/lib.sh (TAPIR_BIN, ...). Needs root.
+# and rr modes take at most 10), BENCH_ROUNDS (default 3; 1 for a quick
+# look), BENCH_SUITES (default "net http port rr"), BENCH_DRIVERS (net/rr,
+# default "tapir tapir-6.1 slirp4netns pasta veth"; tapir-6.1 is tapir on
+# the path of Linux 6.1, which has no TCP SO_PEEK_OFF, see
+# benchmark/lib.sh), BENCH_FWD_DRIVERS (http/port, default "tapir
+# slirp4netns builtin pasta", plus veth for http), BENCH_MTUS (default
+# "1500 65520"), BENCH_DOC (default docs/benchmarks.md; empty: leave it
+# alone), BENCH_RESULTS, and those of benchmark/lib.sh (TAPIR_BIN, ...).
+# Needs root.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bench="$root/benchmark"
-results="$bench/results"
+results=${BENCH_RESULTS:-$bench/results}
 : "${BENCH_TIME:=30}"
+: "${BENCH_ROUNDS:=3}"
 : "${BENCH_SUITES:=net http port rr}"
-: "${BENCH_DRIVERS:=tapir slirp4netns pasta veth}"
+: "${BENCH_DRIVERS:=tapir tapir-6.1 slirp4netns pasta veth}"
 : "${BENCH_FWD_DRIVERS:=tapir slirp4netns builtin pasta}"
 : "${BENCH_MTUS:=1500 65520}"
 BENCH_DOC=${BENCH_DOC-$root/docs/benchmarks.md}
@@ -46,20 +64,35 @@ log() {
 	echo "run-matrix: $*" >&2
 }
 
-# run_cell NAME META_JSON SCRIPT ARGS...: run one benchmark; append its
-# verified JSON lines, or one error line carrying META_JSON, to the results.
+die() {
+	log "error: $*"
+	exit 1
+}
+
+# rotate WORDS...: prints WORDS, one a line, rotated left by round - 1.
+rotate() {
+	local -a w=("$@")
+	local n=${#w[@]} i
+	for ((i = 0; i < n; i++)); do
+		echo "${w[(i + round - 1) % n]}"
+	done
+}
+
+# run_cell NAME META_JSON SCRIPT ARGS...: run one benchmark in this round;
+# append its verified JSON lines, or one error line carrying META_JSON, to
+# the lines of the cell being run ($out/cell.jsonl).
 run_cell() {
-	local name=$1 meta=$2 script=$3 rc=0 limit
+	local name="$1-r$round" meta=$2 script=$3 rc=0 limit
 	shift 3
 	limit=$((BENCH_TIME * 4 + 300))
-	log "$name: $script $*"
-	timeout -k 10 "$limit" "$bench/$script" "$@" >"$out/$name.out" \
-		2>"$out/$name.err" || rc=$?
+	log "round $round/$BENCH_ROUNDS, $name: $script $*"
+	BENCH_ROUND=$round timeout -k 10 "$limit" "$bench/$script" "$@" \
+		>"$out/$name.out" 2>"$out/$name.err" || rc=$?
 	if ((rc == 0)) && grep -q '"verified":true' "$out/$name.out"; then
 		grep '^{' "$out/$name.out" | jq -c 'select(.verified == true)' \
-			>>"$out/results.jsonl"
+			>>"$out/cell.jsonl"
 		tail -n1 "$out/$name.out" | jq -r '"run-matrix: \(.driver): " +
-			(if .gbps then "\(.gbps) Gbit/s"
+			(if .gbps then "\(.gbps) Gbit/s\(if .stalled then " (stalled)" else "" end)"
 			 elif .rps then "\(.rps) requests/s"
 			 else "\(.tps) transactions/s" end)' >&2
 		return 0
@@ -70,129 +103,101 @@ run_cell() {
 	log "$name: $why (status $rc); last lines of $out/$name.err:"
 	tail -n5 "$out/$name.err" >&2 || true
 	jq -cn --argjson m "$meta" --arg why "$why" --argjson rc "$rc" \
+		--argjson round "$round" \
 		--arg detail "$(grep -E 'REFUSED|error:' "$out/$name.err" | head -n1)" \
-		'$m + {error: $why, status: $rc, detail: $detail}' >>"$out/results.jsonl"
+		'$m + {round: $round, error: $why, status: $rc, detail: $detail}' \
+		>>"$out/cell.jsonl"
+}
+
+# finish_cell: the cell's lines of this round go to results.jsonl; in a
+# net cell each line gets the round's loopback figure and its share of it.
+finish_cell() {
+	local lo
+	touch "$out/cell.jsonl"
+	lo=$(jq -s '[.[] | select(.driver == "loopback" and .verified == true)
+		| .gbps][0]' "$out/cell.jsonl")
+	jq -c --argjson lo "$lo" 'if .bench == "iperf3-net" then
+		. + {loopback_gbps: $lo, loopback_share: (if $lo != null and
+			.gbps != null then .gbps / $lo * 1000 | round / 1000
+			else null end)} else . end' "$out/cell.jsonl" >>"$out/results.jsonl"
+	rm -f "$out/cell.jsonl"
+}
+
+meta() { # NAME=VALUE...: the JSON object of an error line (numbers stay numbers)
+	local kv
+	local -a args=()
+	for kv in "$@"; do
+		args+=(--arg "${kv%%=*}" "${kv#*=}")
+	done
+	jq -cn "${args[@]}" '$ARGS.named | map_values(tonumber? // .)'
 }
 
 run_net() {
 	local d m r dir
+	local -a drivers=(loopback)
 	for d in $BENCH_DRIVERS; do
-		for m in $BENCH_MTUS; do
-			for r in "" --reverse; do
-				dir=ns-host
-				[[ -n "$r" ]] && dir=host-ns
+		[[ "$d" == loopback ]] || drivers+=("$d")
+	done
+	for m in $BENCH_MTUS; do
+		for r in "" --reverse; do
+			dir=ns-host
+			[[ -n "$r" ]] && dir=host-ns
+			for d in $(rotate "${drivers[@]}"); do
 				run_cell "net-$d-$m-$dir" \
-					"{\"bench\":\"iperf3-net\",\"driver\":\"$d\",\"mtu\":$m,\"direction\":\"$dir\"}" \
+					"$(meta bench=iperf3-net driver="$d" mtu="$m" direction="$dir")" \
 					benchmark-iperf3-net.sh "$d" "$m" $r
 			done
+			finish_cell
 		done
 	done
 }
 
 run_http() {
 	local d
-	for d in $BENCH_FWD_DRIVERS veth; do
-		run_cell "http-$d" "{\"bench\":\"http\",\"driver\":\"$d\"}" \
+	# shellcheck disable=SC2086 # word lists
+	for d in $(rotate $BENCH_FWD_DRIVERS veth); do
+		run_cell "http-$d" "$(meta bench=http driver="$d")" \
 			benchmark-http.sh "$d"
 	done
+	finish_cell
 }
 
 run_port() {
 	local d
-	for d in $BENCH_FWD_DRIVERS; do
+	# shellcheck disable=SC2086 # word lists
+	for d in $(rotate $BENCH_FWD_DRIVERS); do
 		run_cell "port-$d" \
-			"{\"bench\":\"iperf3-port\",\"driver\":\"$d\",\"mtu\":65520,\"direction\":\"host-ns\"}" \
+			"$(meta bench=iperf3-port driver="$d" mtu=65520 direction=host-ns)" \
 			benchmark-iperf3-port.sh "$d"
 	done
+	finish_cell
 }
 
 run_rr() {
 	local d
-	for d in $BENCH_DRIVERS; do
-		run_cell "rr-$d" "{\"bench\":\"rr\",\"driver\":\"$d\"}" \
-			benchmark-rr.sh "$d"
+	# shellcheck disable=SC2086 # word lists
+	for d in $(rotate ${BENCH_DRIVERS//loopback/}); do
+		run_cell "rr-$d" "$(meta bench=rr driver="$d")" benchmark-rr.sh "$d"
 	done
+	finish_cell
 }
 
 # ---- report -------------------------------------------------------------
 
-# tables FILE: the markdown tables of one results.jsonl. Ratios are to
-# tapir's number in the same cell; failed or refused cells say so instead
-# of a number.
-tables() {
-	jq -rs -f /dev/stdin "$1" <<'EOF'
-def fixed2: (. * 100 | round) as $n
-	| "\($n / 100 | floor).\($n % 100 | tostring | if length == 1 then "0" + . else . end)";
-def num: if . == null then "–" elif type != "number" then tostring
-	elif . == floor then tostring elif . >= 100 then (round | tostring)
-	else fixed2 end;
-def dirname: if . == "ns-host" then "ns → host" elif . == "host-ns" then "host → ns" else "–" end;
-def drank: . as $d | (["tapir", "slirp4netns", "pasta", "builtin", "veth"] | index($d)) // 9;
-def order: [.mtu // 0, (.direction == "host-ns"), .concurrency // 0, (.mode == "crr"), (.driver | drank)];
-def cell($c; $x; $t; metric):
-	if $c == "ratio" then
-		(if $x.error or $t == null then "–"
-		 else (($x | metric) / ($t | metric) | fixed2) + "×" end)
-	elif $c == "direction" then ($x.direction | dirname)
-	elif $x.error and ($c == "gbps" or $c == "rps" or $c == "tps") then "**\($x.error)**"
-	elif $c == "gbps" then ($x.gbps | fixed2) +
-		(if $x.aborted then " (connection lost after \($x.seconds | round) s)" else "" end)
-	elif $c == "rps" or $c == "tps" then ($x[$c] | round | tostring)
-	else ($x[$c] | num) end;
-def table($title; $bench; $match; $head; $cols; metric):
-	[.[] | select(.bench == $bench)] as $rows
-	| if ($rows | length) == 0 then empty else
-	  "### \($title)", "",
-	  "| \($head | join(" | ")) |",
-	  "|\($head | map("---") | join("|"))|",
-	  ($rows | sort_by(order) | .[] as $x
-	   | ([$rows[] | select(.driver == "tapir" and .error == null and
-		([$match[] as $k | .[$k]] == [$match[] as $k | $x[$k]]))] | first) as $t
-	   | "| " + ([$cols[] as $c | cell($c; $x; $t; metric)] | join(" | ")) + " |"),
-	  "" end;
-table("iperf3, namespace ↔ host (Gbit/s)"; "iperf3-net"; ["mtu", "direction"];
-	["MTU", "direction", "driver", "Gbit/s", "vs tapir", "retransmits", "driver CPU s/GB"];
-	["mtu", "direction", "driver", "gbps", "ratio", "retransmits", "driver_cpu_s_per_gb"]; .gbps),
-table("iperf3 through a port forward (Gbit/s)"; "iperf3-port"; ["mtu", "direction"];
-	["MTU", "direction", "forwarder", "Gbit/s", "vs tapir", "retransmits", "forwarder CPU s/GB", "path"];
-	["mtu", "direction", "driver", "gbps", "ratio", "retransmits", "driver_cpu_s_per_gb", "path"]; .gbps),
-table("HTTP through a port forward (nginx, 1 KiB page, wrk)"; "http"; ["concurrency"];
-	["concurrency", "forwarder", "requests/s", "vs tapir", "failed", "p99 ms", "forwarder CPU µs/request", "path"];
-	["concurrency", "driver", "rps", "ratio", "failed", "p99_ms", "driver_cpu_us_per_req", "path"]; .rps),
-table("TCP request/response, namespace → host (1 byte each way)"; "rr"; ["mode"];
-	["mode", "driver", "transactions/s", "vs tapir", "p50 µs", "p99 µs", "driver CPU µs/transaction"];
-	["mode", "driver", "tps", "ratio", "p50_us", "p99_us", "driver_cpu_us_per_transaction"]; .tps)
-EOF
+report_jq() { # WHAT FILE: one part of the report (benchmark/report.jq)
+	jq -rs --arg what "$1" -f "$bench/report.jq" "$2"
 }
 
-# versions FILE: one line per driver binary that produced numbers.
-versions() {
-	jq -rs '[.[] | select(.verified) | {driver, version, binary, launcher}]
-		| unique_by(.driver) | .[]
-		| "- **\(.driver)**: \(.version)\(if .binary then " (`\(.binary)`)" else "" end); \(.launcher
-			| gsub("--mtu[= ][0-9]+"; "--mtu=M") | gsub("mtu [0-9]+ type"; "mtu M type"))"' "$1"
-}
-
-# plot DIR: benchmark/results/iperf3.png from the net cells.
+# plot DIR: $results/iperf3.png from the net cells: medians, min–max bars.
 plot() {
-	local dir=$1 data="$1/iperf3.dat" drivers
-	drivers=$(jq -rs '[.[] | select(.bench == "iperf3-net") | .driver] |
-		unique | sort_by(. as $d | ["tapir", "slirp4netns", "pasta",
-			"builtin", "veth"] | index($d) // 9) | join(" ")' \
-		"$dir/results.jsonl")
-	[[ -n "$drivers" ]] || return 0
-	jq -rs --arg drivers "$drivers" '
-		($drivers | split(" ")) as $d
-		| [.[] | select(.bench == "iperf3-net")] as $rows
-		| ("cell " + ($d | join(" "))),
-		  ($rows | map({mtu, direction}) | unique | sort_by(.mtu, (.direction != "ns-host")) | .[] as $c
-		   | "\"MTU \($c.mtu), \(if $c.direction == "ns-host" then "ns→host" else "host→ns" end)\" " +
-		     ([$d[] as $drv | ($rows | map(select(.driver == $drv and .mtu == $c.mtu and
-			.direction == $c.direction and .verified))[0].gbps // "-") | tostring] | join(" ")))' \
-		"$dir/results.jsonl" >"$data"
-	gnuplot -e "datafile='$data'; outfile='$dir/iperf3.png'; ncols=$(($(wc -w <<<"$drivers") + 1)); subtitle='$(date -u -r "$dir/results.jsonl" +%Y-%m-%d), iperf3 -t $BENCH_TIME, $(nproc) CPUs, Linux $(uname -r)'" \
+	local dir=$1 data="$1/iperf3.dat" ncols
+	report_jq plot "$dir/results.jsonl" >"$data"
+	[[ -s "$data" ]] || return 0
+	ncols=$(head -n1 "$data" | wc -w)
+	gnuplot -e "datafile='$data'; outfile='$dir/iperf3.png'; ndrivers=$(((ncols - 1) / 3)); subtitle='$(date -u -r "$dir/results.jsonl" +%Y-%m-%d), iperf3 -t $BENCH_TIME, median and min–max of $BENCH_ROUNDS rounds, $(nproc) CPUs, Linux $(uname -r)'" \
 		"$bench/plot.gp" || log "gnuplot failed; no chart"
 	[[ -f "$dir/iperf3.png" ]] && cp "$dir/iperf3.png" "$results/iperf3.png"
+	return 0
 }
 
 # update_doc TABLE_FILE: replace the generated section of docs/benchmarks.md.
@@ -220,21 +225,23 @@ update_doc() {
 }
 
 report() {
-	local dir=$1 table="$1/table.md"
-	[[ -s "$dir/results.jsonl" ]] || {
+	local dir=$1 table="$1/table.md" jsonl="$1/results.jsonl"
+	[[ -s "$jsonl" ]] || {
 		log "no results in $dir"
 		return 1
 	}
 	# shellcheck source=/dev/null
 	[[ -f "$dir/meta.env" ]] && source "$dir/meta.env"
 	{
-		echo "Generated by \`$BENCH_COMMAND\` (BENCH_TIME=$BENCH_TIME) on $(date -u -r "$dir/results.jsonl" '+%Y-%m-%d %H:%M UTC'):"
-		echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), Linux $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")."
-		echo "Every number passed the identity proof (benchmark/lib.sh); raw JSON: \`benchmark/results/$(basename "$dir")/results.jsonl\`."
+		echo "Generated by \`$BENCH_COMMAND\` (BENCH_TIME=$BENCH_TIME, BENCH_ROUNDS=$BENCH_ROUNDS) on $(date -u -r "$jsonl" '+%Y-%m-%d %H:%M UTC'),"
+		echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(. /etc/os-release && echo "$PRETTY_NAME")."
+		echo "Every number passed the identity proof (benchmark/lib.sh) in every round; raw JSON: \`${jsonl#"$root"/}\`."
+		echo "Each figure is \`median [min–max]\` over the rounds; ratios are taken within each round, then their median and range."
 		echo
-		versions "$dir/results.jsonl"
+		report_jq context "$jsonl"
 		echo
-		tables "$dir/results.jsonl"
+		report_jq tables "$jsonl"
+		report_jq stalls "$jsonl"
 	} >"$table"
 	cat "$table"
 	plot "$dir"
@@ -253,24 +260,29 @@ fi
 	echo "usage: $0 [--report RESULTS_DIR]" >&2
 	exit 2
 }
-((EUID == 0)) || {
-	echo "run-matrix: must run as root (the benchmarks build sandboxes)" >&2
-	exit 1
-}
+((EUID == 0)) || die "must run as root (the benchmarks build sandboxes)"
+if ! [[ "$BENCH_ROUNDS" =~ ^[0-9]+$ ]] || ((BENCH_ROUNDS < 1 || BENCH_ROUNDS > 100)); then
+	die "BENCH_ROUNDS must be a whole number in 1..100, not '$BENCH_ROUNDS'"
+fi
+for suite in $BENCH_SUITES; do
+	case $suite in
+	net | http | port | rr) ;;
+	*) die "unknown suite '$suite' (net, http, port, rr)" ;;
+	esac
+done
 "$root/hack/install-deps.sh"
 
 out="$results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 : >"$out/results.jsonl"
 # What --report needs to describe this run later.
-printf 'BENCH_TIME=%q\nBENCH_COMMAND=%q\n' "$BENCH_TIME" \
-	"${BENCH_COMMAND:-benchmark/run-matrix.sh}" >"$out/meta.env"
-log "results in $out (BENCH_TIME=$BENCH_TIME; suites: $BENCH_SUITES)"
-for suite in $BENCH_SUITES; do
-	case $suite in
-	net | http | port | rr) "run_$suite" ;;
-	*) log "unknown suite '$suite' (net, http, port, rr)" ;;
-	esac
+printf 'BENCH_TIME=%q\nBENCH_ROUNDS=%q\nBENCH_COMMAND=%q\n' "$BENCH_TIME" \
+	"$BENCH_ROUNDS" "$BENCH_COMMAND" >"$out/meta.env"
+log "results in $out (BENCH_TIME=$BENCH_TIME, BENCH_ROUNDS=$BENCH_ROUNDS; suites: $BENCH_SUITES)"
+for ((round = 1; round <= BENCH_ROUNDS; round++)); do
+	for suite in $BENCH_SUITES; do
+		"run_$suite"
+	done
 done
 ln -sfn "$(basename "$out")" "$results/latest"
 report "$out"

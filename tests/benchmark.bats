@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
-# tests/benchmark.bats - the benchmark harness in a short mode (BENCH_TIME=2):
-# a few cells run, every number comes with a verified identity, and a
-# binary that is not the driver it claims to be gets no number at all.
+# tests/benchmark.bats - the benchmark harness in a short mode (BENCH_TIME=2,
+# one round): a few cells run, every number comes with a verified
+# identity, and a binary that is not the driver it claims to be gets no
+# number at all; nor does tapir-6.1 when the old-kernel shim did not take
+# effect.
 # Speeds are never asserted; only that the harness ran and that the numbers
 # are positive. The scripts enter hack/sandbox.sh themselves.
 
@@ -75,6 +77,52 @@ no_number() {
 	[ "$status" -eq 3 ]
 	no_number
 	grep -q 'REFUSED:.*get_stats' "$BATS_TEST_TMPDIR/err"
+}
+
+@test "benchmark: tapir-6.1 is tapir on the path of a kernel without TCP SO_PEEK_OFF" {
+	bench benchmark-iperf3-net.sh tapir-6.1 1500 --reverse
+	[ "$status" -eq 0 ]
+	verified_line '.driver == "tapir-6.1" and .kernel_imitated == "6.1" and
+		.tcp_peek.ipv4 == "discard" and .proof.tcp_peek.ipv4 == "discard" and
+		(.proof.shim_loaded | test("/oldkernel\\.so$")) and
+		(.proof.exe | test("/tapir$")) and .direction == "host-ns" and
+		.gbps > 0 and .proof.stats_tcp_bytes >= .bytes and
+		.driver_cpu_s_per_gb > 0 and .round == 1 and
+		(.version | startswith("tapir ")) and (.sha256 | length) == 64 and
+		(.intervals.gbps | length) > 0 and .stalled == false'
+	[[ "$output" == *"get_info reports tcp_peek ipv4 discard, ipv6 discard"* ]]
+}
+
+@test "benchmark: a shim that does not take effect is not the old-kernel path" {
+	# A library that loads but changes nothing, in the shim's place: tapir
+	# then peeks with SO_PEEK_OFF, and its get_info says so.
+	local lib
+	lib=$(ldconfig -p | awk '$1 == "libdl.so.2" { print $NF; exit }')
+	[ -f "$lib" ]
+	mkdir -p "$BATS_TEST_TMPDIR/shim"
+	cp "$lib" "$BATS_TEST_TMPDIR/shim/oldkernel.so"
+	BENCH_OLDKERNEL_SO=$BATS_TEST_TMPDIR/shim/oldkernel.so \
+		bench benchmark-iperf3-net.sh tapir-6.1 1500
+	[ "$status" -eq 3 ]
+	no_number
+	grep -q 'REFUSED:.*tcp_peek.*peek-offset' "$BATS_TEST_TMPDIR/err"
+}
+
+@test "benchmark: the matrix in rounds, with the same round's loopback" {
+	BENCH_ROUNDS=1 BENCH_TIME=1 BENCH_SUITES=net BENCH_DRIVERS=tapir \
+		BENCH_MTUS=65520 BENCH_DOC="" \
+		BENCH_RESULTS=$BATS_TEST_TMPDIR/results bench run-matrix.sh
+	[ "$status" -eq 0 ]
+	local jsonl=$BATS_TEST_TMPDIR/results/latest/results.jsonl
+	# tapir and loopback, both directions, each verified, in round 1.
+	jq -se 'length == 4 and all(.[]; .verified == true and .round == 1 and
+		.loopback_gbps > 0 and .loopback_share > 0 and
+		(.loadavg_before | length) == 3 and .cpus > 0 and
+		(.kernel | length) > 0) and
+		([.[] | .driver] | sort) == ["loopback", "loopback", "tapir", "tapir"]' \
+		"$jsonl"
+	[[ "$output" == *"| 65520 | ns → host | tapir | "* ]]
+	[[ "$output" == *"share of loopback"* ]]
 }
 
 @test "benchmark: pasta, MTU 65520, host to namespace" {

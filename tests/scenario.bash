@@ -24,7 +24,8 @@
 #                              one core (from /proc/PID/stat)
 #   sendq_full PORT            a socket to or from PORT has 1 MB it cannot
 #                              send: its peer stopped reading
-#   oldkernel_env VERSION      NAME=VALUE words for `env` that preload
+#   oldkernel_env VERSION [SHIM]
+#                              NAME=VALUE words for `env` that preload
 #                              tests/tools/oldkernel.so, imitating Linux
 #                              VERSION (e.g. 5.10, 6.1): `as_user env
 #                              $(oldkernel_env 5.10) "$TAPIR_BIN" ...`
@@ -322,10 +323,11 @@ sendq_full() {
 		awk '$3 > 1048576 { found = 1 } END { exit !found }'
 }
 
-# oldkernel_env VERSION: the environment, as NAME=VALUE words, that makes
-# a command run as on Linux VERSION (the LD_PRELOAD shim). The sanitizer
-# build must not insist on coming first in the library list.
+# oldkernel_env VERSION [SHIM]: the environment, as NAME=VALUE words, that
+# makes a command run as on Linux VERSION (the LD_PRELOAD shim, by default
+# $TAPIR_BIN_DIR/oldkernel.so). The sanitizer build must not insist on
+# coming first in the library list.
 oldkernel_env() {
-	echo "LD_PRELOAD=$TAPIR_BIN_DIR/oldkernel.so TAPIR_OLDKERNEL=$1" \
+	echo "LD_PRELOAD=${2:-$TAPIR_BIN_DIR/oldkernel.so} TAPIR_OLDKERNEL=$1" \
 		"ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 }

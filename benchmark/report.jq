@@ -1,0 +1,216 @@
+# benchmark/report.jq - the report of one run's results.jsonl, for
+# benchmark/run-matrix.sh:
+#
+#   jq -rs --arg what WHAT -f benchmark/report.jq results.jsonl
+#
+# WHAT is one of
+#   context  the machine, the load, and one line per driver binary
+#            (version, Debian package, sha256, how it was launched)
+#   tables   the markdown tables
+#   stalls   the per-second evidence of every stalled or lost connection
+#   plot     the data file of benchmark/plot.gp: one line per net cell,
+#            median, min and max per driver
+#
+# Each input line is one driver in one cell (bench and its keys: MTU and
+# direction, concurrency or mode) in one round, or an {"error": ...}
+# line where no number was verified. A figure is shown as
+# "median [min–max]" over the rounds. A ratio between two drivers is
+# taken within each round first (they ran back to back), then the median
+# and range of those ratios are shown: two cells measured minutes apart
+# are never compared directly. A net cell whose loopback baseline varied
+# by more than 20 % across rounds ((max - min) / median) is marked noisy.
+
+def fixed2: (. * 100 | round) as $n
+	| "\($n / 100 | floor).\($n % 100 | tostring | if length == 1 then "0" + . else . end)";
+# Numbers: whole ones as they are, from 100 on rounded, below 0.1 three
+# decimals (a stalled peer's 0.004 Gbit/s is not "0.00"), else two.
+# dec: the same for measured rates and ratios, 1.00 rather than 1.
+def dec: if . >= 100 then (round | tostring)
+	elif . < 0.1 then (. * 1000 | round / 1000 | tostring) else fixed2 end;
+def num: if . == null then "–" elif type != "number" then tostring
+	elif . == floor then tostring else dec end;
+def pct: . * 100 | if . < 10 then (. * 10 | round / 10 | tostring) else (round | tostring) end;
+def dirname: if . == "ns-host" then "ns → host" elif . == "host-ns" then "host → ns" else "–" end;
+def drank: . as $d | if . == "tapir" then 0 elif startswith("tapir-") then 1
+	else ((["slirp4netns", "pasta", "builtin", "veth", "loopback"] | index($d)) // 7) + 2 end;
+# Table order: the cell's keys, then the driver.
+def order: [.mtu // 0, (.direction == "host-ns"), .concurrency // 0,
+	(.mode == "crr"), (.driver | drank), .driver];
+def tapirs: . == "tapir" or startswith("tapir-");
+
+def median: sort | length as $n
+	| if $n == 0 then null elif $n % 2 == 1 then .[($n - 1) / 2]
+	  else (.[$n / 2 - 1] + .[$n / 2]) / 2 end;
+# [numbers] -> {n, med, min, max}
+def stats: map(select(type == "number")) | {n: length, med: median, min: min, max: max};
+# stats -> "median [min–max]", or the one value, or "–"; $unit follows
+# the median ("×", " %").
+def show(f; $unit): if .n == 0 then "–" elif .n == 1 then (.med | f) + $unit
+	else "\(.med | f)\($unit) [\(.min | f)–\(.max | f)]" end;
+def show(f): show(f; "");
+def spread: if .n < 2 or .med == null or .med == 0 then 0 else (.max - .min) / .med end;
+def rounds_text: map(tostring) | if length == 1 then "round \(.[0])"
+	else "rounds \(.[:-1] | join(", ")) and \(.[-1])" end;
+
+def verified: select(.verified == true);
+def same($x; $keys): . as $y | all($keys[]; $y[.] == $x[.]);
+
+# ratios($all; $keys; $m; $num; $den): per round, driver $num's metric $m
+# over driver $den's in the same cell; the list of those ratios.
+def ratios($all; $keys; $m; $x; $den):
+	[$x[] as $a
+	 | ($all | map(verified | select(.driver == $den and .round == $a.round
+		and same($a; $keys)))[0]) as $b
+	 | select($b != null and $b[$m] > 0) | $a[$m] / $b[$m]];
+
+# cells($bench; $keys): the groups of one table, one per cell and driver,
+# in table order: {key (the first line), driver, ok (verified lines),
+# failed (error lines)}.
+def cells($bench; $keys):
+	[.[] | select(.bench == $bench)]
+	| group_by(order)
+	| map({key: .[0], driver: .[0].driver, ok: map(verified),
+		failed: map(select(.error != null))});
+
+# loopback($all; $key): stats of the loopback baseline of a net cell.
+def loopback($all; $key):
+	[$all[] | verified | select(.driver == "loopback" and .bench == "iperf3-net"
+		and .mtu == $key.mtu and .direction == $key.direction) | .gbps] | stats;
+
+def failnotes: group_by(.error) | map("\(.[0].error) in \(map(.round) | rounds_text)");
+
+def stallnotes($ok_n): (map(select(.stalled)) | if length == 0 then [] else
+		["stalled in \(length) of \($ok_n) verified rounds (below 10 % of its best second from \(map(.stall.from_s) | min) s on)"] end)
+	+ (map(select(.aborted != null)) | if length == 0 then [] else
+		["connection lost after \(map(.seconds | round) | min) s in \(map(.round) | rounds_text)"] end);
+
+def notes($all; $c; $noisy):
+	($c.ok | length) as $ok_n
+	| ([$c.failed | failnotes[]] + [$c.ok | stallnotes($ok_n)[]]
+	   + (if $noisy then ["noisy cell: loopback varied \(loopback($all; $c.key) | spread | pct) % across rounds"] else [] end))
+	| if length == 0 then "" else join("; ") end;
+
+def value($c; $m; f):
+	if ($c.ok | length) == 0 then
+		"**\($c.failed | map(.error) | unique | join(", ") | if . == "" then "no result" else . end)**"
+	else ($c.ok | map(.[$m]) | stats | show(f))
+		+ (if any($c.ok[]; .stalled) then " **stalled**" else "" end) end;
+
+# table($title; $bench; $keys; $m; $unit; $extra): one markdown table.
+# $extra: the columns after the ratio, as [header, field] pairs, or
+# "share" for the share of the same round's loopback.
+def table($title; $bench; $keys; $keyheads; $m; $unit; $extra):
+	. as $all
+	| cells($bench; $keys) as $cells
+	| if ($cells | length) == 0 then empty else
+	  "### \($title)", "",
+	  "| \($keyheads + ["driver", $unit, "vs tapir"] + ($extra | map(if . == "share" then "share of loopback" else .[0] end)) + ["notes"] | join(" | ")) |",
+	  "|\(($keyheads + ["", "", ""] + $extra + [""]) | map("---") | join("|"))|",
+	  ($cells[] as $c
+	   | ($bench == "iperf3-net" and (loopback($all; $c.key) | spread > 0.2)) as $noisy
+	   | "| " + ([($keys[] as $k | $c.key[$k] | if $k == "direction" then dirname else num end),
+		$c.driver, value($c; $m; if $m == "gbps" then dec else num end),
+		(ratios($all; $keys; $m; $c.ok; "tapir") | stats | show(dec; "×")),
+		($extra[] as $e | if $e == "share" then
+			($c.ok | map(.loopback_share) | stats | show(pct; " %"))
+		 else ($c.ok | map(.[$e[1]]) | if length > 0 and all(.[]; type == "string")
+			then unique | join(", ") else stats | show(num) end) end),
+		notes($all; $c; $noisy)] | join(" | ")) + " |"),
+	  "" end;
+
+# ratio_table: tapir (and tapir-X.Y) ÷ each peer, per net cell.
+def ratio_table:
+	. as $all
+	| [.[] | select(.bench == "iperf3-net") | verified] as $rows
+	| ($rows | map(.driver) | unique | map(select(tapirs)) | sort_by(drank, .)) as $num
+	| ($rows | map(.driver) | unique | map(select(tapirs | not) | select(. != "loopback" and . != "veth")) | sort_by(drank, .)) as $den
+	| if ($num | length) == 0 or ($den | length) == 0 then empty else
+	  "### tapir ÷ peer, namespace ↔ host (median [min–max] of each round's ratio)", "",
+	  "| MTU | direction | \([$num[] as $n | $den[] as $d | "\($n) ÷ \($d)"] | join(" | ")) |",
+	  "|---|---|\([$num[] as $n | $den[] | "---"] | join("|"))|",
+	  ($rows | map({mtu, direction}) | unique | sort_by(.mtu, .direction == "host-ns") | .[] as $k
+	   | "| \($k.mtu) | \($k.direction | dirname) | " +
+	     ([$num[] as $n | $den[] as $d
+	       | [$rows[] | select(.driver == $n and same($k; ["mtu", "direction"]))] as $x
+	       | (ratios($all; ["mtu", "direction"]; "gbps"; $x; $d) | stats | show(dec; "×"))
+	         + (if any($rows[]; .driver == $d and .stalled and same($k; ["mtu", "direction"]))
+		    then " (\($d) stalled)" else "" end)] | join(" | ")) + " |"),
+	  "" end;
+
+# goals: tapir on an older kernel's path (tapir-X.Y), host → namespace
+# at MTU 1500, must be at least twice slirp4netns.
+def goals:
+	. as $all
+	| [.[] | select(.bench == "iperf3-net" and .mtu == 1500 and .direction == "host-ns") | verified] as $rows
+	| [$rows[] | .driver | select(startswith("tapir-"))] | unique | .[] as $n
+	| (ratios($all; ["mtu", "direction"]; "gbps"; [$rows[] | select(.driver == $n)]; "slirp4netns")) as $r
+	| select($r | length > 0)
+	| ($r | stats) as $s
+	| "Goal: \($n) (tapir on the path of Linux \($n | ltrimstr("tapir-")), without TCP SO_PEEK_OFF), host → ns at MTU 1500, at least 2× slirp4netns: "
+	  + "\(if $s.med >= 2 then "**met**" else "**not met**" end), \($s | show(dec; "×")) "
+	  + "(≥ 2× in \($r | map(select(. >= 2)) | length) of \($r | length) rounds).";
+
+def tables:
+	(if any(.[]; .bench == "iperf3-net") then
+	  (goals, ""),
+	  table("iperf3, namespace ↔ host (Gbit/s)"; "iperf3-net"; ["mtu", "direction"];
+		["MTU", "direction"]; "gbps"; "Gbit/s";
+		["share", ["retransmits", "retransmits"], ["driver CPU s/GB", "driver_cpu_s_per_gb"]]),
+	  ratio_table
+	 else empty end),
+	table("iperf3 through a port forward (Gbit/s)"; "iperf3-port"; ["mtu", "direction"];
+		["MTU", "direction"]; "gbps"; "Gbit/s";
+		[["retransmits", "retransmits"], ["forwarder CPU s/GB", "driver_cpu_s_per_gb"], ["path", "path"]]),
+	table("HTTP through a port forward (nginx, 1 KiB page, wrk)"; "http"; ["concurrency"];
+		["concurrency"]; "rps"; "requests/s";
+		[["failed", "failed"], ["p99 ms", "p99_ms"], ["forwarder CPU µs/request", "driver_cpu_us_per_req"], ["path", "path"]]),
+	table("TCP request/response, namespace → host (1 byte each way)"; "rr"; ["mode"];
+		["mode"]; "tps"; "transactions/s";
+		[["p50 µs", "p50_us"], ["p99 µs", "p99_us"], ["driver CPU µs/transaction", "driver_cpu_us_per_transaction"]]);
+
+def context:
+	[.[] | verified] as $ok
+	| ($ok | map(.loadavg_before[0]? // empty) | stats) as $load
+	| "Machine: \($ok | map("\(.cpus) CPUs") | unique | join(", ")), Linux \($ok | map(.kernel) | unique | join(", ")); "
+	  + "load average (1 min) before each cell \($load | show(fixed2)), over \($ok | length) verified lines in \($ok | map(.round) | unique | length) rounds.",
+	"",
+	($ok | group_by(.driver | drank, .) | .[] | . as $d | $d[0] as $x
+	 | ($d | map([.version, .package, .sha256, .shim_sha256]) | unique) as $ids
+	 | "- **\($x.driver)**: "
+	   + ($ids | map("\(.[0])\(if .[1] then " (Debian \(.[1]))" else "" end)\(if .[2] then ", sha256 `\(.[2])`" else "" end)") | join("; "))
+	   + (if $x.binary then ", `\($x.binary)`" else "" end)
+	   + (if $x.kernel_imitated then
+		"; Linux \($x.kernel_imitated) imitated: LD_PRELOAD=\($x.shim) (sha256 `\($x.shim_sha256)`) TAPIR_OLDKERNEL=\($x.kernel_imitated), "
+		+ "proven by get_info: tcp_peek \($d | map(.tcp_peek | "ipv4 \(.ipv4), ipv6 \(.ipv6)") | unique | join(" / "))"
+	      elif $x.tcp_peek then "; get_info: tcp_peek \($d | map(.tcp_peek | "ipv4 \(.ipv4), ipv6 \(.ipv6)") | unique | join(" / "))"
+	      else "" end)
+	   + "; \($x.launcher | gsub("--mtu[= ][0-9]+"; "--mtu=M") | gsub("mtu [0-9]+ type"; "mtu M type"))");
+
+def stalls:
+	[.[] | verified | select(.stalled or .aborted != null)]
+	| sort_by(.bench, order, .round)
+	| if length == 0 then empty else
+	  "### Stalled cells: the evidence, second by second", "",
+	  "The receiver's Gbit/s and the sender's retransmits in each one-second interval.", "",
+	  (.[] | "- \(.driver), \(.bench), MTU \(.mtu), \(.direction | dirname), round \(.round): "
+	    + (if .stalled then "stalled from \(.stall.from_s) s (best second \(.stall.peak_gbps | num) Gbit/s, \(.stall.after_gbps | num) on average after)" else "no stall in the intervals" end)
+	    + (if .aborted then "; connection lost after \(.seconds | round) s (\(.aborted))" else "" end)
+	    + ".  \n  Gbit/s: \(.intervals.gbps // [] | map(tostring) | join(" "))  \n  retransmits: \(.intervals.retransmits // [] | map(tostring) | join(" "))"),
+	  "" end;
+
+def plot:
+	[.[] | select(.bench == "iperf3-net")] as $rows
+	| ($rows | map(select(.verified)) | map(.driver) | unique | sort_by(drank, .)) as $d
+	| if ($d | length) == 0 then empty else
+	  ("cell " + ($d | map(., . + "_min", . + "_max") | join(" "))),
+	  ($rows | map({mtu, direction}) | unique | sort_by(.mtu, .direction == "host-ns") | .[] as $c
+	   | "\"MTU \($c.mtu), \(if $c.direction == "ns-host" then "ns→host" else "host→ns" end)\" "
+	     + ([$d[] as $drv | ($rows | map(verified | select(.driver == $drv and same($c; ["mtu", "direction"])) | .gbps) | stats)
+		 | if .n == 0 then "- - -" else "\(.med) \(.min) \(.max)" end] | join(" ")))
+	  end;
+
+if $what == "tables" then tables
+elif $what == "context" then context
+elif $what == "stalls" then stalls
+elif $what == "plot" then plot
+else error("report.jq: unknown --arg what \($what)") end
