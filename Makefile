@@ -27,7 +27,8 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/driver/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
-UNIT_RUNNER_OBJ := $(BUILD)/tests/unit/unit.o $(BUILD)/tests/unit/fakectx.o
+UNIT_RUNNER_OBJ := $(BUILD)/tests/unit/unit.o $(BUILD)/tests/unit/fakectx.o \
+	$(BUILD)/tests/unit/tcpguest.o
 BENCH_TOOLS := $(patsubst benchmark/%.c,$(BUILD)/benchmark/%,$(wildcard benchmark/*.c))
 # oldkernel.c is an LD_PRELOAD shim (a shared object), not a program.
 TEST_SHIMS := $(BUILD)/tools/oldkernel.so

@@ -54,6 +54,7 @@ struct hostfwd_state;
  * @hostfwd:		port forwards (hostfwd.c)
  * @exit_status:	status for main() once the loop ends
  * @target_pidfd:	pidfd of the target process, or -1
+ * @tap_read_errors:	failed tap reads in a row (tapio.c)
  * @spare_fd:		kept free for refusing connections when out of fds
  *			(fdlimit.c), or -1
  * @run_child:		`tapir run`: the command's PID, whose exit ends the
@@ -87,6 +88,7 @@ struct ctx {
 	int exit_status;
 	int target_pidfd;
 	int spare_fd;
+	unsigned int tap_read_errors;
 	pid_t run_child;
 };
 

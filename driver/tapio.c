@@ -21,22 +21,36 @@ static uint8_t rx_buf[TAP_FRAME_MAX + 16] __attribute__((aligned(64)));
 /* A link set down fails every write (EIO) until it is up again. */
 static struct log_limit write_limit;
 
+/* Read errors in a row, other than EAGAIN, before tapir gives up. */
+#define TAP_READ_ERRORS_MAX 256
+
 /**
- * tap_read_failed() - a read from the tap failed: drained, or gone
+ * tap_read_failed() - a read from the tap failed: drained, one bad frame,
+ *		       or gone
  * @c:		context
  * @err:	errno of the read
  *
  * A tap whose device was deleted (`ip link del`, or its namespace gone)
- * fails every read with EBADFD, and stays readable: retrying would spin.
- * No other error of a tap read is transient either, so any of them ends
- * tapir with one line, as the namespace's network is gone.
+ * fails every read with EBADFD and stays readable: retrying would spin, so
+ * that ends tapir with one line, as the namespace's network is gone. Other
+ * errors concern one frame (tun returns EINVAL for a GSO frame the vnet
+ * header can't describe, and drops it): counted, unless they go on.
  *
  * Return: true if the loop is ending
  */
 static bool tap_read_failed(struct ctx *c, int err)
 {
+	static struct log_limit limit;
+
 	if (err == EAGAIN || err == EINTR)
 		return false;
+	if (err != EBADFD && err != EIO &&
+	    ++c->tap_read_errors < TAP_READ_ERRORS_MAX) {
+		c->stats.drops[DROP_BAD_VNET_HDR]++;
+		err_limited(&limit, err, "read from tap %s: frame dropped",
+		            c->tap.ifname);
+		return false;
+	}
 	if (err == EBADFD)
 		err_msg("tap %s is gone (deleted, or its namespace closed): "
 		        "exiting",
@@ -64,10 +78,11 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 		struct frame f;
 
 		if (n < 0) {
-			if (tap_read_failed(c, errno))
-				return;
-			break;
+			if (errno == EAGAIN || tap_read_failed(c, errno))
+				break;
+			continue;
 		}
+		c->tap_read_errors = 0;
 		if ((size_t)n < c->vnet_len + 14) {
 			c->stats.drops[DROP_SHORT_FRAME]++;
 			continue;

@@ -169,6 +169,11 @@ int tcp_maybe_finish(struct ctx *c, struct tcp_conn *conn)
 	if ((conn->flags & (CONN_GUEST_FIN | CONN_FIN_ACKED)) !=
 	    (CONN_GUEST_FIN | CONN_FIN_ACKED))
 		return 0;
+	/* The guest's FIN is owed its ACK now: the flush list can't send it
+	 * for a released entry, and the guest would retransmit into an RST.
+	 */
+	if (conn->flags & CONN_ACK_PENDING)
+		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, 0);
 	tcp_release(c, conn, false);
 	return TCP_RELEASED;
 }
@@ -221,14 +226,25 @@ static int conn_events(struct ctx *c, struct tcp_conn *conn)
  * IPv4, 6.12 for IPv6); where the kernel lacks it, this connection peeks
  * past a discard buffer instead, which is just as correct. Each socket's
  * own answer counts, not only the start-up probe's.
+ *
+ * Urgent data stays in the stream (SO_OOBINLINE): otherwise reads skip the
+ * urgent byte while the peek offset does not, and the sequence numbers we
+ * give the guest would no longer match the queue.
+ *
+ * Return: 0, or an errno if the socket can't be used
  */
-static void socket_setup(struct ctx *c, struct tcp_conn *conn)
+static int socket_setup(struct ctx *c, struct tcp_conn *conn)
 {
 	static struct log_limit limit;
 	int one = 1, zero = 0;
 	int family = AF_INET;
 	socklen_t len = sizeof(family);
 
+	if (setsockopt(conn->fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one))) {
+		err_limited(&limit, errno, "tcp: SO_OOBINLINE on port %u",
+		            conn->rport);
+		return errno;
+	}
 	/* Without it, small writes wait for ACKs: slower, not wrong. */
 	if (setsockopt(conn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
 		err_limited(&limit, errno, "tcp: TCP_NODELAY on port %u",
@@ -237,6 +253,7 @@ static void socket_setup(struct ctx *c, struct tcp_conn *conn)
 	    !tcp_peek_in_use(c, family) ||
 	    setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero)))
 		conn->flags |= CONN_NO_PEEK_OFF;
+	return 0;
 }
 
 /**
@@ -267,7 +284,7 @@ static void send_synack(struct ctx *c, struct tcp_conn *conn)
 	conn->flags &= ~CONN_CONNECTING;
 	conn->flags |= CONN_SYN_RCVD;
 	tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una, TCP_WINDOW_MAX);
-	conn->snd_nxt = conn->snd_una + 1;
+	conn->snd_nxt = conn->snd_max = conn->snd_una + 1;
 	tcp_arm_timer(conn, 1000);
 }
 
@@ -323,8 +340,7 @@ static int host_socket(struct ctx *c, struct tcp_conn *conn, int family)
 		            conn->rport);
 		return ENOMEM;
 	}
-	socket_setup(c, conn);
-	return 0;
+	return socket_setup(c, conn);
 }
 
 /**
@@ -352,7 +368,7 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 	}
 	conn->flags = p->v6 ? CONN_V6 : 0;
 	conn->rcv_nxt = s->seq + 1;
-	conn->snd_una = conn->snd_nxt =
+	conn->snd_una = conn->snd_nxt = conn->snd_max =
 	        tcp_isn(&c->tcp->table, &p->src, s->sport, &p->dst, s->dport);
 	conn->mss = guest_mss(c, conn, s->mss);
 	if (s->ws >= 0) {
@@ -598,17 +614,16 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 		return -1;
 	}
 	conn->fd = fd;
-	if (conn_events(c, conn)) {
+	if (conn_events(c, conn) || socket_setup(c, conn)) {
 		conn->fd = -1;
 		tcp_release(c, conn, false);
 		return -1;
 	}
-	socket_setup(c, conn);
 	conn->flags |=
 	        CONN_SYN_SENT | CONN_WS_OK | (inany_is_v4(dst) ? 0 : CONN_V6);
 	conn->mss = guest_mss(c, conn, 0);
 	conn->snd_una = tcp_isn(&c->tcp->table, dst, dport, src, sport);
-	conn->snd_nxt = conn->snd_una + 1;
+	conn->snd_nxt = conn->snd_max = conn->snd_una + 1;
 	conn->last_active = clock_s();
 	tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
 	tcp_arm_timer(conn, 1000);

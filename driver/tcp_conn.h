@@ -32,6 +32,8 @@ enum tcp_conn_flag {
 	CONN_DATA_DROPPED = 1 << 14, /* guest data didn't fit the socket */
 	CONN_NO_PEEK_OFF = 1 << 15,  /* peeks skip the bytes in flight */
 	CONN_PUSH_PENDING = 1 << 16, /* host data to send after the batch */
+	CONN_FIN_EVER = 1 << 17,     /* our FIN went out once: at snd_max - 1 */
+	CONN_RECOVERY = 1 << 18,     /* fast retransmit done, until @recover */
 };
 
 /**
@@ -52,11 +54,16 @@ enum tcp_conn_flag {
  * @rport:	remote port, as the guest sees it
  * @snd_una:	oldest sequence number sent to the guest and not acked
  * @snd_nxt:	next sequence number to send to the guest
+ * @snd_max:	highest sequence number sent so far, plus one (above
+ *		@snd_nxt after a retransmission timeout rewound it)
+ * @recover:	@snd_nxt when a fast retransmit began: until the guest ACKs
+ *		it, more duplicate ACKs retransmit nothing (NewReno)
  * @rcv_nxt:	next sequence number expected from the guest
  * @snd_wnd:	guest's receive window, in bytes
  * @snd_ws:	shift for the guest's window field
  * @mss:	largest segment payload toward the guest
  * @retries:	retransmissions without progress
+ * @probes:	zero-window probes since the window closed
  * @dupacks:	duplicate ACKs seen in a row
  * @last_ack:	last ACK number seen from the guest, for dupack counting
  * @last_active: last time (CLOCK_MONOTONIC s) anything happened
@@ -74,11 +81,14 @@ struct tcp_conn {
 	uint16_t rport;
 	uint32_t snd_una;
 	uint32_t snd_nxt;
+	uint32_t snd_max;
+	uint32_t recover;
 	uint32_t rcv_nxt;
 	uint32_t snd_wnd;
 	uint8_t snd_ws;
 	uint16_t mss;
 	uint8_t retries;
+	uint8_t probes;
 	uint8_t dupacks;
 	uint32_t last_ack;
 	uint64_t last_active;

@@ -107,9 +107,23 @@ int tcp_wait_writable(struct tcp_conn *conn)
 }
 
 /**
- * set_peek_offset() - point the kernel's peek offset at snd_nxt
+ * seq_max() - the later of two sequence numbers
+ * @a:		one
+ * @b:		other
+ *
+ * Return: @a or @b, modulo 2^32
+ */
+static uint32_t seq_max(uint32_t a, uint32_t b)
+{
+	return seq_lt(a, b) ? b : a;
+}
+
+/**
+ * set_peek_offset() - point the kernel's peek offset at @off bytes past
+ *		       snd_una
  * @c:		context
  * @conn:	connection
+ * @off:	offset
  *
  * Only for connections with SO_PEEK_OFF. A kernel that took the option
  * once does not refuse it later; if it did, the next peek would start at
@@ -117,14 +131,14 @@ int tcp_wait_writable(struct tcp_conn *conn)
  *
  * Return: 0, or TCP_RELEASED
  */
-static int set_peek_offset(struct ctx *c, struct tcp_conn *conn)
+static int set_peek_offset(struct ctx *c, struct tcp_conn *conn, uint32_t off)
 {
 	static struct log_limit limit;
-	int off = (int)(conn->snd_nxt - conn->snd_una);
+	int v = (int)off;
 
 	if (conn->flags & CONN_NO_PEEK_OFF)
 		return 0;
-	if (!setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off)))
+	if (!setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &v, sizeof(v)))
 		return 0;
 	err_limited(&limit, errno, "tcp: set SO_PEEK_OFF on port %u",
 	            conn->rport);
@@ -133,7 +147,8 @@ static int set_peek_offset(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
- * tcp_rewind_to_una() - retransmit: resend everything the guest hasn't ACKed
+ * tcp_rewind_to_una() - retransmission timeout: send everything the guest
+ *			 hasn't ACKed again
  * @c:		context
  * @conn:	connection
  *
@@ -142,9 +157,9 @@ static int set_peek_offset(struct ctx *c, struct tcp_conn *conn)
 int tcp_rewind_to_una(struct ctx *c, struct tcp_conn *conn)
 {
 	conn->snd_nxt = conn->snd_una;
-	conn->flags &= ~CONN_FIN_SENT;
+	conn->flags &= ~(CONN_FIN_SENT | CONN_RECOVERY);
 	conn->dupacks = 0;
-	if (set_peek_offset(c, conn))
+	if (set_peek_offset(c, conn, 0))
 		return TCP_RELEASED;
 	return tcp_host_to_guest(c, conn);
 }
@@ -153,6 +168,8 @@ int tcp_rewind_to_una(struct ctx *c, struct tcp_conn *conn)
  * send_fin() - the host closed its side and all its data went out
  * @c:		context
  * @conn:	connection
+ *
+ * A FIN the tap refused is retried by the timer (tcp_timer.c).
  */
 static void send_fin(struct ctx *c, struct tcp_conn *conn)
 {
@@ -160,10 +177,13 @@ static void send_fin(struct ctx *c, struct tcp_conn *conn)
 	if (conn->flags & CONN_FIN_SENT)
 		return;
 	if (tcp_send_flags(c, conn, TH_FIN | TH_ACK, conn->snd_nxt,
-	                   tcp_rcv_window(conn)))
+	                   tcp_rcv_window(conn))) {
+		tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
 		return;
+	}
 	conn->snd_nxt++;
-	conn->flags |= CONN_FIN_SENT;
+	conn->snd_max = seq_max(conn->snd_max, conn->snd_nxt);
+	conn->flags |= CONN_FIN_SENT | CONN_FIN_EVER;
 	conn->flags &= ~CONN_ACK_PENDING;
 	tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
 }
@@ -196,27 +216,28 @@ static uint32_t send_room(const struct ctx *c, const struct tcp_conn *conn)
 }
 
 /**
- * peek_new() - peek at host data not yet sent to the guest
+ * peek_at() - peek at host data from @skip bytes past snd_una
  * @conn:	connection
+ * @skip:	bytes to pass over: the bytes in flight, or 0 to peek from
+ *		snd_una (a retransmission); with SO_PEEK_OFF the kernel's
+ *		offset must already point there, and @skip is 0
  * @len:	most bytes wanted
  * @eof:	set if the stream ended: no byte will follow the ones peeked
  *
- * With SO_PEEK_OFF the kernel starts where the last peek ended. Without
- * it, MSG_PEEK always starts at the head of the receive queue, which holds
- * the bytes in flight first: those land in the discard buffer, so that
- * peek_buf still receives exactly the bytes from snd_nxt on.
+ * Without SO_PEEK_OFF, MSG_PEEK always starts at the head of the receive
+ * queue, which holds the bytes in flight first: those land in the discard
+ * buffer, so that peek_buf still receives exactly the bytes wanted.
  *
- * Return: bytes at peek_buf, 0 if none are new; -1 with errno on failure
+ * Return: bytes at peek_buf, 0 if none; -1 with errno on failure
  */
-static ssize_t peek_new(struct tcp_conn *conn, size_t len, bool *eof)
+static ssize_t peek_at(struct tcp_conn *conn, size_t skip, size_t len,
+                       bool *eof)
 {
 	struct iovec iov[TCP_DISCARD_MAX / sizeof(discard_buf) + 1];
-	size_t skip = 0, n = 0;
 	struct msghdr mh = {0};
+	size_t n = 0;
 	ssize_t r;
 
-	if (conn->flags & CONN_NO_PEEK_OFF)
-		skip = conn->snd_nxt - conn->snd_una;
 	for (size_t left = skip; left; n++) {
 		size_t l =
 		        left < sizeof(discard_buf) ? left : sizeof(discard_buf);
@@ -244,42 +265,59 @@ static ssize_t peek_new(struct tcp_conn *conn, size_t len, bool *eof)
 }
 
 /**
- * enum host_state - how the host's end of a drained socket stands
- * @HOST_OPEN:		more data may come
- * @HOST_CLOSED:	its FIN arrived: the stream ends here
- * @HOST_RESET:		it was reset, or the socket failed
+ * peek_new() - peek at host data not yet sent to the guest
+ * @conn:	connection
+ * @len:	most bytes wanted
+ * @eof:	set if the stream ended after the bytes peeked
+ *
+ * Return: as peek_at()
  */
-enum host_state {
-	HOST_OPEN,
-	HOST_CLOSED,
-	HOST_RESET,
-};
+static ssize_t peek_new(struct tcp_conn *conn, size_t len, bool *eof)
+{
+	size_t skip = 0;
+
+	if (conn->flags & CONN_NO_PEEK_OFF)
+		skip = conn->snd_nxt - conn->snd_una;
+	return peek_at(conn, skip, len, eof);
+}
+
+/* What host_state() sees on a drained socket; more than one may hold. */
+#define HOST_CLOSED 1U /* its FIN arrived: the stream ends in the queue */
+#define HOST_RESET 2U  /* it was reset, or the socket failed */
+#define HOST_URGENT 4U /* urgent data is queued: peeks stop at its mark */
 
 /**
- * host_state() - whether the host closed or reset, after a peek found no
- *		  more data
+ * host_state() - whether the host closed or reset, or sent urgent data,
+ *		  after a peek found no more data
  * @conn:	connection
  *
  * A peek past bytes in flight (no SO_PEEK_OFF) returns them even after a
  * FIN or a reset, so the socket's poll state tells instead: one syscall,
  * as the extra peek that would otherwise return 0 or an error. A reset
  * leaves the error pending (the peek copied data), which poll reports.
+ * A peek that copied something stops at an urgent mark, so a short peek
+ * proves nothing while urgent data is queued (POLLPRI).
  *
- * Return: the state
+ * Return: HOST_* bits, 0 if the host is open and the queue drained
  */
-static enum host_state host_state(const struct tcp_conn *conn)
+static unsigned int host_state(const struct tcp_conn *conn)
 {
-	struct pollfd p = {.fd = conn->fd, .events = POLLIN | POLLRDHUP};
+	struct pollfd p = {.fd = conn->fd,
+	                   .events = POLLIN | POLLRDHUP | POLLPRI};
+	unsigned int state = 0;
 
 	if (poll(&p, 1, 0) < 0 || (p.revents & (POLLERR | POLLNVAL)))
 		return HOST_RESET;
 	if (p.revents & (POLLRDHUP | POLLHUP))
-		return HOST_CLOSED;
-	return HOST_OPEN;
+		state |= HOST_CLOSED;
+	if (p.revents & POLLPRI)
+		state |= HOST_URGENT;
+	return state;
 }
 
 /**
- * send_peeked() - send @n peeked bytes as frames of at most one payload
+ * send_peeked() - send @n peeked bytes at snd_nxt as frames of at most one
+ *		   payload
  * @c:		context
  * @conn:	connection
  * @n:		bytes at peek_buf
@@ -296,16 +334,19 @@ static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
 	for (size_t off = 0; off < n;) {
 		size_t len = n - off < max ? n - off : max;
 
-		if (tcp_send_data(c, conn, peek_buf + off, len, wnd)) {
+		if (tcp_send_data(c, conn, conn->snd_nxt, peek_buf + off, len,
+		                  wnd)) {
 			/* The peek offset moved past bytes the guest never
 			 * got: move it back, and retry on the timer.
 			 */
-			if (set_peek_offset(c, conn))
+			if (set_peek_offset(c, conn,
+			                    conn->snd_nxt - conn->snd_una))
 				return TCP_RELEASED;
 			tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
 			return 1;
 		}
 		conn->snd_nxt += (uint32_t)len;
+		conn->snd_max = seq_max(conn->snd_max, conn->snd_nxt);
 		off += len;
 		conn->flags &= ~CONN_ACK_PENDING;
 	}
@@ -345,6 +386,41 @@ static ssize_t push_once(struct ctx *c, struct tcp_conn *conn, uint32_t room,
 }
 
 /**
+ * drained() - a peek came up short: FIN, reset, urgent mark, or nothing
+ * @c:		context
+ * @conn:	connection
+ * @n:		bytes the short peek sent
+ * @final:	set when the host's FIN is known to be in the queue, and one
+ *		more peek must pass what came before it
+ *
+ * Return: 1 to peek again now, 0 to wait for the next edge or ACK, or
+ *	   TCP_RELEASED
+ */
+static int drained(struct ctx *c, struct tcp_conn *conn, ssize_t n, bool *final)
+{
+	unsigned int state = host_state(conn);
+
+	if (state & HOST_RESET) {
+		tcp_abort(c, conn, true);
+		return TCP_RELEASED;
+	}
+	if (state & HOST_URGENT) {
+		/* With SO_PEEK_OFF, a peek that starts at the mark passes
+		 * it; without, every peek starts at the head and stops at
+		 * the mark until the guest ACKs what precedes it.
+		 */
+		conn->flags |= CONN_READ_PENDING;
+		return n > 0 && !(conn->flags & CONN_NO_PEEK_OFF);
+	}
+	if (state & HOST_CLOSED) {
+		/* Data may have come between the peek and the FIN. */
+		*final = true;
+		return 1;
+	}
+	return 0;
+}
+
+/**
  * tcp_host_to_guest() - send what the host socket holds, as far as the guest's
  *		     window allows
  * @c:		context
@@ -353,33 +429,35 @@ static ssize_t push_once(struct ctx *c, struct tcp_conn *conn, uint32_t room,
  * One peek and up to one batch of frames per call; a full batch comes back
  * on the next loop turn, so that other connections get theirs. When a peek
  * drains the queue, the socket tells whether the host closed; if it did,
- * data may have come between the peek and its FIN, so one more peek, now
- * of a final queue, sends it before our FIN. A reset becomes an RST.
+ * one more peek, now of a final queue, sends what came before the FIN,
+ * then our FIN follows. A reset becomes an RST.
  *
  * Return: 0, or TCP_RELEASED
  */
 int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
 {
 	bool eof, final = false;
-	enum host_state state;
 	uint32_t room;
 	ssize_t n;
+	int ret;
 
 	if (!(conn->flags & CONN_ESTABLISHED) || (conn->flags & CONN_FIN_SENT))
 		return 0;
-	for (;;) {
+	do {
 		room = send_room(c, conn);
 		if (!room) {
 			conn->flags |= CONN_READ_PENDING;
 			if (!conn->snd_wnd)
-				tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
+				tcp_arm_timer(conn, tcp_rto_ms(conn->probes));
 			return 0;
 		}
 		n = push_once(c, conn, room, &eof);
 		if (n == TCP_RELEASED)
 			return TCP_RELEASED;
-		if (n == PUSH_STOPPED)
+		if (n == PUSH_STOPPED) {
+			conn->flags |= CONN_READ_PENDING;
 			return 0;
+		}
 		if ((size_t)n == room) {
 			/* A batch or the window ended, not the data. */
 			conn->flags |= CONN_READ_PENDING;
@@ -387,21 +465,55 @@ int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
 				event_active(conn->rev, EV_READ, 0);
 			return 0;
 		}
-		/* Drained: unless the host closed, the next edge brings more. */
 		conn->flags &= ~CONN_READ_PENDING;
 		if (eof || final) {
 			send_fin(c, conn);
 			return 0;
 		}
-		state = host_state(conn);
-		if (state == HOST_RESET) {
-			tcp_abort(c, conn, true);
-			return TCP_RELEASED;
-		}
-		if (state == HOST_OPEN)
-			return 0;
-		final = true;
+		ret = drained(c, conn, n, &final);
+	} while (ret == 1);
+	return ret;
+}
+
+/**
+ * retransmit_first() - fast retransmit: send the oldest unacked frame again
+ * @c:		context
+ * @conn:	connection with bytes in flight
+ *
+ * Only that frame, as a real TCP does: the guest holds what followed it.
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+static int retransmit_first(struct ctx *c, struct tcp_conn *conn)
+{
+	uint32_t data = conn->snd_nxt - conn->snd_una;
+	size_t len = tcp_max_payload(c, conn);
+	bool eof;
+	ssize_t n;
+
+	if (conn->flags & CONN_FIN_SENT)
+		data--;
+	if (!data) {
+		tcp_send_flags(c, conn, TH_FIN | TH_ACK, conn->snd_una,
+		               tcp_rcv_window(conn));
+		return 0;
 	}
+	if (len > data)
+		len = data;
+	if (set_peek_offset(c, conn, 0))
+		return TCP_RELEASED;
+	n = peek_at(conn, 0, len, &eof);
+	if (set_peek_offset(c, conn, conn->snd_nxt - conn->snd_una))
+		return TCP_RELEASED;
+	if (n < (ssize_t)len) {
+		debug_msg("tcp: peek for a retransmission on port %u: %s",
+		          conn->rport, n < 0 ? strerror(errno) : "short");
+		tcp_abort(c, conn, true);
+		return TCP_RELEASED;
+	}
+	tcp_send_data(c, conn, conn->snd_una, peek_buf, len,
+	              tcp_rcv_window(conn));
+	return 0;
 }
 
 /**
@@ -427,6 +539,72 @@ static int discard_acked(struct tcp_conn *conn, uint32_t n)
 }
 
 /**
+ * ack_new() - the guest acknowledged @acked more bytes
+ * @c:		context
+ * @conn:	connection
+ * @ack:	its acknowledgement number, past snd_una and at most snd_max
+ *
+ * After a retransmission timeout rewound snd_nxt, the guest may ACK past
+ * it what it had from the first time: snd_nxt moves up with snd_una (the
+ * kernel's peek offset follows the discard down to 0 by itself).
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+static int ack_new(struct ctx *c, struct tcp_conn *conn, uint32_t ack)
+{
+	uint32_t data = ack - conn->snd_una;
+
+	if ((conn->flags & CONN_FIN_EVER) && ack == conn->snd_max) {
+		data--;
+		conn->flags |= CONN_FIN_SENT | CONN_FIN_ACKED;
+	}
+	if (data && discard_acked(conn, data)) {
+		debug_msg("tcp: discard acked data of port %u: %s", conn->rport,
+		          strerror(errno));
+		tcp_abort(c, conn, true);
+		return TCP_RELEASED;
+	}
+	conn->snd_una = ack;
+	if (seq_lt(conn->snd_nxt, ack))
+		conn->snd_nxt = ack;
+	conn->retries = 0;
+	conn->dupacks = 0;
+	if (conn->snd_una == conn->snd_nxt)
+		tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
+	else
+		tcp_arm_timer(conn, tcp_rto_ms(0));
+	if (!(conn->flags & CONN_RECOVERY))
+		return 0;
+	if (!seq_lt(ack, conn->recover)) {
+		conn->flags &= ~CONN_RECOVERY;
+		return 0;
+	}
+	/* A partial ACK: the next hole, at once (NewReno). */
+	return retransmit_first(c, conn);
+}
+
+/**
+ * dupack() - one more duplicate ACK: the third starts a fast retransmit
+ * @c:		context
+ * @conn:	connection with bytes in flight
+ *
+ * During recovery, duplicate ACKs only say that frames after the hole
+ * arrived: retransmitting again for each would flood the tap queue whose
+ * overflow caused the loss.
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+static int dupack(struct ctx *c, struct tcp_conn *conn)
+{
+	if ((conn->flags & CONN_RECOVERY) || ++conn->dupacks < 3)
+		return 0;
+	conn->flags |= CONN_RECOVERY;
+	conn->recover = conn->snd_nxt;
+	conn->dupacks = 0;
+	return retransmit_first(c, conn);
+}
+
+/**
  * tcp_process_ack() - apply the guest's acknowledgement and window
  * @c:		context
  * @conn:	established connection
@@ -444,32 +622,25 @@ int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
 	uint32_t inflight = conn->snd_nxt - conn->snd_una;
 	uint32_t acked = s->ack - conn->snd_una;
 	uint32_t old_wnd = conn->snd_wnd;
+	int ret = 0;
 
 	conn->snd_wnd = (uint32_t)s->win << conn->snd_ws;
-	if (acked && acked <= inflight) {
-		uint32_t data = acked;
-
-		if ((conn->flags & CONN_FIN_SENT) && s->ack == conn->snd_nxt) {
-			data--;
-			conn->flags |= CONN_FIN_ACKED;
-		}
-		if (data && discard_acked(conn, data)) {
-			debug_msg("tcp: discard acked data of port %u: %s",
-			          conn->rport, strerror(errno));
-			tcp_abort(c, conn, true);
-			return TCP_RELEASED;
-		}
-		conn->snd_una = s->ack;
+	if (!old_wnd && conn->snd_wnd) {
+		/* Reopened: probes were no failures, and their backed-off
+		 * timer must not stand in for the next RTO.
+		 */
+		conn->probes = 0;
 		conn->retries = 0;
-		conn->dupacks = 0;
-		if (conn->snd_una == conn->snd_nxt)
-			tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
-		else
-			tcp_arm_timer(conn, tcp_rto_ms(0));
-	} else if (!acked && inflight && !s->len && conn->snd_wnd == old_wnd &&
-	           !(s->flags & (TH_FIN | TH_SYN)) && ++conn->dupacks == 3) {
-		return tcp_rewind_to_una(c, conn);
+		tcp_arm_timer(conn,
+		              inflight ? tcp_rto_ms(0) : TCP_IDLE_S * 1000U);
 	}
+	if (acked && acked <= conn->snd_max - conn->snd_una)
+		ret = ack_new(c, conn, s->ack);
+	else if (!acked && inflight && !s->len && conn->snd_wnd == old_wnd &&
+	         !(s->flags & (TH_FIN | TH_SYN)))
+		ret = dupack(c, conn);
+	if (ret)
+		return ret;
 	if ((conn->flags & CONN_READ_PENDING) ||
 	    (conn->snd_wnd > old_wnd && !(conn->flags & CONN_HOST_EOF)) ||
 	    ((conn->flags & CONN_HOST_EOF) && !(conn->flags & CONN_FIN_SENT)))

@@ -221,20 +221,21 @@ int tcp_send_flags(struct ctx *c, const struct tcp_conn *conn, uint8_t flags,
 }
 
 /**
- * tcp_send_data() - send payload at snd_nxt, ACK and PSH set
+ * tcp_send_data() - send payload, ACK and PSH set
  * @c:		context
  * @conn:	connection
+ * @seq:	sequence number of its first byte
  * @data:	payload
  * @len:	length, at most tcp_max_payload()
  * @wnd:	window to advertise, in bytes
  *
  * Return: 0 on success, -1 if dropped
  */
-int tcp_send_data(struct ctx *c, const struct tcp_conn *conn,
+int tcp_send_data(struct ctx *c, const struct tcp_conn *conn, uint32_t seq,
                   const uint8_t *data, size_t len, uint32_t wnd)
 {
-	return send_segment(c, conn, TH_ACK | TH_PSH, conn->snd_nxt, wnd, NULL,
-	                    0, data, len);
+	return send_segment(c, conn, TH_ACK | TH_PSH, seq, wnd, NULL, 0, data,
+	                    len);
 }
 
 /**

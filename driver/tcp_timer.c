@@ -82,15 +82,29 @@ static int timer_fired(struct ctx *c, struct tcp_conn *conn)
 		return tcp_rewind_to_una(c, conn);
 	}
 	if (!conn->snd_wnd && (conn->flags & CONN_READ_PENDING)) {
-		/* Zero-window probe: an old sequence number draws an ACK. */
+		/* Zero-window probe: an old sequence number draws an ACK.
+		 * Probes are no failures: they back off on their own count.
+		 */
 		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt - 1,
 		               tcp_rcv_window(conn));
-		tcp_arm_timer(conn, tcp_rto_ms(++conn->retries));
+		if (conn->probes < UINT8_MAX)
+			conn->probes++;
+		tcp_arm_timer(conn, tcp_rto_ms(conn->probes));
 		return 0;
 	}
 	if (clock_s() - conn->last_active >= TCP_IDLE_S) {
 		tcp_abort(c, conn, true);
 		return TCP_RELEASED;
+	}
+	if ((conn->flags & CONN_ESTABLISHED) &&
+	    ((conn->flags & CONN_READ_PENDING) ||
+	     ((conn->flags & CONN_HOST_EOF) &&
+	      !(conn->flags & CONN_FIN_SENT)))) {
+		/* The tap refused data or our FIN with nothing in flight,
+		 * so no retransmission would ever send them: try again.
+		 */
+		tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
+		return tcp_host_to_guest(c, conn);
 	}
 	tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
 	return 0;

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - unit tests: a guest that speaks TCP to tapir through a fake tap
+ *
+ * For cases that run in unit_netns_run(): the host side is that
+ * namespace's loopback, with a listener on 127.0.0.1:TCPGUEST_HOST_PORT,
+ * which the guest reaches as the gateway, 10.0.2.2.
+ */
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/ip.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+
+#include "driver/csum.h"
+#include "driver/tapio.h"
+#include "driver/tcp.h"
+#include "driver/tcp_internal.h"
+#include "tests/unit/fakectx.h"
+#include "tests/unit/tcpguest.h"
+#include "tests/unit/unit.h"
+
+static const uint8_t guest_mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
+static const uint8_t gw_mac[6] = {0x52, 0x55, 0x0a, 0x00, 0x02, 0x02};
+
+/**
+ * guest_open() - a context with TCP, a started tap and a host listener
+ * @g:		filled
+ * @discard:	peek past a discard buffer, as on kernels without
+ *		SO_PEEK_OFF for TCP, whatever this one has
+ *
+ * Return: 0 on success
+ */
+int guest_open(struct guest *g, bool discard)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons(HOST_PORT)};
+	int one = 1;
+
+	memset(g, 0, sizeof(*g));
+	g->tap = fake_ctx_init(&g->c, &g->o, false, guest_mac);
+	g->c.base = event_base_new();
+	if (!g->c.base || tcp_init(&g->c) || tapio_start(&g->c))
+		return -1;
+	if (discard)
+		g->c.tcp->peek_off4 = g->c.tcp->peek_off6 = false;
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	g->listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (g->listener < 0 ||
+	    setsockopt(g->listener, SOL_SOCKET, SO_REUSEADDR, &one,
+	               sizeof(one)) ||
+	    bind(g->listener, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(g->listener, 8))
+		return -1;
+	return 0;
+}
+
+/**
+ * guest_close() - release everything guest_open() made
+ * @g:		guest
+ */
+void guest_close(struct guest *g)
+{
+	tcp_cleanup(&g->c);
+	tapio_stop(&g->c);
+	event_base_free(g->c.base);
+	close(g->tap);
+	close(g->listener);
+}
+
+/**
+ * queue_seg() - the guest writes one TCP segment to GW_IP:HOST_PORT into
+ *		 the tap, without running the loop: several queued segments
+ *		 reach tapir as one batch
+ * @g:		guest
+ * @sport:	guest port
+ * @flags:	TCP flags
+ * @seq:	sequence number
+ * @ack:	acknowledgement number
+ * @win:	raw window field
+ * @data:	payload, or NULL
+ * @len:	payload bytes
+ */
+void queue_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
+               uint32_t ack, uint16_t win, const void *data, size_t len)
+{
+	uint8_t f[14 + 20 + 20 + 64] = {0};
+	struct tcphdr th = {0};
+	struct iphdr ip = {0};
+	struct in_addr src, dst;
+	uint16_t ck;
+
+	memcpy(f, gw_mac, 6);
+	memcpy(f + 6, guest_mac, 6);
+	f[12] = 0x08;
+	inet_pton(AF_INET, GUEST_IP, &src);
+	inet_pton(AF_INET, GW_IP, &dst);
+	ip.version = 4;
+	ip.ihl = 5;
+	ip.tot_len = htons((uint16_t)(40 + len));
+	ip.ttl = 64;
+	ip.protocol = IPPROTO_TCP;
+	ip.saddr = src.s_addr;
+	ip.daddr = dst.s_addr;
+	ip.check = csum_ip4_header(&ip, 20);
+	memcpy(f + 14, &ip, 20);
+	th.source = htons(sport);
+	th.dest = htons(HOST_PORT);
+	th.seq = htonl(seq);
+	th.ack_seq = htonl(ack);
+	th.doff = 5;
+	th.window = htons(win);
+	memcpy(f + 34, &th, 20);
+	f[34 + 13] = flags;
+	if (len)
+		memcpy(f + 54, data, len);
+	ck = csum_fold(csum_add(
+	        csum_pseudo4(src, dst, IPPROTO_TCP, (uint32_t)(20 + len)),
+	        f + 34, 20 + len));
+	memcpy(f + 34 + 16, &ck, 2);
+	if (send(g->tap, f, 54 + len, 0) != (ssize_t)(54 + len))
+		CHECK(!"send a frame into the fake tap");
+}
+
+/**
+ * send_seg() - queue_seg(), then let tapir read it
+ * @g:		guest
+ * @sport:	guest port
+ * @flags:	TCP flags
+ * @seq:	sequence number
+ * @ack:	acknowledgement number
+ * @win:	raw window field
+ * @data:	payload, or NULL
+ * @len:	payload bytes
+ */
+void send_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
+              uint32_t ack, uint16_t win, const void *data, size_t len)
+{
+	queue_seg(g, sport, flags, seq, ack, win, data, len);
+	event_base_loop(g->c.base, EVLOOP_NONBLOCK);
+}
+
+/**
+ * spin() - run tapir's loop for about @ms milliseconds
+ * @g:		guest
+ * @ms:		milliseconds
+ */
+void spin(struct guest *g, int ms)
+{
+	struct timespec t = {0, 1000000};
+
+	for (int i = 0; i < ms; i++) {
+		event_base_loop(g->c.base, EVLOOP_NONBLOCK);
+		nanosleep(&t, NULL);
+	}
+}
+
+/**
+ * take_seg() - the next TCP segment tapir already sent the guest, without
+ *		running the loop
+ * @g:		guest
+ * @s:		filled
+ *
+ * Return: true if there was one
+ */
+bool take_seg(struct guest *g, struct seg *s)
+{
+	uint8_t f[70000];
+	ssize_t n;
+
+	while ((n = recv(g->tap, f, sizeof(f), MSG_DONTWAIT)) >= 0) {
+		struct tcphdr th;
+		struct iphdr ip;
+
+		if (n < 54 || f[12] != 0x08 || f[13] != 0x00)
+			continue;
+		memcpy(&ip, f + 14, sizeof(ip));
+		if (ip.protocol != IPPROTO_TCP)
+			continue;
+		memcpy(&th, f + 14 + ip.ihl * 4, sizeof(th));
+		s->src = ip.saddr;
+		s->dst = ip.daddr;
+		s->sport = ntohs(th.source);
+		s->dport = ntohs(th.dest);
+		s->seq = ntohl(th.seq);
+		s->ack = ntohl(th.ack_seq);
+		s->flags = f[14 + ip.ihl * 4 + 13];
+		s->len = (size_t)n - 14 - ip.ihl * 4 - th.doff * 4;
+		memcpy(s->data, f + n - s->len,
+		       s->len < sizeof(s->data) ? s->len : sizeof(s->data));
+		return true;
+	}
+	return false;
+}
+
+/**
+ * next_seg() - run the loop until tapir sends the guest a TCP segment
+ * @g:		guest
+ * @s:		filled
+ *
+ * Return: true if one came within half a second
+ */
+bool next_seg(struct guest *g, struct seg *s)
+{
+	struct timespec ms = {0, 1000000};
+
+	for (int i = 0; i < 500; i++) {
+		if (take_seg(g, s))
+			return true;
+		event_base_loop(g->c.base, EVLOOP_NONBLOCK);
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
+/**
+ * addressed_right() - a segment goes from GW_IP to GUEST_IP
+ * @s:		segment
+ *
+ * Return: true if so; a released connection sends from 0.0.0.0
+ */
+bool addressed_right(const struct seg *s)
+{
+	struct in_addr gw, guest;
+
+	inet_pton(AF_INET, GW_IP, &gw);
+	inet_pton(AF_INET, GUEST_IP, &guest);
+	return s->src == gw.s_addr && s->dst == guest.s_addr;
+}
+
+/**
+ * handshake() - open a connection from guest port @sport, and accept it
+ * @g:		guest
+ * @sport:	guest port
+ * @win:	window the guest's final ACK advertises
+ * @isn:	filled with tapir's initial sequence number
+ *
+ * Return: the host's accepted socket, or -1
+ */
+int handshake(struct guest *g, uint16_t sport, uint16_t win, uint32_t *isn)
+{
+	struct seg s;
+	int fd;
+
+	send_seg(g, sport, TH_SYN, GUEST_ISN, 0, 65535, NULL, 0);
+	if (!next_seg(g, &s) || s.flags != (TH_SYN | TH_ACK) ||
+	    s.ack != GUEST_ISN + 1 || !addressed_right(&s))
+		return -1;
+	*isn = s.seq;
+	send_seg(g, sport, TH_ACK, GUEST_ISN + 1, *isn + 1, win, NULL, 0);
+	fd = accept(g->listener, NULL, NULL);
+	return fd;
+}
+
+/**
+ * reset_by_host() - the host resets an accepted connection
+ * @fd:		accepted socket, closed here
+ */
+void reset_by_host(int fd)
+{
+	const struct linger l = {.l_onoff = 1, .l_linger = 0};
+
+	CHECK(!setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
+	close(fd);
+}

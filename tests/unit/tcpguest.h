@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - unit tests: a guest that speaks TCP to tapir through a fake tap
+ */
+#ifndef TAPIR_TCPGUEST_H
+#define TAPIR_TCPGUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/tcp.h>
+
+#include "driver/ctx.h"
+
+#define GUEST_IP "10.0.2.100"
+#define GW_IP "10.0.2.2"
+#define HOST_PORT 7070
+#define GUEST_ISN 1000
+
+/**
+ * struct guest - the test's side of one context
+ * @c:		context under test
+ * @o:		its options
+ * @tap:	the guest's end of the fake tap
+ * @listener:	host listener on 127.0.0.1:HOST_PORT
+ */
+struct guest {
+	struct ctx c;
+	struct opts o;
+	int tap;
+	int listener;
+};
+
+/**
+ * struct seg - what a frame from tapir carried
+ * @src:	IPv4 source, network order
+ * @dst:	IPv4 destination, network order
+ * @sport:	TCP source port
+ * @dport:	TCP destination port
+ * @seq:	sequence number
+ * @ack:	acknowledgement number
+ * @flags:	TCP flags
+ * @len:	payload bytes
+ * @data:	the first of them
+ */
+struct seg {
+	uint32_t src;
+	uint32_t dst;
+	uint16_t sport;
+	uint16_t dport;
+	uint32_t seq;
+	uint32_t ack;
+	uint8_t flags;
+	size_t len;
+	uint8_t data[64];
+};
+
+int guest_open(struct guest *g, bool discard);
+void guest_close(struct guest *g);
+void queue_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
+               uint32_t ack, uint16_t win, const void *data, size_t len);
+void send_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
+              uint32_t ack, uint16_t win, const void *data, size_t len);
+void spin(struct guest *g, int ms);
+bool take_seg(struct guest *g, struct seg *s);
+bool next_seg(struct guest *g, struct seg *s);
+bool addressed_right(const struct seg *s);
+int handshake(struct guest *g, uint16_t sport, uint16_t win, uint32_t *isn);
+void reset_by_host(int fd);
+
+#endif /* TAPIR_TCPGUEST_H */
