@@ -7,6 +7,14 @@
 # sandbox addresses, dnsmasq on 127.0.0.1 as the host's resolver), and the
 # image is busybox-static, imported, since there is no registry.
 #
+# No daemon is shared between tests: dockerd-rootless.sh answers `docker
+# info` 1-2 s after it starts on the project's machines, so a daemon per
+# test costs little, keeps the tests independent (each starts with its own
+# rootlesskit settings), and the sandbox's pid namespace ends everything
+# the test started. What is shared, made once in setup_file, is the
+# image's root file system and the 100 MB file. The whole file takes about
+# 30-45 s here.
+#
 # Helpers: tests/engines.bash (loaded inside the sandbox).
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
