@@ -2,7 +2,8 @@
 #
 # `make` builds ./tapir; `make test` runs the unit and integration suites;
 # `make check-asan` builds with ASan+UBSan into build-asan/ and runs the same
-# suites against that binary; `make lint` runs cppcheck and clang-format.
+# suites against that binary; `make lint` runs cppcheck and clang-format;
+# `make deb` builds a Debian package into $(BUILD)/deb/.
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -17,7 +18,7 @@ WARN := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
 # libraries are installed.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))
-ALL_CFLAGS = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -I. $(PKG_CFLAGS) \
+ALL_CFLAGS = $(WARN) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -I. $(PKG_CFLAGS) \
 	-DTAPIR_VERSION='"$(VERSION)"' -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_CFLAGS)
 
@@ -37,7 +38,8 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,\
 C_FILES := $(wildcard driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] \
 	tests/tools/*.c benchmark/*.c)
 
-.PHONY: all test unit check-asan lint format install clean bench bench-tools
+.PHONY: all test unit check-asan lint format install clean bench bench-tools \
+	deb
 # Keep unit-test objects: otherwise make deletes them after the summary line.
 .SECONDARY:
 
@@ -95,12 +97,33 @@ format:
 
 install: $(BUILD)/tapir
 	install -D -m 0755 $(BUILD)/tapir $(DESTDIR)$(PREFIX)/bin/tapir
+	install -D -m 0644 docs/tapir.1 $(DESTDIR)$(PREFIX)/share/man/man1/tapir.1
 
 # Packages first: on a fresh machine the build itself needs the -dev ones.
+# As root (`sudo make bench`), hack/give-back.sh hands the outputs to the
+# invoking user and restores any tracked file the run replaced
+# (docs/benchmarks.md), so that user's plain `make` still works.
 bench:
 	@if [ "$$(id -u)" = 0 ]; then hack/install-deps.sh; fi
-	$(MAKE) tapir bench-tools
-	TAPIR_BUILD=$(BUILD) benchmark/run-matrix.sh
+	hack/give-back.sh $(BUILD) tapir -- $(MAKE) tapir bench-tools
+	hack/give-back.sh $(BUILD) benchmark/results -- \
+		env TAPIR_BUILD=$(BUILD) benchmark/run-matrix.sh
+
+# A .deb built with debhelper from a copy of the tree in $(BUILD)/deb/src
+# (dpkg-buildpackage writes next to the source directory): the binary, the
+# man page and the docs; dependencies from dpkg-shlibdeps.
+DEB_DIR := $(BUILD)/deb
+deb:
+	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version); \
+	case $$v in $(VERSION)) ;; *) echo "debian/changelog has $$v," \
+		"the Makefile $(VERSION)" >&2; exit 1;; esac
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	tar -cf - --exclude='./build*' --exclude=./.git --exclude=./tapir \
+		--exclude=./benchmark/results . | tar -C $(DEB_DIR)/src -xf -
+	cd $(DEB_DIR)/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -b -us -uc -Jauto
+	@ls $(DEB_DIR)/*.deb
 
 clean:
 	rm -rf build build-asan tapir

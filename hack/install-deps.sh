@@ -16,6 +16,12 @@ PACKAGES=(
 	dnsmasq-base curl jq
 	# peers that tapir is compared with / must interoperate with
 	rootlesskit slirp4netns passt
+	# container engines (tests/engines.bats): podman with runc (crun 1.8
+	# refuses a hybrid cgroup layout), Docker rootless, and an image
+	# made from busybox-static (it replaces busybox, which udhcpc accepts)
+	podman runc conmon catatonit docker.io containerd busybox-static
+	# man page check, and `make deb`
+	man-db groff-base debhelper dpkg-dev
 	# benchmarks
 	iperf3 nginx-light apache2-utils wrk gnuplot-nox
 	# lint

@@ -3,12 +3,14 @@
 #
 # Installs missing packages, sets up the unprivileged test user, then runs
 # `make`, `make test` and `make check-asan` (the same tests against an
-# ASan+UBSan build). Its last line sums both runs:
+# ASan+UBSan build), and builds and checks the Debian package
+# (hack/deb-check.sh, counted as one test). Its last line sums them all:
 #
 #   N passed, N failed[, N skipped]
 #
 # Needs root: the integration tests create network namespaces and the
-# test user, and missing packages are installed with apt.
+# test user, and missing packages are installed with apt. Run with sudo,
+# what it builds is handed back to the invoking user (hack/give-back.sh).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,6 +24,13 @@ if ((EUID != 0)); then
 		`sudo hack/test.sh`, or run `make test` for what works without root.
 	EOF
 	exit 1
+fi
+
+# Everything below writes build/, build-asan/ and ./tapir as root: hand
+# them back to the user who ran sudo, whatever happens.
+if [[ -z "${TAPIR_GIVE_BACK_DONE:-}" ]]; then
+	export TAPIR_GIVE_BACK_DONE=1
+	exec hack/give-back.sh build build-asan tapir -- "$root/hack/test.sh" "$@"
 fi
 
 hack/install-deps.sh
@@ -72,6 +81,15 @@ else
 	echo "=== make check-asan"
 	make -j"$jobs" check-asan 2>&1 | tee "$work/asan.log" || status=1
 	add_summary "$work/asan.log"
+
+	echo "=== make deb (hack/deb-check.sh)"
+	if hack/deb-check.sh 2>&1 | tee "$work/deb.log"; then
+		passed=$((passed + 1))
+	else
+		echo "not ok - make deb: see above"
+		failed=$((failed + 1))
+		status=1
+	fi
 fi
 
 ((failed > 0)) && status=1

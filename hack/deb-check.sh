@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# hack/deb-check.sh - build the Debian package and check it the way CI does:
+# `make deb`, unpack the .deb into a scratch root with `dpkg -x` (nothing is
+# installed on the machine), run that root's tapir --version, and check that
+# the man page and the docs are in it and that dpkg-shlibdeps filled in the
+# shared-library dependencies. Prints `deb: ok` last on success.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build=${BUILD:-build}
+
+fail() {
+	echo "deb: FAILED: $*" >&2
+	exit 1
+}
+
+make BUILD="$build" deb
+shopt -s nullglob
+debs=("$build"/deb/tapir_*.deb)
+shopt -u nullglob
+((${#debs[@]} == 1)) || fail "expected one $build/deb/tapir_*.deb, found ${#debs[@]}"
+deb=${debs[0]}
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/tapir-deb.XXXXXX")
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+dpkg-deb --info "$deb"
+dpkg-deb --contents "$deb"
+dpkg -x "$deb" "$scratch"
+
+version=$(timeout 10 "$scratch/usr/bin/tapir" --version) ||
+	fail "$scratch/usr/bin/tapir --version failed"
+echo "$version"
+want=$(dpkg-deb --field "$deb" Version)
+[[ "$(head -n 1 <<<"$version")" == "tapir version ${want%%-*}" ]] ||
+	fail "--version says '$(head -n 1 <<<"$version")', the package $want"
+
+man=$scratch/usr/share/man/man1/tapir.1.gz
+[[ -f "$man" ]] || fail "no $man"
+MANWIDTH=80 man -l "$man" 2>&1 | grep -q '^NAME' || fail "man -l $man renders no NAME"
+for doc in README.md engines.md api.md; do
+	ls "$scratch/usr/share/doc/tapir/$doc"* >/dev/null 2>&1 ||
+		fail "no /usr/share/doc/tapir/$doc in the package"
+done
+
+depends=$(dpkg-deb --field "$deb" Depends)
+echo "Depends: $depends"
+for lib in libc6 libjansson4 libmnl0 libevent-2.1-7; do
+	[[ "$depends" =~ (^|[ ,])$lib([ ,]|$) ]] ||
+		fail "Depends lacks $lib (dpkg-shlibdeps)"
+done
+echo "deb: ok: $deb"
