@@ -8,7 +8,7 @@
 VERSION := 0.1.0
 PREFIX ?= /usr/local
 BUILD ?= build
-PKGS := jansson libmnl libevent
+PKGS := jansson libmnl libevent libseccomp
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 

@@ -30,6 +30,10 @@ enum {
 	OPT_PCAP,
 	OPT_DEBUG,
 	OPT_FORWARD_MODE,
+	OPT_ENABLE_SANDBOX,
+	OPT_ENABLE_SECCOMP,
+	OPT_NO_SANDBOX,
+	OPT_NO_SECCOMP,
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +58,10 @@ static const struct option long_opts[] = {
         {"pcap", required_argument, NULL, OPT_PCAP},
         {"debug", no_argument, NULL, OPT_DEBUG},
         {"forward-mode", required_argument, NULL, OPT_FORWARD_MODE},
+        {"enable-sandbox", no_argument, NULL, OPT_ENABLE_SANDBOX},
+        {"enable-seccomp", no_argument, NULL, OPT_ENABLE_SECCOMP},
+        {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
+        {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
@@ -93,6 +101,13 @@ static const char usage_options[] =
         "                           TCP port forwards through the tap (keeps\n"
         "                           the client address, default) or spliced\n"
         "                           from a socket inside the namespace\n"
+        "      --enable-sandbox     once set up, live in an empty root with\n"
+        "                           only /etc and /run, no capability but\n"
+        "                           CAP_NET_BIND_SERVICE (default in run)\n"
+        "      --enable-seccomp     once set up, allow only the syscalls\n"
+        "                           tapir makes (default in run)\n"
+        "      --no-sandbox, --no-seccomp\n"
+        "                           turn either off (for tapir run)\n"
         "  -h, --help               show this help and exit\n"
         "  -v, --version            show version and features and exit\n";
 
@@ -380,6 +395,9 @@ static void opts_defaults(struct opts *o, enum cli_mode mode)
 	if (mode == CLI_RUN) {
 		o->configure = true;
 		strcpy(o->ifname, "tap0");
+		/* tapir run owns the whole set-up: it can always isolate. */
+		o->sandbox = true;
+		o->seccomp = true;
 	}
 }
 
@@ -545,6 +563,14 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		}
 		o->forward_mode =
 		        strcmp(arg, "tap") ? FORWARD_SPLICE : FORWARD_TAP;
+		break;
+	case OPT_ENABLE_SANDBOX:
+	case OPT_NO_SANDBOX:
+		o->sandbox = c == OPT_ENABLE_SANDBOX;
+		break;
+	case OPT_ENABLE_SECCOMP:
+	case OPT_NO_SECCOMP:
+		o->seccomp = c == OPT_ENABLE_SECCOMP;
 		break;
 	case 'h':
 		cli_usage(stdout, o->mode);

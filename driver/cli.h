@@ -80,6 +80,8 @@ struct publish {
  * @debug:		--debug
  * @pcap:		--pcap file, or empty
  * @forward_mode:	--forward-mode tap|splice
+ * @sandbox:		--enable-sandbox (default in run, off with --no-sandbox)
+ * @seccomp:		--enable-seccomp (likewise)
  * @npublish:		number of -p entries
  * @publish:		-p entries
  * @run_argv:		CLI_RUN: the command to run (NULL-terminated)
@@ -113,6 +115,8 @@ struct opts {
 	bool debug;
 	char pcap[PATH_MAX];
 	enum forward_mode forward_mode;
+	bool sandbox;
+	bool seccomp;
 	unsigned int npublish;
 	struct publish publish[TAPIR_MAX_PUBLISH];
 	char **run_argv;

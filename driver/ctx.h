@@ -55,6 +55,7 @@ struct hostfwd_state;
  * @exit_status:	status for main() once the loop ends
  * @target_pidfd:	pidfd of the target process, or -1
  * @tap_read_errors:	failed tap reads in a row (tapio.c)
+ * @isolated:		sandboxed or filtered: no fork, no setns any more
  * @spare_fd:		kept free for refusing connections when out of fds
  *			(fdlimit.c), or -1
  * @run_child:		`tapir run`: the command's PID, whose exit ends the
@@ -89,6 +90,7 @@ struct ctx {
 	int target_pidfd;
 	int spare_fd;
 	unsigned int tap_read_errors;
+	bool isolated;
 	pid_t run_child;
 };
 

@@ -11,8 +11,15 @@
 #include <net/if.h>
 #include <sys/stat.h>
 
+#include "seccomp.h"
 #include "dns.h"
 #include "log.h"
+
+/* Syscalls the resolver cache makes once running: re-reading resolv.conf. */
+const char *const dns_syscalls[] = {
+        "openat", "open",  "read",  "fstat", "newfstatat",
+        "statx",  "lseek", "close", NULL,
+};
 
 #define RESOLV_CONF "/etc/resolv.conf"
 /* Enough for any real resolv.conf; nameserver lines sit near the top. */

@@ -16,8 +16,14 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "seccomp.h"
 #include "fdlimit.h"
 #include "log.h"
+
+/* Syscalls of the spare fd's refusals, once running. */
+const char *const fdlimit_syscalls[] = {
+        "openat", "open", "close", "accept4", NULL,
+};
 
 /**
  * open_spare() - open the spare fd, if it is not open

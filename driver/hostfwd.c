@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "seccomp.h"
 #include "fdlimit.h"
 #include "fwd.h"
 #include "hostfwd.h"
@@ -29,6 +30,15 @@
 #include "splice.h"
 #include "tcp.h"
 #include "udp.h"
+
+/* Syscalls the forwards make once running: listeners added through the
+ * API, accepted connections, datagrams on UDP forwards.
+ */
+const char *const hostfwd_syscalls[] = {
+        "socket", "setsockopt", "getsockopt",  "bind",
+        "listen", "accept4",    "getsockname", "recvfrom",
+        "sendto", "sendmsg",    "close",       NULL,
+};
 
 /* Connections or datagrams taken per wakeup, so one busy port cannot
  * starve the rest of the loop; the listener stays readable for the rest.
@@ -479,6 +489,11 @@ int hostfwd_init(struct ctx *c)
 		return -1;
 	}
 	raise_fd_limit();
+	/* Later, a sandboxed or filtered tapir could not start the helper
+	 * that makes the namespace's sockets: start it now.
+	 */
+	if (c->o->forward_mode == FORWARD_SPLICE)
+		nssock_prime(hs->pool);
 	return 0;
 }
 

@@ -10,8 +10,15 @@
 #include <sys/wait.h>
 #include <event2/event.h>
 
+#include "seccomp.h"
 #include "lifecycle.h"
 #include "log.h"
+
+/* Syscalls of the exit fd, signals and the target's exit, once running. */
+const char *const lifecycle_syscalls[] = {
+        "poll",   "ppoll",  "kill",         "wait4",
+        "waitid", "getpid", "rt_sigaction", NULL,
+};
 
 /* How often the exit fd is polled: slirp4netns reacts within ~30 ms. */
 #define EXIT_FD_POLL_MS 25

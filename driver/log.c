@@ -12,8 +12,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "seccomp.h"
 #include "clock.h"
 #include "log.h"
+
+/* Syscalls of a message, once running. */
+const char *const log_syscalls[] = {
+        "poll",
+        "ppoll",
+        "write",
+        NULL,
+};
 
 bool log_debug_enabled;
 

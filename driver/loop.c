@@ -3,15 +3,19 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <event2/event.h>
 
+#include "seccomp.h"
 #include "fdlimit.h"
 #include "hostfwd.h"
 #include "ipc/api.h"
+#include "isolation.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "loop.h"
@@ -24,6 +28,14 @@
 #include "ping.h"
 #include "tcp.h"
 #include "udp.h"
+
+/* Syscalls of the event loop itself (libevent, epoll), once running,
+ * including its signal pipe.
+ */
+const char *const loop_syscalls[] = {
+        "epoll_wait", "epoll_pwait", "epoll_ctl", "read", "write",
+        "recvfrom",   "sendto",      "close",     NULL,
+};
 
 /**
  * target_exists() - check the target before forking anything
@@ -70,6 +82,57 @@ static pid_t target_pid(const struct opts *o)
 }
 
 /**
+ * forbidden_cb() - make a syscall no allow-list has: getcpu()
+ * @fd:		unused
+ * @what:	unused
+ * @arg:	unused
+ *
+ * The tests' proof that --enable-seccomp filters (tapir dies of SIGSYS)
+ * and that without it nothing happens (getcpu() is harmless).
+ */
+static void forbidden_cb(evutil_socket_t fd, short what, void *arg)
+{
+	unsigned int cpu;
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	if (syscall(SYS_getcpu, &cpu, NULL, NULL))
+		debug_msg("getcpu: %s", strerror(errno));
+}
+
+/**
+ * test_hook() - with TAPIR_TEST_FORBIDDEN_SYSCALL set, make a forbidden
+ *		 syscall 100 ms after set-up
+ * @c:		context
+ */
+static void test_hook(struct ctx *c)
+{
+	const struct timeval tv = {0, 100000};
+
+	if (getenv("TAPIR_TEST_FORBIDDEN_SYSCALL") &&
+	    event_base_once(c->base, -1, EV_TIMEOUT, forbidden_cb, NULL, &tv))
+		err_msg("test hook: libevent failed");
+}
+
+/**
+ * isolate() - sandbox and filter tapir, as the options ask, last in set-up
+ * @c:		context, set up but for the ready fd
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int isolate(struct ctx *c)
+{
+	if (c->o->sandbox && isolation_sandbox(c->o))
+		return -1;
+	if (c->o->seccomp && seccomp_apply())
+		return -1;
+	c->isolated = c->o->sandbox || c->o->seccomp;
+	test_hook(c);
+	return 0;
+}
+
+/**
  * loop_prepare() - attach the tap and start every service, up to ready
  * @c:		context to initialise
  * @o:		validated options
@@ -109,7 +172,7 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	if (tapio_start(c) || lifecycle_start(c) || fdlimit_init(c))
 		return -1;
 	/* Clients may send requests as soon as they see the ready byte. */
-	if (hostfwd_init(c) || hostfwd_publish(c) || api_init(c))
+	if (hostfwd_init(c) || hostfwd_publish(c) || api_init(c) || isolate(c))
 		return -1;
 	lifecycle_signal_ready(c);
 	return 0;

@@ -2,8 +2,10 @@
 /* tapir - forked helper: join the target's namespaces, set up the tap */
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -12,7 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <net/if.h>
+#include <linux/if_tun.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -48,6 +54,56 @@ fail(struct ipc_error *e, int err, const char *fmt, ...)
 	va_end(ap);
 	snprintf(e->text, sizeof(e->text), "%s", strerror(e->err));
 	return -1;
+}
+
+/**
+ * close_fds_walk() - close every fd but stdio and @keep, without close_range()
+ * @keep:	the socket to tapir
+ *
+ * Reads /proc/self/fd; without /proc, tries every number below the fd
+ * limit. Closing an fd does not move the later entries of the listing.
+ */
+static void close_fds_walk(int keep)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct rlimit rl;
+	struct dirent *e;
+	long max = INT_MAX;
+
+	if (d) {
+		while ((e = readdir(d))) {
+			char *end;
+			long fd = strtol(e->d_name, &end, 10);
+
+			if (end != e->d_name && !*end && fd > 2 && fd != keep &&
+			    fd != dirfd(d))
+				close((int)fd);
+		}
+		closedir(d);
+		return;
+	}
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)INT_MAX)
+		max = (long)rl.rlim_cur;
+	for (long fd = 3; fd < max; fd++)
+		if (fd != keep)
+			close((int)fd);
+}
+
+/**
+ * nshelper_close_other_fds() - close every fd but stdio and @keep
+ * @keep:	the socket to tapir
+ *
+ * For helpers about to join the container's namespaces: they must not hold
+ * tapir's tap, listeners or connections, and copies of them would delay
+ * tapir's own close() of a connection until the helper exits.
+ * close_range() needs Linux 5.9 and may be refused by a seccomp filter:
+ * then every fd is closed one by one.
+ */
+void nshelper_close_other_fds(int keep)
+{
+	if ((keep > 3 && close_range(3, (unsigned int)keep - 1, 0)) ||
+	    close_range((unsigned int)keep + 1, ~0U, 0))
+		close_fds_walk(keep);
 }
 
 /**
@@ -278,12 +334,16 @@ helper_main(const struct opts *o, int sock)
 	struct ipc_error err = {0};
 	char *json;
 
-	/* Don't outlive a parent killed while we work: without that
-	 * guarantee, don't enter the container at all. Separate buffers:
-	 * r.tap and r.error share memory in the union.
+	/* Don't outlive a parent killed while we work, and don't let the
+	 * container ptrace us or reach tapir's fds through us: without
+	 * those guarantees, don't enter it at all. Separate buffers: r.tap
+	 * and r.error share memory in the union.
 	 */
+	nshelper_close_other_fds(sock);
 	if ((prctl(PR_SET_PDEATHSIG, SIGKILL) &&
 	     fail(&err, errno, "namespace helper: prctl(PR_SET_PDEATHSIG)")) ||
+	    (prctl(PR_SET_DUMPABLE, 0) &&
+	     fail(&err, errno, "namespace helper: prctl(PR_SET_DUMPABLE)")) ||
 	    nshelper_join(o, &err) || setup_tap(o, &tap, fds, &err)) {
 		r.kind = IPC_REPLY_ERROR;
 		r.error = err;
@@ -297,6 +357,30 @@ helper_main(const struct opts *o, int sock)
 	               r.kind == IPC_REPLY_TAP ? r.tap.queues : 0);
 	free(json);
 	_exit(ret || r.kind != IPC_REPLY_TAP ? 1 : 0);
+}
+
+/**
+ * taps_are() - whether every fd is a queue of tap @ifname
+ * @fds:	fds the helper sent
+ * @n:		how many
+ * @ifname:	the tap asked for
+ *
+ * The helper ran inside the container's namespaces: what it sends is
+ * checked like any input from there.
+ *
+ * Return: true if all are
+ */
+static bool taps_are(const int *fds, unsigned int n, const char *ifname)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct ifreq ifr = {0};
+
+		if (ioctl(fds[i], TUNGETIFF, &ifr) ||
+		    (ifr.ifr_flags & (IFF_TUN | IFF_TAP)) != IFF_TAP ||
+		    strncmp(ifr.ifr_name, ifname, IFNAMSIZ))
+			return false;
+	}
+	return true;
 }
 
 /**
@@ -334,6 +418,11 @@ static int receive_reply(int sock, const struct opts *o,
 		err_msg("bad reply from namespace helper: %u fds for %u "
 		        "queues of %s",
 		        nfds, r.tap.queues, r.tap.ifname);
+		ret = -1;
+	} else if (!taps_are(fds, nfds, o->ifname)) {
+		err_msg("bad reply from namespace helper: the fds are no "
+		        "queues of tap %s",
+		        o->ifname);
 		ret = -1;
 	}
 	if (ret) {

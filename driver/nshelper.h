@@ -11,4 +11,6 @@ int nshelper_join(const struct opts *o, struct ipc_error *e);
 int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,
                        int *fds);
 
+void nshelper_close_other_fds(int keep);
+
 #endif /* TAPIR_NSHELPER_H */

@@ -3,11 +3,14 @@
  *
  * A socket belongs to the network namespace it was created in, whatever
  * process uses it later. The spliced forward path needs sockets in the
- * target's namespace, but tapir itself stays in the host's, so a short-lived
- * forked helper joins the target's user and network namespaces, creates a
- * batch of unconnected sockets and sends them back over SCM_RIGHTS. The
- * pool is refilled in the background when it runs low; only when it is
- * empty does a caller wait for a helper (a fork and a few milliseconds).
+ * target's namespace, but tapir itself stays in the host's, so a helper
+ * process joins the target's user and network namespaces once, at start,
+ * and from then on answers each request with a batch of unconnected
+ * sockets, sent back over SCM_RIGHTS. It joins before tapir sandboxes
+ * itself, which then could neither open /proc/PID/ns/ files nor setns(); once
+ * in, it keeps no capability and no file of tapir's. The pool is refilled
+ * in the background when it runs low; only when it is empty does a caller
+ * wait for the helper's answer.
  */
 
 #define _GNU_SOURCE
@@ -30,9 +33,19 @@
 #include <event2/event.h>
 
 #include "ipc/channel.h"
+#include "isolation.h"
 #include "log.h"
 #include "nshelper.h"
 #include "nssock.h"
+#include "seccomp.h"
+
+/* Syscalls of the pool's side, once running: requests to the helper,
+ * sockets received, a helper reaped.
+ */
+const char *const nssock_syscalls[] = {
+        "sendto",     "sendmsg", "recvmsg", "fcntl", "getsockopt",
+        "setsockopt", "kill",    "wait4",   "close", NULL,
+};
 
 _Static_assert(2 * NSSOCK_POOL <= 253, "one reply must carry both rows");
 
@@ -44,15 +57,16 @@ _Static_assert(2 * NSSOCK_POOL <= 253, "one reply must carry both rows");
 #define NSSOCK_OK "sockets"
 
 /**
- * struct nssock_pool - sockets ready for use, and the refill in flight
+ * struct nssock_pool - sockets ready for use, and the helper that makes them
  * @c:		context (options name the target; the loop runs the refill)
  * @fds:	sockets per family: [0] AF_INET, [1] AF_INET6
  * @n:		sockets in each row of @fds
- * @pid:	helper being waited for, or 0
+ * @pid:	the helper, or 0
  * @sock:	our end of its socketpair, or -1
- * @ev:		read event on @sock
- * @refills:	helpers forked so far
- * @fail_ns:	CLOCK_MONOTONIC time of the last empty refill, or 0
+ * @ev:		read event on @sock while a request is out, or NULL
+ * @pending:	a request is out
+ * @refills:	requests sent so far
+ * @fail_ns:	CLOCK_MONOTONIC time of the last failed refill, or 0
  * @warned:	the current run of failures was logged already
  */
 struct nssock_pool {
@@ -62,6 +76,7 @@ struct nssock_pool {
 	pid_t pid;
 	int sock;
 	struct event *ev;
+	bool pending;
 	uint64_t refills;
 	long long fail_ns;
 	bool warned;
@@ -89,56 +104,6 @@ static long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/**
- * close_fds_walk() - close every fd but stdio and @keep, without close_range()
- * @keep:	the socket to the parent
- *
- * Reads /proc/self/fd; without /proc, tries every number below the fd
- * limit. Closing an fd does not move the later entries of the listing.
- */
-static void close_fds_walk(int keep)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct rlimit rl;
-	struct dirent *e;
-	long max = INT_MAX;
-
-	if (d) {
-		while ((e = readdir(d))) {
-			char *end;
-			long fd = strtol(e->d_name, &end, 10);
-
-			if (end != e->d_name && !*end && fd > 2 && fd != keep &&
-			    fd != dirfd(d))
-				close((int)fd);
-		}
-		closedir(d);
-		return;
-	}
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)INT_MAX)
-		max = (long)rl.rlim_cur;
-	for (long fd = 3; fd < max; fd++)
-		if (fd != keep)
-			close((int)fd);
-}
-
-/**
- * close_other_fds() - close every fd but stdio and @keep
- * @keep:	the socket to the parent
- *
- * The helper runs in the container's namespaces: it must not hold the
- * parent's tap, listeners or connections, and copies of them would delay
- * the parent's own close() of a connection until the helper exits.
- * close_range() needs Linux 5.9 and may be refused by a seccomp filter:
- * then every fd is closed one by one.
- */
-static void close_other_fds(int keep)
-{
-	if ((keep > 3 && close_range(3, (unsigned int)keep - 1, 0)) ||
-	    close_range((unsigned int)keep + 1, ~0U, 0))
-		close_fds_walk(keep);
 }
 
 /**
@@ -181,17 +146,46 @@ helper_fail(int sock, const char *op, int err)
 }
 
 /**
+ * serve() - answer requests for sockets until tapir closes its end
+ * @sock:	our end of the socketpair
+ *
+ * A request is two bytes: how many IPv4 and IPv6 sockets. Each reply
+ * passes the sockets on and closes our copies.
+ */
+static void __attribute__((noreturn)) serve(int sock)
+{
+	uint8_t want[2];
+	ssize_t r;
+
+	while ((r = read(sock, want, sizeof(want))) == sizeof(want)) {
+		int fds[2 * NSSOCK_POOL];
+		unsigned int n = 0;
+
+		make_sockets(AF_INET,
+		             want[0] < NSSOCK_POOL ? want[0] : NSSOCK_POOL, fds,
+		             &n);
+		make_sockets(AF_INET6,
+		             want[1] < NSSOCK_POOL ? want[1] : NSSOCK_POOL, fds,
+		             &n);
+		if (!n)
+			helper_fail(sock, "create sockets", errno);
+		if (ipc_send(sock, NSSOCK_OK, strlen(NSSOCK_OK), fds, n))
+			_exit(1);
+		for (unsigned int i = 0; i < n; i++)
+			close(fds[i]);
+	}
+	_exit(r ? 1 : 0);
+}
+
+/**
  * helper_main() - body of the forked helper; never returns
  * @o:		options naming the target
  * @sock:	our end of the socketpair
- * @want:	sockets wanted per row of the pool
  */
 static void __attribute__((noreturn))
-helper_main(const struct opts *o, int sock, const unsigned int want[2])
+helper_main(const struct opts *o, int sock)
 {
-	int fds[2 * NSSOCK_POOL];
 	struct ipc_error e = {0};
-	unsigned int n = 0;
 	char body[sizeof(e.op) + sizeof(e.text) + 4];
 
 	/* Neither may be missing once we are inside the container: without
@@ -202,17 +196,18 @@ helper_main(const struct opts *o, int sock, const unsigned int want[2])
 		helper_fail(sock, "prctl(PR_SET_PDEATHSIG)", errno);
 	if (prctl(PR_SET_DUMPABLE, 0))
 		helper_fail(sock, "prctl(PR_SET_DUMPABLE)", errno);
-	close_other_fds(sock);
+	nshelper_close_other_fds(sock);
 	if (nshelper_join(o, &e)) {
 		snprintf(body, sizeof(body), "%s: %s", e.op, e.text);
 		ipc_send(sock, body, strlen(body), NULL, 0);
 		_exit(1);
 	}
-	make_sockets(AF_INET, want[0], fds, &n);
-	make_sockets(AF_INET6, want[1], fds, &n);
-	if (!n)
-		helper_fail(sock, "create sockets", errno);
-	_exit(ipc_send(sock, NSSOCK_OK, strlen(NSSOCK_OK), fds, n) ? 1 : 0);
+	/* In, it needs neither privileges nor more syscalls than sockets. */
+	if (isolation_drop_all())
+		helper_fail(sock, "drop privileges", errno);
+	if (o->seccomp && seccomp_apply_nssock())
+		helper_fail(sock, "seccomp filter", errno);
+	serve(sock);
 }
 
 /**
@@ -298,77 +293,42 @@ static void log_failure(struct nssock_pool *p, const char *body, int err)
 }
 
 /**
- * refill_finish() - take the helper's reply and reap it
- * @p:		pool with a refill in flight
- *
- * Blocks until the reply arrives or SO_RCVTIMEO expires; from the event
- * loop it is only called once @p->sock is readable.
+ * helper_stop() - close the helper's socket and reap it
+ * @p:		pool
  */
-static void refill_finish(struct nssock_pool *p)
+static void helper_stop(struct nssock_pool *p)
 {
-	int fds[2 * NSSOCK_POOL], status;
-	unsigned int nfds = 0;
-	char *body = NULL;
-	size_t len;
-	int ret;
+	int status;
 
 	if (p->ev)
 		event_free(p->ev);
 	p->ev = NULL;
-	ret = ipc_recv(p->sock, &body, &len, fds, 2 * NSSOCK_POOL, &nfds);
-	close(p->sock);
+	p->pending = false;
+	if (p->sock >= 0)
+		close(p->sock);
 	p->sock = -1;
-	/* Its work is over either way; a stalled helper must not stall us. */
+	if (!p->pid)
+		return;
+	/* It exits on EOF; a stalled one must not stall us. */
 	kill(p->pid, SIGKILL);
 	while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	p->pid = 0;
-	if (ret)
-		log_failure(p, NULL, -ret);
-	else if (!nfds || strcmp(body, NSSOCK_OK))
-		log_failure(p, body, 0);
-	for (unsigned int i = 0; i < nfds; i++)
-		pool_put(p, fds[i]);
-	if (!ret && nfds && !strcmp(body, NSSOCK_OK)) {
-		p->fail_ns = 0;
-		p->warned = false;
-	}
-	free(body);
 }
 
 /**
- * refill_cb() - the helper's reply is readable
- * @fd:		its socket
- * @what:	unused
- * @arg:	struct nssock_pool
- */
-static void refill_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	refill_finish(arg);
-}
-
-/**
- * refill_start() - fork a helper to top up the pool, unless one runs
- * @p:		pool
+ * helper_start() - fork the helper into the target's namespaces
+ * @p:		pool without a helper
  *
- * Return: 0 if a helper runs now, -1 if none could be started
+ * Return: 0 if it runs, -1 (logged) if not
  */
-static int refill_start(struct nssock_pool *p)
+static int helper_start(struct nssock_pool *p)
 {
 	const struct timeval tv = {NSSOCK_WAIT_S, 0};
-	unsigned int want[2];
 	char why[128];
 	int sv[2];
 	pid_t pid;
 
-	if (p->pid)
-		return 0;
-	if (p->fail_ns && now_ns() - p->fail_ns < NSSOCK_BACKOFF_NS)
-		return -1;
-	for (int r = 0; r < 2; r++)
-		want[r] = NSSOCK_POOL - p->n[r];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 		log_failure(p, NULL, errno);
 		return -1;
@@ -393,12 +353,92 @@ static int refill_start(struct nssock_pool *p)
 		return -1;
 	}
 	if (pid == 0)
-		helper_main(p->c->o, sv[1], want);
+		helper_main(p->c->o, sv[1]);
 	close(sv[1]);
 	p->pid = pid;
 	p->sock = sv[0];
+	return 0;
+}
+
+/**
+ * refill_finish() - take the helper's reply
+ * @p:		pool with a request out
+ *
+ * Blocks until the reply arrives or SO_RCVTIMEO expires; from the event
+ * loop it is only called once @p->sock is readable. A helper that fails
+ * to answer is stopped.
+ */
+static void refill_finish(struct nssock_pool *p)
+{
+	int fds[2 * NSSOCK_POOL];
+	unsigned int nfds = 0;
+	char *body = NULL;
+	size_t len;
+	int ret;
+
+	if (p->ev)
+		event_free(p->ev);
+	p->ev = NULL;
+	p->pending = false;
+	ret = ipc_recv(p->sock, &body, &len, fds, 2 * NSSOCK_POOL, &nfds);
+	if (ret)
+		log_failure(p, NULL, -ret);
+	else if (!nfds || strcmp(body, NSSOCK_OK))
+		log_failure(p, body, 0);
+	for (unsigned int i = 0; i < nfds; i++)
+		pool_put(p, fds[i]);
+	if (!ret && nfds && !strcmp(body, NSSOCK_OK)) {
+		p->fail_ns = 0;
+		p->warned = false;
+	} else {
+		helper_stop(p);
+	}
+	free(body);
+}
+
+/**
+ * refill_cb() - the helper's reply is readable
+ * @fd:		its socket
+ * @what:	unused
+ * @arg:	struct nssock_pool
+ */
+static void refill_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	refill_finish(arg);
+}
+
+/**
+ * refill_start() - ask the helper to top up the pool, unless asked already
+ * @p:		pool
+ *
+ * A helper that died is started again, unless tapir is sandboxed or
+ * filtered by now: then it can neither fork into the namespaces nor join
+ * them, and the pool stays empty.
+ *
+ * Return: 0 if a request is out now, -1 if none could be sent
+ */
+static int refill_start(struct nssock_pool *p)
+{
+	uint8_t want[2];
+
+	if (p->pending)
+		return 0;
+	if (p->fail_ns && now_ns() - p->fail_ns < NSSOCK_BACKOFF_NS)
+		return -1;
+	if (!p->pid && (p->c->isolated || helper_start(p)))
+		return -1;
+	for (int r = 0; r < 2; r++)
+		want[r] = (uint8_t)(NSSOCK_POOL - p->n[r]);
+	if (send(p->sock, want, sizeof(want), MSG_NOSIGNAL) != sizeof(want)) {
+		log_failure(p, NULL, errno);
+		helper_stop(p);
+		return -1;
+	}
+	p->pending = true;
 	p->refills++;
-	p->ev = event_new(p->c->base, sv[0], EV_READ, refill_cb, p);
+	p->ev = event_new(p->c->base, p->sock, EV_READ, refill_cb, p);
 	if (!p->ev || event_add(p->ev, NULL)) {
 		/* Without the event, the next nssock_get() waits for it. */
 		if (p->ev)
@@ -426,36 +466,26 @@ struct nssock_pool *nssock_new(struct ctx *c)
 }
 
 /**
- * nssock_free() - close pooled sockets, stop a running helper, free @p
+ * nssock_free() - close pooled sockets, stop the helper, free @p
  * @p:		pool, or NULL
  */
 void nssock_free(struct nssock_pool *p)
 {
-	int status;
-
 	if (!p)
 		return;
 	for (int r = 0; r < 2; r++)
 		for (unsigned int i = 0; i < p->n[r]; i++)
 			close(p->fds[r][i]);
-	if (p->ev)
-		event_free(p->ev);
-	if (p->sock >= 0)
-		close(p->sock);
-	if (p->pid) {
-		kill(p->pid, SIGKILL);
-		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
-			;
-	}
+	helper_stop(p);
 	free(p);
 }
 
 /**
- * nssock_prime() - start filling the pool in the background
+ * nssock_prime() - start the helper and fill the pool in the background
  * @p:		pool
  *
- * Called when the first spliced forward is added, so that the first
- * connection does not wait for a fork.
+ * Called at start in splice mode, before tapir sandboxes itself, and when
+ * a spliced forward is added: the first connection does not wait.
  */
 void nssock_prime(struct nssock_pool *p)
 {
@@ -500,7 +530,7 @@ unsigned int nssock_count(const struct nssock_pool *p, int family)
 }
 
 /**
- * nssock_refills() - helpers forked so far
+ * nssock_refills() - refill requests sent so far
  * @p:		pool
  *
  * Return: count

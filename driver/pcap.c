@@ -7,8 +7,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "seccomp.h"
 #include "log.h"
 #include "pcap.h"
+
+/* Syscalls of writing the capture, once running. */
+const char *const pcap_syscalls[] = {
+        "write", "fstat", "newfstatat", "lseek", "close", NULL,
+};
 
 #define PCAP_MAGIC 0xa1b2c3d4
 #define PCAP_LINKTYPE_ETHERNET 1

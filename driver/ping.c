@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "seccomp.h"
 #include "csum.h"
 #include "fwd.h"
 #include "icmp.h"
@@ -20,6 +21,13 @@
 #include "ip.h"
 #include "log.h"
 #include "ping.h"
+
+/* Syscalls of ping sockets, once running. */
+const char *const ping_syscalls[] = {
+        "socket",     "bind",        "connect", "sendto",
+        "sendmsg",    "recvfrom",    "recvmsg", "setsockopt",
+        "getsockopt", "getsockname", "close",   NULL,
+};
 
 /* A guest pinging many hosts at once is rare; each flow holds one fd. */
 #define PING_FLOWS_MAX 1024
@@ -66,6 +74,8 @@ struct ping_state {
 	uint32_t seed;
 	struct event *expiry;
 	bool warned;
+	gid_t gid;
+	char range[64];
 };
 
 static uint8_t ping_buf[65536];
@@ -239,6 +249,8 @@ static void ping_sock_ready(evutil_socket_t fd, short what, void *arg)
  * ping_group_range() - read net.ipv4.ping_group_range for a log line
  * @buf:	filled with the value, e.g. "1 0", or "?" if unreadable
  * @size:	size of @buf
+ *
+ * Read at start: a sandboxed tapir has no /proc by the time it is needed.
  */
 static void ping_group_range(char *buf, size_t size)
 {
@@ -267,8 +279,6 @@ static void ping_group_range(char *buf, size_t size)
  */
 static void ping_socket_failed(struct ctx *c, int err)
 {
-	char range[64];
-
 	if (err != EACCES && err != EPERM) {
 		c->stats.drops[DROP_SOCKET]++;
 		debug_msg("ping socket: %s", strerror(err));
@@ -278,11 +288,10 @@ static void ping_socket_failed(struct ctx *c, int err)
 	if (c->ping->warned)
 		return;
 	c->ping->warned = true;
-	ping_group_range(range, sizeof(range));
 	err_msg("ping sockets not allowed for gid %u "
 	        "(net.ipv4.ping_group_range is \"%s\"): "
 	        "ICMP echo to remote hosts is dropped",
-	        (unsigned int)getegid(), range);
+	        (unsigned int)c->ping->gid, c->ping->range);
 }
 
 /**
@@ -458,6 +467,9 @@ int ping_init(struct ctx *c)
 		free(s);
 		return -1;
 	}
+	/* As the host sees us: the sandbox joins a user namespace later. */
+	s->gid = getegid();
+	ping_group_range(s->range, sizeof(s->range));
 	c->ping = s;
 	return 0;
 }

@@ -28,11 +28,18 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "seccomp.h"
 #include "fwd.h"
 #include "hostfwd.h"
 #include "log.h"
 #include "nssock.h"
 #include "splice.h"
+
+/* Syscalls of spliced connections, once running. */
+const char *const splice_syscalls[] = {
+        "splice",     "pipe2",      "fcntl", "connect", "shutdown",
+        "getsockopt", "setsockopt", "close", NULL,
+};
 
 /* Pipe size asked for; the kernel may refuse (pipe-user-pages-soft). */
 #define SPLICE_PIPE_SIZE (256 * 1024)

@@ -7,12 +7,18 @@
 #include <unistd.h>
 #include <event2/event.h>
 
+#include "seccomp.h"
 #include "eth.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "pcap.h"
 #include "tcp.h"
 #include "tapio.h"
+
+/* Syscalls of frame I/O, once running. */
+const char *const tapio_syscalls[] = {
+        "read", "readv", "write", "writev", NULL,
+};
 
 /* Frames handled per wakeup and queue before other events get a turn. */
 #define TAP_BATCH 64

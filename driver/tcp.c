@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "seccomp.h"
 #include "clock.h"
 #include "fwd.h"
 #include "icmp.h"
@@ -35,6 +36,13 @@
 #include "tcp_conn.h"
 #include "tcp_internal.h"
 #include "tcp_seg.h"
+
+/* Syscalls of TCP translation, once running (tcp*.c, fwd.c's bind). */
+const char *const tcp_syscalls[] = {
+        "socket",  "connect",  "bind",   "setsockopt", "getsockopt",
+        "recvmsg", "recvfrom", "sendto", "sendmsg",    "shutdown",
+        "poll",    "ppoll",    "close",  NULL,
+};
 
 /**
  * tcp_release() - free a connection's resources and its table entry

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "seccomp.h"
 #include "csum.h"
 #include "dhcp.h"
 #include "dns.h"
@@ -20,6 +21,13 @@
 #include "tapio.h"
 #include "udp.h"
 #include "udp_flow.h"
+
+/* Syscalls of UDP flows, once running. */
+const char *const udp_syscalls[] = {
+        "socket",     "connect", "bind",    "recvmmsg", "sendmmsg",
+        "recvfrom",   "sendto",  "recvmsg", "sendmsg",  "setsockopt",
+        "getsockopt", "close",   NULL,
+};
 
 /* Datagrams read per recvmmsg(), and recvmmsg() calls per wakeup. */
 #define UDP_RX_BATCH 8

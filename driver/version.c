@@ -11,7 +11,7 @@
 
 const char tapir_features[] =
         "vnet-hdr tso4 tso6 uso4 uso6 multiqueue ipv6 api-socket "
-        "json-ipc netlink";
+        "json-ipc netlink sandbox seccomp";
 
 /**
  * version_print() - print the machine-parsable version block

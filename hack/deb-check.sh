@@ -50,7 +50,7 @@ done
 
 depends=$(dpkg-deb --field "$deb" Depends)
 echo "Depends: $depends"
-for lib in libc6 libjansson4 libmnl0 libevent-2.1-7; do
+for lib in libc6 libjansson4 libmnl0 libevent-2.1-7 libseccomp2; do
 	[[ "$depends" =~ (^|[ ,])$lib([ ,]|$) ]] ||
 		fail "Depends lacks $lib (dpkg-shlibdeps)"
 done

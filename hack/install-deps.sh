@@ -9,8 +9,9 @@
 set -euo pipefail
 
 PACKAGES=(
-	# build
+	# build (libseccomp: --enable-seccomp, as slirp4netns uses it)
 	gcc make pkg-config libjansson-dev libmnl-dev libevent-dev
+	libseccomp-dev
 	# tests
 	bats uidmap iproute2 iputils-ping procps util-linux socat udhcpc
 	dnsmasq-base curl jq

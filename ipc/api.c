@@ -11,6 +11,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,19 @@
 #include <event2/event.h>
 
 #include "driver/fdlimit.h"
+#include "driver/seccomp.h"
 #include "driver/log.h"
 #include "ipc/api.h"
+
+/* What the API socket calls once running (seccomp.c allows exactly the
+ * union of these lists): connections, get_info's pid and kernel release,
+ * and removing the socket file at exit.
+ */
+const char *const api_syscalls[] = {
+        "accept4", "recvfrom", "read",  "sendto", "write",
+        "close",   "getpid",   "uname", "fstat",  "newfstatat",
+        "statx",   "unlinkat", NULL,
+};
 
 /* Pending connections the kernel queues before we accept them. */
 #define API_BACKLOG 16
@@ -63,6 +75,9 @@ struct api_conn {
  * @fd:		listening socket
  * @ev:		accept event
  * @pause:	timer that re-arms @ev after a pause (fdlimit_pause())
+ * @dirfd:	the socket file's directory, opened before any sandbox hid
+ *		it, to remove the file at exit; -1 if it couldn't be opened
+ * @name:	the file's name in it
  * @dev:	device of the socket file we bound, to unlink only ours
  * @ino:	its inode
  * @conns:	open connections
@@ -73,6 +88,8 @@ struct api_state {
 	int fd;
 	struct event *ev;
 	struct event *pause;
+	int dirfd;
+	char name[API_PATH_MAX];
 	dev_t dev;
 	ino_t ino;
 	struct api_conn *conns;
@@ -419,6 +436,33 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 }
 
 /**
+ * open_dir() - keep the socket file's directory at hand for the cleanup
+ * @st:		API state
+ * @path:	socket path
+ *
+ * With --enable-sandbox the path is gone from tapir's view at exit; the
+ * directory fd still reaches the file.
+ */
+static void open_dir(struct api_state *st, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[API_PATH_MAX];
+
+	if (!slash) {
+		snprintf(dir, sizeof(dir), ".");
+		snprintf(st->name, sizeof(st->name), "%s", path);
+	} else {
+		snprintf(dir, sizeof(dir), "%.*s",
+		         slash == path ? 1 : (int)(slash - path), path);
+		snprintf(st->name, sizeof(st->name), "%s", slash + 1);
+	}
+	st->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (st->dirfd < 0)
+		debug_msg("API socket %s: open its directory: %s", path,
+		          strerror(errno));
+}
+
+/**
  * listen_at() - bind and listen on @path, replacing a stale socket file
  * @st:		API state; fd, dev and ino are set
  * @path:	socket path, shorter than sun_path (checked by cli.c)
@@ -446,6 +490,7 @@ static int listen_at(struct api_state *st, const char *path)
 		st->dev = sb.st_dev;
 		st->ino = sb.st_ino;
 	}
+	open_dir(st, path);
 	if (listen(st->fd, API_BACKLOG)) {
 		err_errno(errno, "API socket %s: listen", path);
 		return -1;
@@ -475,6 +520,7 @@ int api_init(struct ctx *c)
 	}
 	st->c = c;
 	st->fd = -1;
+	st->dirfd = -1;
 	c->api = st;
 	if (listen_at(st, c->o->api_socket))
 		return -1;
@@ -510,10 +556,13 @@ void api_cleanup(struct ctx *c)
 		event_free(st->pause);
 	if (st->fd >= 0) {
 		close(st->fd);
-		if (st->ino && !lstat(c->o->api_socket, &sb) &&
+		if (st->ino && st->dirfd >= 0 &&
+		    !fstatat(st->dirfd, st->name, &sb, AT_SYMLINK_NOFOLLOW) &&
 		    sb.st_dev == st->dev && sb.st_ino == st->ino)
-			unlink(c->o->api_socket);
+			unlinkat(st->dirfd, st->name, 0);
 	}
+	if (st->dirfd >= 0)
+		close(st->dirfd);
 	free(st);
 	c->api = NULL;
 }

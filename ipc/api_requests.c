@@ -404,17 +404,19 @@ static json_t *opt_str(const char *s)
  */
 static json_t *options_json(const struct opts *o)
 {
-	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:o,s:o,s:s,s:i,s:i,s:o,s:b}",
-	                 "configure", o->configure, "disable_host_loopback",
-	                 o->disable_host_loopback, "disable_dns",
-	                 o->disable_dns, "ipv6", o->ipv6, "outbound_addr",
-	                 opt_addr(o->outbound4_set, AF_INET, &o->outbound4),
-	                 "outbound_addr6",
-	                 opt_addr(o->outbound6_set, AF_INET6, &o->outbound6),
-	                 "api_socket", opt_str(o->api_socket), "forward_mode",
-	                 o->forward_mode == FORWARD_SPLICE ? "splice" : "tap",
-	                 "exit_fd", o->exit_fd, "ready_fd", o->ready_fd, "pcap",
-	                 opt_str(o->pcap), "debug", o->debug);
+	return json_pack(
+	        "{s:b,s:b,s:b,s:b,s:o,s:o,s:o,s:s,s:i,s:i,s:o,s:b,s:b,s:b}",
+	        "configure", o->configure, "disable_host_loopback",
+	        o->disable_host_loopback, "disable_dns", o->disable_dns, "ipv6",
+	        o->ipv6, "outbound_addr",
+	        opt_addr(o->outbound4_set, AF_INET, &o->outbound4),
+	        "outbound_addr6",
+	        opt_addr(o->outbound6_set, AF_INET6, &o->outbound6),
+	        "api_socket", opt_str(o->api_socket), "forward_mode",
+	        o->forward_mode == FORWARD_SPLICE ? "splice" : "tap", "exit_fd",
+	        o->exit_fd, "ready_fd", o->ready_fd, "pcap", opt_str(o->pcap),
+	        "debug", o->debug, "sandbox", o->sandbox, "seccomp",
+	        o->seccomp);
 }
 
 /**

@@ -2,7 +2,7 @@
 # tests/engines.bash - podman and Docker rootless with tapir as their
 # slirp4netns, for tests/engines.bats. Sourced INSIDE the sandbox, after
 # tests/scenario.bash, so the helpers there (as_user, bg_start, wait_for,
-# nginx_start, nsrun) are at hand.
+# nginx_start, nsrun, tap_holders) are at hand.
 #
 # tests/engines.bats makes, once per file, $ENG_ROOTFS (a tar of
 # busybox-static and its applet links: the image, since there is no
@@ -44,8 +44,6 @@
 #                        way (its namespace argument is dockerd's netns)
 #   docker_stop          SIGTERM to rootlesskit only (as systemd's
 #                        KillMode=mixed), then wait up to 30 s for it to exit
-#   tap_holders [IFNAME] "PID EXE" of each process with a tun fd attached
-#                        to IFNAME (default tap0)
 #   user_procs           the test user's processes, "PID COMM" a line
 #   leftovers            the same without podman's pause process
 #   listener PORT        the name of the process listening on TCP PORT
@@ -121,21 +119,6 @@ podman_setup() {
 	printf '[storage]\ndriver = "vfs"\n' >"$conf/storage.conf"
 	chown -R "$TAPIR_TEST_USER:" "$ENG_HOME"
 	pod import "$SCEN_DIR/rootfs.tar" "$ENG_IMAGE" >/dev/null
-}
-
-tap_holders() { # [IFNAME]
-	local want=${1:-tap0} fd pid
-	# One find rather than a readlink per fd: dockerd and containerd hold
-	# hundreds.
-	{ find /proc/[0-9]*/fd -maxdepth 1 -lname /dev/net/tun 2>/dev/null ||
-		true; } |
-		while IFS= read -r fd; do
-			pid=${fd#/proc/}
-			pid=${pid%%/*}
-			grep -qE "^iff:[[:space:]]+$want\$" \
-				"/proc/$pid/fdinfo/${fd##*/}" 2>/dev/null || continue
-			echo "$pid $(readlink "/proc/$pid/exe")"
-		done | sort -u
 }
 
 # _eng_one_tapir: the pid of the one process holding tap0, if that is

@@ -20,6 +20,8 @@
 #   nginx_start NAME LISTEN... serve a test page from nginx on each LISTEN
 #   start_tapir NAME ARGS...   tapir ARGS as the test user, waited until ready
 #   tcp_listening PORT         a TCP listener exists on PORT (for wait_for)
+#   tap_holders [IFNAME]       "PID EXE" of each process with a tun fd
+#                              attached to IFNAME (default tap0)
 #   cpu_percent PID SECONDS    PID's CPU use over the next SECONDS, in % of
 #                              one core (from /proc/PID/stat)
 #   sendq_full PORT            a socket to or from PORT has 1 MB it cannot
@@ -267,12 +269,18 @@ server {"
 
 # start_tapir NAME ARGS...: tapir ARGS as the test user in the background,
 # with -r 3 writing to $SCEN_DIR/NAME.ready; returns once "1" is there, and
-# fails, showing tapir's output, if tapir exits or takes over 5 s.
+# fails, showing tapir's output, if tapir exits or takes over 5 s. With
+# TAPIR_TEST_ISOLATION=1 (the default; hack/test.sh sets 0 for its ASan
+# pass) it adds --enable-sandbox --enable-seccomp, so that attach mode runs
+# the way rootlesskit's and podman's "auto" would run it.
 start_tapir() {
 	local name=$1
+	local -a iso=()
 	shift
+	[[ "${TAPIR_TEST_ISOLATION:-1}" == 1 ]] &&
+		iso=(--enable-sandbox --enable-seccomp)
 	bg_start_user "$name" bash -c 'exec "${@:2}" 3>"$1"' bash \
-		"$SCEN_DIR/$name.ready" "$TAPIR_BIN" -r 3 "$@"
+		"$SCEN_DIR/$name.ready" "$TAPIR_BIN" -r 3 "${iso[@]}" "$@"
 	if ! wait_for 5 tapir_ready_or_gone "$name" ||
 		[[ "$(cat "$SCEN_DIR/$name.ready")" != 1 ]]; then
 		echo "tapir $* did not get ready; its output:" >&2
@@ -330,4 +338,21 @@ sendq_full() {
 oldkernel_env() {
 	echo "LD_PRELOAD=${2:-$TAPIR_BIN_DIR/oldkernel.so} TAPIR_OLDKERNEL=$1" \
 		"ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+}
+
+# tap_holders [IFNAME]: "PID EXE" of each process here with a tun fd
+# attached to IFNAME (default tap0), one a line.
+tap_holders() { # [IFNAME]
+	local want=${1:-tap0} fd pid
+	# One find rather than a readlink per fd: dockerd and containerd hold
+	# hundreds.
+	{ find /proc/[0-9]*/fd -maxdepth 1 -lname /dev/net/tun 2>/dev/null ||
+		true; } |
+		while IFS= read -r fd; do
+			pid=${fd#/proc/}
+			pid=${pid%%/*}
+			grep -qE "^iff:[[:space:]]+$want\$" \
+				"/proc/$pid/fdinfo/${fd##*/}" 2>/dev/null || continue
+			echo "$pid $(readlink "/proc/$pid/exe")"
+		done | sort -u
 }

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - --enable-sandbox: an empty root, no privileges left to gain
+ *
+ * tapir parses every frame of an untrusted container while holding host
+ * sockets as the host user. Once set up it needs no file but the resolver
+ * configuration, and no privilege at all, so before it reports ready:
+ *
+ * - it joins the container's user namespace, where it may build a mount
+ *   namespace of its own (unless it is root in its namespace already);
+ * - pivot_root() into an empty tmpfs that holds read-only binds of /etc
+ *   and /run only, plus the target of a /etc/resolv.conf symlink that
+ *   points elsewhere; the old root is detached;
+ * - PR_SET_NO_NEW_PRIVS, and every capability dropped but
+ *   CAP_NET_BIND_SERVICE, as slirp4netns does.
+ *
+ * Files tapir must still remove at exit (the API socket, tapir run's
+ * resolv.conf) are reached through directory fds opened before.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "isolation.h"
+#include "log.h"
+
+/* Where the new root is built, in our own mount namespace only. */
+#define NEWROOT "/tmp"
+#define RESOLV_CONF "/etc/resolv.conf"
+
+/**
+ * isolation_sanitized() - whether this is a sanitizer build (make
+ *			   check-asan), whose runtime needs more at exit
+ *
+ * LeakSanitizer reads /proc/self/maps and stops the world with a
+ * ptrace()ing thread: test builds keep /proc in the sandbox, and the
+ * filter allows what they need (seccomp.c).
+ *
+ * Return: true under ASan
+ */
+bool isolation_sanitized(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return true;
+#else
+	return false;
+#endif
+#else
+	return false;
+#endif
+}
+
+/**
+ * fail() - print one line for a failed step of the sandbox set-up
+ * @err:	errno
+ * @step:	what failed
+ *
+ * Return: -1
+ */
+static int fail(int err, const char *step)
+{
+	err_errno(err, "sandbox: %s", step);
+	return -1;
+}
+
+/**
+ * have_sys_admin() - whether we hold CAP_SYS_ADMIN in our user namespace
+ *
+ * Return: true if so (root in a user namespace of its own, for example)
+ */
+static bool have_sys_admin(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {{0}};
+
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return d[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32));
+}
+
+/**
+ * userns_fd() - the user namespace to join for the sandbox
+ * @o:		options naming the target
+ *
+ * --userns-path if given; else the target's, from /proc/PID/ns/user; for
+ * a netns path, the user namespace that owns it (NS_GET_USERNS), which
+ * slirp4netns never found (its bug #317).
+ *
+ * Return: an fd, or -1 after printing one error line
+ */
+static int userns_fd(const struct opts *o)
+{
+	char path[PATH_MAX + 32];
+	int nfd, ufd;
+
+	if (o->userns_path[0])
+		snprintf(path, sizeof(path), "%s", o->userns_path);
+	else if (o->netns_type == NETNS_PID)
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", o->pid);
+	else
+		path[0] = '\0';
+	if (path[0]) {
+		ufd = open(path, O_RDONLY | O_CLOEXEC);
+		if (ufd < 0)
+			err_errno(errno, "sandbox: open user namespace %s",
+			          path);
+		return ufd;
+	}
+	nfd = open(o->netns_path, O_RDONLY | O_CLOEXEC);
+	if (nfd < 0) {
+		err_errno(errno, "sandbox: open network namespace %s",
+		          o->netns_path);
+		return -1;
+	}
+	ufd = ioctl(nfd, NS_GET_USERNS);
+	if (ufd < 0)
+		err_errno(errno, "sandbox: user namespace owning %s",
+		          o->netns_path);
+	close(nfd);
+	return ufd;
+}
+
+/**
+ * join_userns() - become privileged in the target's user namespace
+ * @o:		options naming the target
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int join_userns(const struct opts *o)
+{
+	int fd;
+
+	if (have_sys_admin())
+		return 0;
+	fd = userns_fd(o);
+	if (fd < 0)
+		return -1;
+	if (setns(fd, CLONE_NEWUSER)) {
+		close(fd);
+		return fail(errno, "join the target's user namespace");
+	}
+	close(fd);
+	return 0;
+}
+
+/**
+ * bind_ro() - bind @src (and what is mounted below it) at @dst, read-only
+ * @src:	existing directory or file
+ * @dst:	existing mount point of the same kind
+ *
+ * Return: 0 on success, -errno on failure
+ */
+static int bind_ro(const char *src, const char *dst)
+{
+	const unsigned long ro = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID |
+	                         MS_NODEV | MS_NOEXEC;
+
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) ||
+	    mount(NULL, dst, NULL, MS_SLAVE | MS_REC, NULL))
+		return -errno;
+	/* Locked flags (from a less privileged namespace) can refuse the
+	 * remount: the bind still serves, as in slirp4netns.
+	 */
+	if (mount(NULL, dst, NULL, ro, NULL))
+		debug_msg("sandbox: read-only %s: %s", dst, strerror(errno));
+	return 0;
+}
+
+/**
+ * make_path() - create @path's directories (and the file itself, empty,
+ *		 if @file) below the new root
+ * @path:	absolute path, as it will be seen from the new root
+ * @file:	create a file at the end rather than a directory
+ *
+ * Return: 0 on success, -errno on failure
+ */
+static int make_path(const char *path, bool file)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	if (snprintf(p, sizeof(p), "%s%s", NEWROOT, path) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	for (char *s = p + strlen(NEWROOT) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		if (mkdir(p, 0755) && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (!file)
+		return mkdir(p, 0755) && errno != EEXIST ? -errno : 0;
+	fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/**
+ * bind_resolver() - keep a /etc/resolv.conf symlink's target reachable
+ *
+ * systemd-resolved points it into /run, which is bound anyway; anything
+ * else (e.g. a NetworkManager file elsewhere) is bound at its own path.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int bind_resolver(void)
+{
+	char target[PATH_MAX], dst[PATH_MAX + sizeof(NEWROOT)];
+	int ret;
+
+	if (!realpath(RESOLV_CONF, target))
+		return 0; /* none: the forwarder answers nothing until one */
+	if (!strncmp(target, "/etc/", 5) || !strncmp(target, "/run/", 5))
+		return 0;
+	ret = make_path(target, true);
+	snprintf(dst, sizeof(dst), "%s%s", NEWROOT, target);
+	if (!ret)
+		ret = bind_ro(target, dst);
+	if (ret) {
+		err_errno(-ret,
+		          "sandbox: bind %s (resolv.conf) into the new "
+		          "root",
+		          target);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * build_root() - an empty tmpfs with read-only /etc and /run, at NEWROOT
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int build_root(void)
+{
+	int ret;
+
+	if (unshare(CLONE_NEWNS))
+		return fail(errno, "new mount namespace");
+	/* Mounts made from here on stay ours; the host's still reach us. */
+	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL))
+		return fail(errno, "make / a slave mount");
+	if (mount("tapir-root", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV,
+	          "size=64k,mode=0755"))
+		return fail(errno, "tmpfs for the new root");
+	if ((ret = make_path("/etc", false)) ||
+	    (ret = make_path("/run", false)) ||
+	    (ret = make_path("/old", false)))
+		return fail(-ret, "directories in the new root");
+	if ((ret = bind_ro("/etc", NEWROOT "/etc")))
+		return fail(-ret, "bind /etc into the new root");
+	if ((ret = bind_ro("/run", NEWROOT "/run")))
+		return fail(-ret, "bind /run into the new root");
+	if (isolation_sanitized() &&
+	    ((ret = make_path("/proc", false)) ||
+	     (ret = bind_ro("/proc", NEWROOT "/proc"))))
+		return fail(-ret, "bind /proc into the new root (ASan build)");
+	return bind_resolver();
+}
+
+/**
+ * pivot() - make NEWROOT the root and let go of the old one
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int pivot(void)
+{
+	if (chdir(NEWROOT))
+		return fail(errno, "enter the new root");
+	if (syscall(SYS_pivot_root, ".", "old")) {
+		if (errno == EINVAL)
+			return fail(errno,
+			            "pivot_root (impossible from an initramfs "
+			            "root: run without --enable-sandbox)");
+		return fail(errno, "pivot_root");
+	}
+	if (chdir("/") || umount2("/old", MNT_DETACH) || rmdir("/old"))
+		return fail(errno, "detach the old root");
+	if (mount(NULL, "/", NULL,
+	          MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	          NULL))
+		debug_msg("sandbox: read-only /: %s", strerror(errno));
+	return 0;
+}
+
+/**
+ * keep_caps() - no new privileges, and no capability but those in @keep
+ * @keep:	capability bits to keep (below 32)
+ *
+ * Return: 0 on success, -1 with errno set
+ */
+static int keep_caps(uint32_t keep)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {{0}};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) &&
+	    errno != EINVAL)
+		return -1;
+	/* Up to the first the kernel doesn't know: EINVAL ends the list.
+	 * Dropping needs CAP_SETPCAP: without it there is nothing to drop.
+	 */
+	for (int cap = 0; cap < 64; cap++) {
+		if (cap < 32 && (keep & (1U << cap)))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)) {
+			if (errno == EINVAL)
+				break;
+			if (errno != EPERM)
+				return -1;
+		}
+	}
+	d[0].effective = d[0].permitted = d[0].inheritable = keep;
+	return syscall(SYS_capset, &h, d) ? -1 : 0;
+}
+
+/**
+ * drop_caps() - no new privileges, and none but CAP_NET_BIND_SERVICE
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int drop_caps(void)
+{
+	if (keep_caps(1U << CAP_NET_BIND_SERVICE))
+		return fail(errno, "drop capabilities");
+	return 0;
+}
+
+/**
+ * isolation_drop_all() - no new privileges and no capability at all, for
+ *			  helpers that joined the container's namespaces
+ *
+ * Return: 0 on success, -1 with errno set
+ */
+int isolation_drop_all(void)
+{
+	return keep_caps(0);
+}
+
+/**
+ * isolation_sandbox() - enter the sandbox, for --enable-sandbox
+ * @o:		options naming the target
+ *
+ * Called after everything that needs files or privileges is set up, and
+ * before the ready fd is written. Must run single-threaded.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int isolation_sandbox(const struct opts *o)
+{
+	if (join_userns(o) || build_root() || pivot() || drop_caps())
+		return -1;
+	debug_msg("sandbox: root is an empty tmpfs with /etc and /run; "
+	          "no capability but CAP_NET_BIND_SERVICE");
+	return 0;
+}

@@ -1,0 +1,200 @@
+#!/usr/bin/env bats
+# tests/isolation.bats - --enable-sandbox and --enable-seccomp: what a
+# sandboxed tapir can no longer reach or do, as /proc shows it, and that it
+# still works. The rest of the suite runs isolated too: `tapir run`
+# isolates by default, rootlesskit's "auto" turns both flags on, and
+# start_tapir adds them in the first pass (TAPIR_TEST_ISOLATION).
+
+# The snippets are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
+
+load lib
+
+# Helpers for the snippets.
+#   status_of PID: tapir's isolation as /proc shows it, one "key value" a
+#     line: seccomp, nonewprivs, capeff, and root (the entries of
+#     /proc/PID/root, sorted, comma-separated)
+#   one_tapir: the pid of the one tapir holding tap0
+HELPERS='
+	status_of() {
+		awk "/^(Seccomp|NoNewPrivs|CapEff):/ { print tolower(\$1), \$2 }" \
+			"/proc/$1/status" | tr -d :
+		echo "root $(ls -A "/proc/$1/root" | sort | paste -sd,)"
+	}
+	one_tapir() {
+		local h
+		h=$(tap_holders tap0)
+		[ "$(wc -l <<<"$h")" -eq 1 ] && [ "${h#* }" = "$(readlink -f "$TAPIR_BIN")" ] ||
+			{ echo "tap0 holders: $h" >&2; return 1; }
+		echo "${h%% *}"
+	}
+'
+
+# asan: whether the binary under test is the sanitizer build, whose
+# sandbox keeps /proc for LeakSanitizer.
+asan() {
+	ldd "$TAPIR_BIN" | grep -q libasan
+}
+
+# isolated_root: the root listing a sandboxed tapir has.
+isolated_root() {
+	if asan; then echo etc,proc,run; else echo etc,run; fi
+}
+
+@test "isolation: rootlesskit 1.1.0 with sandbox and seccomp true: filtered, no new privileges, CAP_NET_BIND_SERVICE only, /etc and /run only" {
+	run in_sandbox "$HELPERS"'
+		bg_start_user rk rootlesskit --net=slirp4netns \
+			--slirp4netns-binary="$TAPIR_BIN" --disable-host-loopback \
+			--slirp4netns-sandbox=true --slirp4netns-seccomp=true \
+			-- sh -c "ping -c1 -W2 10.0.2.2 >/dev/null && echo ping-ok; sleep 30"
+		wait_for 10 grep -q ping-ok "$SCEN_DIR/rk.log"
+		pid=$(one_tapir)
+		status_of "$pid"
+		tr "\0" " " <"/proc/$pid/cmdline"; echo
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "seccomp 2"
+	has_line "nonewprivs 1"
+	# CAP_NET_BIND_SERVICE is bit 10.
+	has_line "capeff 0000000000000400"
+	has_line "root $(isolated_root)"
+	[[ "$output" == *" --enable-sandbox "* ]]
+	[[ "$output" == *" --enable-seccomp "* ]]
+}
+
+@test "isolation: tapir run isolates by default, --no-sandbox and --no-seccomp turn it off, get_info says which" {
+	run in_sandbox "$HELPERS"'
+		S=$SCEN_DIR/api.sock
+		for flags in "" "--no-sandbox --no-seccomp"; do
+			bg_start_user t "$TAPIR_BIN" run -a "$S" $flags -- sleep 30
+			wait_for 5 test -S "$S"
+			echo "== ${flags:-default}"
+			status_of "$(bg_pid t)"
+			as_user "$TAPIR_BIN" api "$S" "{\"execute\":\"get_info\"}" |
+				jq -c "[.return.options.sandbox, .return.options.seccomp]"
+			bg_stop t
+			# The socket file goes, sandbox or not.
+			echo "socket left: $(test -e "$S" && echo yes || echo no)"
+		done
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^socket left: no$' <<<"$output")" -eq 2 ]
+	iso=$(sed -n '/^== default$/,/^socket left/p' <<<"$output")
+	plain=$(sed -n '/^== --no-sandbox/,/^socket left/p' <<<"$output")
+	grep -qx "seccomp 2" <<<"$iso"
+	grep -qx "nonewprivs 1" <<<"$iso"
+	grep -qx "capeff 0000000000000400" <<<"$iso"
+	grep -qx "root $(isolated_root)" <<<"$iso"
+	grep -qx "\[true,true\]" <<<"$iso"
+	grep -qx "seccomp 0" <<<"$plain"
+	grep -qx "\[false,false\]" <<<"$plain"
+	! grep -qx "root $(isolated_root)" <<<"$plain"
+}
+
+@test "isolation: a syscall outside the allow-list kills tapir with SIGSYS; without the filter it is harmless" {
+	run in_sandbox '
+		for flags in "" "--no-seccomp"; do
+			rc=0
+			as_user env TAPIR_TEST_FORBIDDEN_SYSCALL=1 "$TAPIR_BIN" run \
+				$flags -- sh -c "sleep 2; echo command-done" || rc=$?
+			echo "${flags:-filtered}: rc=$rc"
+		done
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# 128 + SIGSYS (31): the kernel killed tapir, and its command with it.
+	has_line "filtered: rc=159"
+	! grep -q "^command-done" <<<"$(sed -n '1,/filtered: rc/p' <<<"$output")"
+	has_line "--no-seccomp: rc=0"
+	has_line "command-done"
+}
+
+@test "isolation: traffic, DNS through a resolv.conf symlink outside /etc and /run, splice forwards added later, pcap, get_stats" {
+	run in_sandbox '
+		# The host resolver sits behind a symlink that points outside
+		# /etc and /run, as NetworkManager and others set it up: in a
+		# copy of /etc bound over it, in this mount namespace only.
+		mkdir -p /mnt/nm "$SCEN_DIR/etc"
+		cp /etc/resolv.conf /mnt/nm/resolv.conf
+		cp -a /etc/. "$SCEN_DIR/etc/"
+		rm "$SCEN_DIR/etc/resolv.conf"
+		ln -s /mnt/nm/resolv.conf "$SCEN_DIR/etc/resolv.conf"
+		mount --bind "$SCEN_DIR/etc" /etc
+		bg_start dnsmasq dnsmasq --no-daemon --port=53 \
+			--listen-address=127.0.0.1 --bind-interfaces --no-resolv \
+			--no-hosts --user=root --address=/tapir.test/198.18.0.77
+		nginx_start web 127.0.0.1:8080
+		wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
+		S=$SCEN_DIR/api.sock
+		bg_start_user t "$TAPIR_BIN" run -a "$S" --forward-mode=splice \
+			--pcap "$SCEN_DIR/cap.pcap" -- sh -c "
+				curl -sS --max-time 5 http://10.0.2.2:8080/ &&
+				getent hosts tapir.test &&
+				ping -c1 -W2 10.0.2.2 >/dev/null && echo ping-ok
+				socat TCP-LISTEN:80,fork,reuseaddr SYSTEM:\"echo guest-server\"
+			"
+		wait_for 5 test -S "$S"
+		wait_for 10 grep -q ping-ok "$SCEN_DIR/t.log"
+		as_user "$TAPIR_BIN" api "$S" "{\"execute\":\"add_hostfwd\",\"arguments\":{\"proto\":\"tcp\",\"host_addr\":\"127.0.0.1\",\"host_port\":18080,\"guest_port\":80}}"
+		pid=$(bg_pid t)
+		wait_for 5 bash -c "timeout 2 socat -u TCP:127.0.0.1:18080 STDOUT | grep -q guest-server"
+		echo "forward: $(timeout 2 socat -u TCP:127.0.0.1:18080 STDOUT)"
+		as_user "$TAPIR_BIN" api "$S" "{\"execute\":\"get_stats\"}" |
+			jq -r "\"tcp flows seen: \" + (.return.to_guest.tcp.packets > 0 | tostring)"
+		grep -v "^ping-ok" "$SCEN_DIR/t.log" | head -n 5
+		echo "seccomp: $(awk "/^Seccomp:/ {print \$2}" /proc/$pid/status)"
+		bg_stop t
+		echo "pcap bytes: $(stat -c %s "$SCEN_DIR/cap.pcap")"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "tapir test page"
+	grep -Eq '^198\.18\.0\.77[[:space:]]+tapir\.test$' <<<"$output"
+	has_line "forward: guest-server"
+	has_line "tcp flows seen: true"
+	has_line "seccomp: 2"
+	bytes=$(sed -n 's/^pcap bytes: //p' <<<"$output")
+	[ "$bytes" -gt 1000 ]
+}
+
+@test "isolation: --enable-sandbox in path mode with --userns-path, and as root of the namespace (whose mounts it leaves alone)" {
+	run in_sandbox "$HELPERS"'
+		holder=$(userns_holder)
+		# rootlesskit detach mode names both namespaces by path.
+		start_tapir p --enable-sandbox --enable-seccomp --configure \
+			--netns-type=path --userns-path="/proc/$holder/ns/user" \
+			"/proc/$holder/ns/net" tap0
+		echo "path: $(status_of "$(bg_pid p)" | paste -sd" ")"
+		nsrun "$holder" ping -c1 -W2 10.0.2.2 >/dev/null && echo path-ping-ok
+		bg_stop p
+		# As root in a user namespace (podman runs it so), with a mount
+		# of its own that the sandbox (a mount namespace of its own)
+		# must leave alone.
+		bg_start_user holder2 unshare -rnm sleep 600
+		h2=$(bg_pid holder2)
+		wait_for 5 _scen_other_netns "$h2"
+		mkdir -m 0777 "$SCEN_DIR/mnt"
+		as_user nsenter -t "$h2" -U -m --preserve-credentials bash -c "
+			mount -t tmpfs marker \"$SCEN_DIR/mnt\"
+			\"$TAPIR_BIN\" --enable-sandbox --configure -r 3 \
+				--netns-type=path /proc/$h2/ns/net tap1 \
+				3>\"$SCEN_DIR/ready\" & t=\$!
+			for i in \$(seq 50); do
+				[ -s \"$SCEN_DIR/ready\" ] && break
+				sleep 0.1
+			done
+			grep -q ^NoNewPrivs:.1 /proc/\$t/status && echo root-sandboxed
+			kill \$t; wait \$t
+			grep -q \" $SCEN_DIR/mnt tmpfs\" /proc/self/mounts &&
+				echo caller-mount-kept
+		"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"path: "*"capeff 0000000000000400"*"nonewprivs 1"*"seccomp 2"* ]]
+	has_line "path-ping-ok"
+	has_line "root-sandboxed"
+	has_line "caller-mount-kept"
+}
