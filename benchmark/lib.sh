@@ -21,6 +21,13 @@
 #                with LD_PRELOAD=oldkernel.so TAPIR_OLDKERNEL=X.Y
 #                (tests/tools/oldkernel.c), and the proof checks that tapir's
 #                get_info reports tcp_peek "discard" for IPv4 and IPv6
+#   tapir-sandbox tapir with rootlesskit's --slirp4netns-sandbox=true and
+#                --slirp4netns-seccomp=true (dockerd-rootless.sh's "auto"
+#                does the same): sandboxed and filtered, where rootlesskit's
+#                own default (false) runs tapir and slirp4netns without;
+#                the proof checks the tap holder's /proc/PID/status
+#                (Seccomp 2). Every tapir and slirp4netns line records that
+#                status as "isolation".
 #   slirp4netns  rootlesskit --net=slirp4netns --slirp4netns-binary=$SLIRP4NETNS_BIN
 #   pasta        rootlesskit --net=pasta (rootlesskit >= 2), else pasta itself
 #   veth         a veth pair made by root: the rootful kernel baseline
@@ -202,7 +209,9 @@ bench_imitated() {
 bench_check_driver() {
 	local driver=$1 v ma mi
 	shift
-	if [[ "$driver" == tapir-* ]]; then
+	if [[ "$driver" == tapir-sandbox ]]; then
+		driver=tapir
+	elif [[ "$driver" == tapir-* ]]; then
 		v=$(bench_imitated "$driver")
 		[[ -n "$v" ]] ||
 			bench_die "unknown driver '$driver' (tapir-X.Y names a kernel, e.g. tapir-6.1)"
@@ -233,8 +242,9 @@ bench_package() {
 bench_resolve() {
 	local driver=$1 bin other obin re kind
 	BENCH_DRIVER=$driver BENCH_IMITATED=$(bench_imitated "$driver")
-	kind=$driver
+	kind=$driver BENCH_ISOLATE=""
 	[[ -n "$BENCH_IMITATED" ]] && kind=tapir
+	[[ "$driver" == tapir-sandbox ]] && kind=tapir BENCH_ISOLATE=1
 	BENCH_KIND=$kind BENCH_PACKAGE="" BENCH_SHIM="" BENCH_SHIM_SHA256=""
 	if [[ "$driver" == veth || "$driver" == loopback ]]; then
 		BENCH_BIN_ORIG="" BENCH_BIN="" BENCH_SHA256=""
@@ -317,9 +327,12 @@ bench_start() {
 			BENCH_NET_DRIVER=slirp4netns pd=builtin
 			BENCH_NET_BIN=$(bench_accessible "$(bench_driver_bin slirp4netns)")
 		fi
+		local -a iso=()
+		[[ -n "$BENCH_ISOLATE" ]] && iso=(--slirp4netns-sandbox=true
+			--slirp4netns-seccomp=true)
 		bench_start_rootlesskit --net=slirp4netns --mtu="$mtu" \
 			--slirp4netns-binary="$BENCH_NET_BIN" --port-driver="$pd" \
-			-- "${hold[@]}"
+			"${iso[@]}" -- "${hold[@]}"
 		[[ "$pd" == slirp4netns ]] && BENCH_API_SOCK="$BENCH_STATE_DIR/.s4nn.sock"
 		;;
 	pasta)
@@ -686,6 +699,7 @@ bench_prove_path() {
 		exe=$BENCH_EXE
 		bench_proof "$BENCH_IFNAME of net:[$ns] is held by pid $holder only (tun fds: $(awk '{ printf "%s%s/fd%s", s, $1, $2; s=" " }' <<<"$BENCH_TUN_FDS")), started by this run's launcher (pid $BENCH_LAUNCHER_PID)"
 		bench_proof "pid $holder runs $exe, the same file (device and inode) as the $BENCH_NET_DRIVER binary $bin$([[ "$exe" == *.avx2 ]] && echo "'s AVX2 build, which it re-executes")"
+		bench_prove_isolation "$holder"
 	fi
 	read -r -a tap_b <<<"$BENCH_SNAP_before_TAP"
 	read -r -a tap_a <<<"$BENCH_SNAP_after_TAP"
@@ -727,12 +741,32 @@ bench_prove_path() {
 		--arg holder "$holder" --arg exe "$exe" \
 		--argjson peek "$BENCH_TCP_PEEK" --arg shim "$BENCH_SHIM_MAPPED" \
 		--argjson tap "$tap_delta" --argjson stats "$stats_delta" \
+		--argjson iso "${BENCH_ISOLATION:-null}" \
 		'{netns: $ns, ifname: $ifc,
 		  tap_holder_pid: ($holder | if . == "" then null else tonumber end),
 		  exe: ($exe | if . == "" then null else . end),
 		  tap_bytes: $tap, stats_tcp_bytes: $stats}
 		 + (if $peek == null then {} else {tcp_peek: $peek} end)
+		 + (if $iso == null then {} else {isolation: $iso} end)
 		 + (if $shim == "" then {} else {shim_loaded: $shim} end)')
+}
+
+# bench_prove_isolation PID: record how the tap holder is isolated, as
+# its /proc/PID/status shows it (BENCH_ISOLATION, a JSON object): seccomp
+# mode, no_new_privs and the effective capabilities. tapir-sandbox must
+# run filtered, or its cost would be measured against itself.
+bench_prove_isolation() {
+	local pid=$1 seccomp nnp capeff
+	seccomp=$(awk '/^Seccomp:/ { print $2 }' "/proc/$pid/status")
+	nnp=$(awk '/^NoNewPrivs:/ { print $2 }' "/proc/$pid/status")
+	capeff=$(awk '/^CapEff:/ { print $2 }' "/proc/$pid/status")
+	BENCH_ISOLATION=$(jq -cn --argjson s "${seccomp:-0}" \
+		--argjson n "${nnp:-0}" --arg c "$capeff" \
+		'{seccomp: $s, no_new_privs: $n, cap_eff: $c}')
+	if [[ -n "${BENCH_ISOLATE:-}" && ("$seccomp" != 2 || "$nnp" != 1) ]]; then
+		bench_refuse "pid $pid runs with Seccomp $seccomp, NoNewPrivs $nnp: tapir-sandbox must be filtered and sandboxed"
+	fi
+	bench_proof "pid $pid: Seccomp $seccomp, NoNewPrivs $nnp, CapEff $capeff"
 }
 
 # bench_prove_kernel_path PID: tapir's get_info says which paths it took

@@ -34,9 +34,12 @@
 # Environment: BENCH_TIME (seconds per iperf3 cell, default 30; HTTP levels
 # and rr modes take at most 10), BENCH_ROUNDS (default 3; 1 for a quick
 # look), BENCH_SUITES (default "net http port rr"), BENCH_DRIVERS (net/rr,
-# default "tapir tapir-6.1 slirp4netns pasta veth"; tapir-6.1 is tapir on
-# the path of Linux 6.1, which has no TCP SO_PEEK_OFF, see
-# benchmark/lib.sh), BENCH_FWD_DRIVERS (http/port, default "tapir
+# default "tapir tapir-sandbox tapir-6.1 slirp4netns pasta veth"; tapir
+# and slirp4netns run as rootlesskit runs them by default, unsandboxed,
+# tapir-sandbox with --enable-sandbox --enable-seccomp (the cost of
+# isolation), tapir-6.1 on the path of Linux 6.1, which has no TCP
+# SO_PEEK_OFF; see benchmark/lib.sh),
+# BENCH_FWD_DRIVERS (http/port, default "tapir
 # slirp4netns builtin pasta", plus veth for http), BENCH_MTUS (default
 # "1500 65520"), BENCH_DOC (default docs/benchmarks.md; empty: leave it
 # alone), BENCH_RESULTS, and those of benchmark/lib.sh (TAPIR_BIN, ...).
@@ -49,7 +52,7 @@ results=${BENCH_RESULTS:-$bench/results}
 : "${BENCH_TIME:=30}"
 : "${BENCH_ROUNDS:=3}"
 : "${BENCH_SUITES:=net http port rr}"
-: "${BENCH_DRIVERS:=tapir tapir-6.1 slirp4netns pasta veth}"
+: "${BENCH_DRIVERS:=tapir tapir-sandbox tapir-6.1 slirp4netns pasta veth}"
 : "${BENCH_FWD_DRIVERS:=tapir slirp4netns builtin pasta}"
 : "${BENCH_MTUS:=1500 65520}"
 BENCH_DOC=${BENCH_DOC-$root/docs/benchmarks.md}

@@ -93,6 +93,17 @@ no_number() {
 	[[ "$output" == *"get_info reports tcp_peek ipv4 discard, ipv6 discard"* ]]
 }
 
+@test "benchmark: tapir-sandbox runs sandboxed and filtered, and says so" {
+	bench benchmark-iperf3-net.sh tapir-sandbox 1500
+	[ "$status" -eq 0 ]
+	verified_line '.driver == "tapir-sandbox" and
+		.proof.isolation.seccomp == 2 and .proof.isolation.no_new_privs == 1 and
+		.proof.isolation.cap_eff == "0000000000000400" and
+		(.launcher | test("--slirp4netns-sandbox=true --slirp4netns-seccomp=true")) and
+		.gbps > 0 and .proof.stats_tcp_bytes >= .bytes'
+	[[ "$output" == *"Seccomp 2, NoNewPrivs 1, CapEff 0000000000000400"* ]]
+}
+
 @test "benchmark: a shim that does not take effect is not the old-kernel path" {
 	# A library that loads but changes nothing, in the shim's place: tapir
 	# then peeks with SO_PEEK_OFF, and its get_info says so.
