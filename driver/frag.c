@@ -131,7 +131,7 @@ struct frag_state *frag_state_new(unsigned int nslots)
 	if (!s)
 		return NULL;
 	s->nslots = nslots;
-	/* Never 0, or the xorshift sequence would stay at 0. */
+	/* seed_u64() is never 0, which would stall the xorshift sequence. */
 	s->rng = seed_u64();
 	return s;
 }
