@@ -3,7 +3,9 @@
 # `make` builds ./tapir; `make test` runs the unit and integration suites;
 # `make check-asan` builds with ASan+UBSan into build-asan/ and runs the same
 # suites against that binary; `make lint` runs cppcheck and clang-format;
-# `make deb` builds a Debian package into $(BUILD)/deb/.
+# `make deb` builds a Debian package into $(BUILD)/deb/; `make fuzz` builds
+# the libFuzzer harnesses with clang into build-fuzz/ and runs each for
+# FUZZ_TIME seconds (hack/fuzz.sh).
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -36,10 +38,19 @@ TEST_SHIMS := $(BUILD)/tools/oldkernel.so
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,\
 	$(filter-out tests/tools/oldkernel.c,$(wildcard tests/tools/*.c)))
 C_FILES := $(wildcard driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] \
-	tests/tools/*.c benchmark/*.c)
+	tests/fuzz/*.[ch] tests/tools/*.c benchmark/*.c)
+# libFuzzer harnesses (tests/fuzz/fuzz_NAME.c), built by clang with ASan and
+# UBSan; the library objects are instrumented for coverage too.
+FUZZ_BUILD := build-fuzz
+FUZZ_TIME ?= 30
+FUZZ_NAMES := frame frames api ipc cli
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz_%)
+FUZZ_SUPPORT_OBJS := $(BUILD)/tests/fuzz/fuzzenv.o $(BUILD)/tests/unit/fakectx.o
 
 .PHONY: all test unit check-asan lint format install clean bench bench-tools \
-	deb
+	deb fuzz fuzz-build fuzz-bins
 # Keep unit-test objects: otherwise make deletes them after the summary line.
 .SECONDARY:
 
@@ -61,6 +72,12 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(UNIT_RUNNER_OBJ) $(BUILD)/libtapir.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# -fsanitize=fuzzer brings libFuzzer's main(); the objects were compiled
+# with fuzzer-no-link (EXTRA_CFLAGS of fuzz-build).
+$(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_SUPPORT_OBJS) \
+		$(BUILD)/libtapir.a
+	$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/benchmark/%: benchmark/%.c
 	@mkdir -p $(dir $@)
@@ -87,9 +104,21 @@ test: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS) $(TEST_SHIMS)
 check-asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" test
 
+fuzz-bins: $(FUZZ_BINS)
+
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CFLAGS="-O1 -g" \
+		EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" fuzz-bins
+
+# Regression inputs first, then every harness for FUZZ_TIME seconds, each
+# inside its own `unshare --net`: see hack/fuzz.sh.
+fuzz: fuzz-build
+	FUZZ_BUILD=$(FUZZ_BUILD) hack/fuzz.sh $(FUZZ_TIME) $(FUZZ_NAMES)
+
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-		--std=c11 --inline-suppr -I. driver ipc tests/unit tests/tools benchmark
+		--std=c11 --inline-suppr -I. driver ipc tests/unit tests/fuzz \
+		tests/tools benchmark
 	clang-format --dry-run -Werror $(C_FILES)
 
 format:
@@ -126,10 +155,11 @@ deb:
 	@ls $(DEB_DIR)/*.deb
 
 clean:
-	rm -rf build build-asan tapir
+	rm -rf build build-asan $(FUZZ_BUILD) tapir
 
 # Unit-test objects too: a changed header must rebuild the tests that use
 # it, or they run against a stale struct layout.
 -include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) \
 	$(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.d) \
-	$(UNIT_RUNNER_OBJ:.o=.d)
+	$(UNIT_RUNNER_OBJ:.o=.d) \
+	$(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/fuzz_%.d) $(FUZZ_SUPPORT_OBJS:.o=.d)

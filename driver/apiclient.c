@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <jansson.h>
 
+#include "clock.h"
 #include "apiclient.h"
 #include "log.h"
 
@@ -27,10 +28,7 @@
  */
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return (long long)clock_ms();
 }
 
 /**

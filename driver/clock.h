@@ -6,7 +6,13 @@
 
 #include <stdint.h>
 
+uint64_t clock_ns(void);
 uint64_t clock_ms(void);
 uint64_t clock_s(void);
+
+/* Test seam: a clock that moves only when told to. */
+void clock_set_fake(uint64_t ns);
+void clock_advance(uint64_t ns);
+void clock_set_real(void);
 
 #endif /* TAPIR_CLOCK_H */

@@ -60,6 +60,10 @@ struct hostfwd_state;
  *			(fdlimit.c), or -1
  * @run_child:		`tapir run`: the command's PID, whose exit ends the
  *			loop with its status; 0 in attach mode
+ * @tcp_conns:		TCP table entries; 0 = TCP_MAX_CONNS. Tests and
+ *			fuzzers ask for a few, so a context is cheap to build
+ * @frag_slots:		datagrams reassembled at once; 0 = FRAG_SLOTS
+ * @resolv_conf:	resolver file dns.c re-reads; NULL = /etc/resolv.conf
  */
 struct ctx {
 	const struct opts *o;
@@ -92,6 +96,9 @@ struct ctx {
 	unsigned int tap_read_errors;
 	bool isolated;
 	pid_t run_child;
+	unsigned int tcp_conns;
+	unsigned int frag_slots;
+	const char *resolv_conf;
 };
 
 void ctx_set_addresses(struct ctx *c);

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 
+#include "clock.h"
 #include "csum.h"
 #include "dhcp.h"
 #include "inany.h"
@@ -205,10 +206,7 @@ static int dhcp_parse(const uint8_t *msg, size_t len, struct dhcp_req *out)
  */
 static time_t now_sec(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec;
+	return (time_t)clock_s();
 }
 
 /**

@@ -11,6 +11,7 @@
 #include <net/if.h>
 #include <sys/stat.h>
 
+#include "clock.h"
 #include "seccomp.h"
 #include "dns.h"
 #include "log.h"
@@ -173,10 +174,7 @@ int dns_parse_resolv(const char *text, size_t len, union sockaddr_inany *out,
  */
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_ms();
 }
 
 /**
@@ -207,23 +205,24 @@ static ssize_t read_resolv(int fd)
 /**
  * dns_refresh() - re-read the resolver file if it changed
  * @s:		cache
+ * @path:	the file: /etc/resolv.conf unless the context names another
  *
  * Called at most once a second; an unchanged file (device, inode, size,
  * mtime) keeps the cached list, and a missing file empties it. So does one
  * that can't be read (a directory, EIO), which is tried again next time
  * rather than taken for an empty file.
  */
-static void dns_refresh(struct dns_state *s)
+static void dns_refresh(struct dns_state *s, const char *path)
 {
 	static struct log_limit limit;
 	struct stat st;
 	ssize_t len;
 	int fd;
 
-	fd = open(RESOLV_CONF, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
 		if (s->n)
-			debug_msg("dns: %s: %s", RESOLV_CONF, strerror(errno));
+			debug_msg("dns: %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		s->n = 0;
@@ -239,7 +238,7 @@ static void dns_refresh(struct dns_state *s)
 	len = read_resolv(fd);
 	close(fd);
 	if (len < 0) {
-		err_limited(&limit, (int)-len, "dns: read %s", RESOLV_CONF);
+		err_limited(&limit, (int)-len, "dns: read %s", path);
 		s->n = 0;
 		s->ino = 0;
 		return;
@@ -250,7 +249,7 @@ static void dns_refresh(struct dns_state *s)
 	s->mtime = st.st_mtim;
 	s->n = dns_parse_resolv(resolv_buf, (size_t)len, s->ns,
 	                        DNS_MAX_SERVERS);
-	debug_msg("dns: %d nameserver(s) in %s", s->n, RESOLV_CONF);
+	debug_msg("dns: %d nameserver(s) in %s", s->n, path);
 }
 
 /**
@@ -277,7 +276,7 @@ int dns_upstream(struct ctx *c, union sockaddr_inany *sa, socklen_t *salen)
 	}
 	if (!s->checked_ms || now - s->checked_ms >= 1000) {
 		s->checked_ms = now ? now : 1;
-		dns_refresh(s);
+		dns_refresh(s, c->resolv_conf ? c->resolv_conf : RESOLV_CONF);
 	}
 	if (!s->n)
 		return -1;

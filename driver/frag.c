@@ -4,7 +4,8 @@
  * Fragments from the guest are reassembled, not dropped: a UDP datagram
  * bigger than the MTU (DNS over EDNS, VPN and game protocols, 60000-byte
  * tests) leaves the guest as fragments, and slirp4netns delivers it.
- * The cost is bounded by design: at most FRAG_SLOTS datagrams in progress,
+ * The cost is bounded by design: at most FRAG_SLOTS datagrams in progress
+ * (fewer if the context asks: a fuzzer's context stays cheap to build),
  * each at most 64 KiB in preallocated memory, each given FRAG_TIMEOUT_MS to
  * complete (checked on every fragment, so nothing runs while none arrive).
  * Any overlap that is not an exact duplicate, any disagreement about the
@@ -24,8 +25,9 @@
 #include <netinet/icmp6.h>
 #include <netinet/ip.h>
 #include <netinet/ip6.h>
-#include <sys/random.h>
 
+#include "clock.h"
+#include "seed.h"
 #include "csum.h"
 #include "frag.h"
 #include "frag_reasm.h"
@@ -101,29 +103,36 @@ struct frag_dgram {
 
 /**
  * struct frag_state - reassembly slots and the IPv6 identification source
- * @slot:	datagrams in progress
  * @expired:	datagrams given up on timeout, not yet counted as drops
  * @rng:	xorshift state for IPv6 fragment ids
+ * @nslots:	entries in @slot
+ * @slot:	datagrams in progress
  */
 struct frag_state {
-	struct frag_dgram slot[FRAG_SLOTS];
 	uint64_t expired;
 	uint64_t rng;
+	unsigned int nslots;
+	struct frag_dgram slot[];
 };
 
 /**
  * frag_state_new() - allocate empty reassembly state
+ * @nslots:	datagrams reassembled at once, 1..FRAG_SLOTS (0: FRAG_SLOTS)
  *
  * Return: the state, or NULL without memory
  */
-struct frag_state *frag_state_new(void)
+struct frag_state *frag_state_new(unsigned int nslots)
 {
-	struct frag_state *s = calloc(1, sizeof(*s));
+	struct frag_state *s;
 
-	if (s && getrandom(&s->rng, sizeof(s->rng), GRND_NONBLOCK) < 0)
-		s->rng = (uint64_t)time(NULL);
-	if (s && !s->rng)
-		s->rng = 0x9e3779b97f4a7c15ULL;
+	if (!nslots || nslots > FRAG_SLOTS)
+		nslots = FRAG_SLOTS;
+	s = calloc(1, sizeof(*s) + nslots * sizeof(s->slot[0]));
+	if (!s)
+		return NULL;
+	s->nslots = nslots;
+	/* seed_u64() is never 0, which would stall the xorshift sequence. */
+	s->rng = seed_u64();
 	return s;
 }
 
@@ -158,7 +167,7 @@ static bool same_datagram(const struct frag_dgram *d,
  */
 static void expire(struct frag_state *s, uint64_t now_ms)
 {
-	for (int i = 0; i < FRAG_SLOTS; i++) {
+	for (unsigned int i = 0; i < s->nslots; i++) {
 		if (s->slot[i].used && now_ms >= s->slot[i].deadline_ms) {
 			s->slot[i].used = false;
 			s->expired++;
@@ -179,7 +188,7 @@ static struct frag_dgram *slot_for(struct frag_state *s,
 {
 	struct frag_dgram *free_slot = NULL;
 
-	for (int i = 0; i < FRAG_SLOTS; i++) {
+	for (unsigned int i = 0; i < s->nslots; i++) {
 		struct frag_dgram *d = &s->slot[i];
 
 		if (d->used && same_datagram(d, f))
@@ -450,10 +459,7 @@ enum frag_verdict frag6_reassemble(struct frag_state *s, const struct pkt *p,
  */
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_ms();
 }
 
 /**
@@ -546,13 +552,13 @@ uint32_t frag6_ident(struct ctx *c)
 
 /**
  * frag_init() - allocate the reassembly slots
- * @c:		context
+ * @c:		context; c->frag_slots of them, 0 for FRAG_SLOTS
  *
  * Return: 0 on success, -1 after printing one error line
  */
 int frag_init(struct ctx *c)
 {
-	c->frag = frag_state_new();
+	c->frag = frag_state_new(c->frag_slots);
 	if (!c->frag) {
 		err_msg("fragments: out of memory for reassembly");
 		return -1;

@@ -12,7 +12,9 @@
 
 struct pkt;
 
-/* Datagrams reassembled at once, and how long each may take. */
+/* Datagrams reassembled at once (at most; a context may ask for fewer),
+ * and how long each may take.
+ */
 #define FRAG_SLOTS 16
 #define FRAG_TIMEOUT_MS 2000
 
@@ -22,7 +24,7 @@ enum frag_verdict {
 	FRAG_DROPPED,  /* fragment (and its datagram, if any) discarded */
 };
 
-struct frag_state *frag_state_new(void);
+struct frag_state *frag_state_new(unsigned int nslots);
 void frag_state_free(struct frag_state *s);
 enum frag_verdict frag4_reassemble(struct frag_state *s, const struct pkt *p,
                                    uint64_t now_ms, struct pkt *whole);

@@ -384,16 +384,19 @@ static bool taps_are(const int *fds, unsigned int n, const char *ifname)
 }
 
 /**
- * receive_reply() - read and validate the helper's reply
+ * nshelper_receive_reply() - read and validate the helper's reply
  * @sock:	our end of the socketpair
  * @o:		options, to cross-check the reply
  * @info:	filled on success
  * @fds:	filled with info->queues fds on success
  *
+ * Everything the helper sends passes here, so it is also the seam the IPC
+ * fuzzer drives (tests/fuzz/fuzz_ipc.c).
+ *
  * Return: 0 on success, -1 after printing one error line
  */
-static int receive_reply(int sock, const struct opts *o,
-                         struct ipc_tap_info *info, int *fds)
+int nshelper_receive_reply(int sock, const struct opts *o,
+                           struct ipc_tap_info *info, int *fds)
 {
 	struct ipc_reply r;
 	unsigned int nfds = 0;
@@ -465,7 +468,7 @@ int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,
 		helper_main(o, sv[1]);
 	}
 	close(sv[1]);
-	ret = receive_reply(sv[0], o, info, fds);
+	ret = nshelper_receive_reply(sv[0], o, info, fds);
 	close(sv[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;

@@ -12,5 +12,7 @@ int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,
                        int *fds);
 
 void nshelper_close_other_fds(int keep);
+int nshelper_receive_reply(int sock, const struct opts *o,
+                           struct ipc_tap_info *info, int *fds);
 
 #endif /* TAPIR_NSHELPER_H */

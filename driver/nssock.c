@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "ipc/channel.h"
 #include "isolation.h"
 #include "log.h"
@@ -100,10 +101,7 @@ static int family_row(int family)
  */
 static long long now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return (long long)clock_ns();
 }
 
 /**

@@ -100,6 +100,10 @@ static int pcap_record_header(struct pcap_state *p, size_t len)
 	uint32_t caplen = len > PCAP_SNAPLEN ? PCAP_SNAPLEN : (uint32_t)len;
 	uint32_t rec[4];
 
+	/* Wall-clock time, not clock.c's: a capture's timestamps are read
+	 * next to other captures and logs, and a fake clock would only make
+	 * a test's capture look older.
+	 */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	rec[0] = (uint32_t)ts.tv_sec;
 	rec[1] = (uint32_t)(ts.tv_nsec / 1000);

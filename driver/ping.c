@@ -9,10 +9,11 @@
 #include <unistd.h>
 #include <netinet/icmp6.h>
 #include <netinet/ip_icmp.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "clock.h"
+#include "seed.h"
 #include "seccomp.h"
 #include "csum.h"
 #include "fwd.h"
@@ -87,10 +88,7 @@ static uint8_t ping_buf[65536];
  */
 static time_t now_sec(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec;
+	return (time_t)clock_s();
 }
 
 /**
@@ -456,9 +454,7 @@ int ping_init(struct ctx *c)
 		err_errno(ENOMEM, "ping: allocate flow table");
 		return -1;
 	}
-	if (getrandom(&s->seed, sizeof(s->seed), GRND_NONBLOCK) !=
-	    sizeof(s->seed))
-		s->seed = (uint32_t)now_sec() ^ (uint32_t)getpid();
+	s->seed = (uint32_t)seed_u64();
 	s->expiry = event_new(c->base, -1, EV_PERSIST, ping_expire, c);
 	if (!s->expiry || event_add(s->expiry, &tv)) {
 		err_msg("ping: create expiry timer: libevent failed");

@@ -74,10 +74,12 @@ static const char *const sanitizer_syscalls[] = {
 };
 
 static const char *const *const tapir_lists[] = {
-        process_syscalls, api_syscalls,       dns_syscalls,  fdlimit_syscalls,
-        hostfwd_syscalls, lifecycle_syscalls, log_syscalls,  loop_syscalls,
-        nssock_syscalls,  pcap_syscalls,      ping_syscalls, run_syscalls,
-        splice_syscalls,  tapio_syscalls,     tcp_syscalls,  udp_syscalls,
+        process_syscalls, api_syscalls,       clock_syscalls,
+        seed_syscalls,    dns_syscalls,       fdlimit_syscalls,
+        hostfwd_syscalls, lifecycle_syscalls, log_syscalls,
+        loop_syscalls,    nssock_syscalls,    pcap_syscalls,
+        ping_syscalls,    run_syscalls,       splice_syscalls,
+        tapio_syscalls,   tcp_syscalls,       udp_syscalls,
 };
 
 /* The namespace socket helper: it only makes sockets and passes them on. */

@@ -13,6 +13,7 @@
 #include "ctx.h"
 
 extern const char *const api_syscalls[];
+extern const char *const clock_syscalls[];
 extern const char *const dns_syscalls[];
 extern const char *const fdlimit_syscalls[];
 extern const char *const hostfwd_syscalls[];
@@ -22,6 +23,7 @@ extern const char *const loop_syscalls[];
 extern const char *const nssock_syscalls[];
 extern const char *const pcap_syscalls[];
 extern const char *const run_syscalls[];
+extern const char *const seed_syscalls[];
 extern const char *const ping_syscalls[];
 extern const char *const splice_syscalls[];
 extern const char *const tapio_syscalls[];

@@ -689,16 +689,16 @@ bool tcp_peek_in_use(const struct ctx *c, int family)
 
 /**
  * tcp_init() - allocate the connection table and probe the kernel
- * @c:		context
+ * @c:		context; c->tcp_conns entries, 0 for TCP_MAX_CONNS
  *
  * Return: 0 on success, -1 after printing one error line
  */
 int tcp_init(struct ctx *c)
 {
 	c->tcp = calloc(1, sizeof(*c->tcp));
-	if (!c->tcp || tcp_table_init(&c->tcp->table)) {
-		err_errno(ENOMEM, "tcp: allocate %d connections",
-		          TCP_MAX_CONNS);
+	if (!c->tcp || tcp_table_init(&c->tcp->table, c->tcp_conns)) {
+		err_errno(ENOMEM, "tcp: allocate %u connections",
+		          c->tcp_conns ? c->tcp_conns : TCP_MAX_CONNS);
 		free(c->tcp);
 		c->tcp = NULL;
 		return -1;
@@ -726,7 +726,7 @@ void tcp_cleanup(struct ctx *c)
 	if (!c->tcp)
 		return;
 	tcp_flush(c);
-	for (unsigned int i = 0; i < TCP_MAX_CONNS; i++) {
+	for (unsigned int i = 0; i < c->tcp->table.size; i++) {
 		struct tcp_conn *conn = tcp_conn_at(&c->tcp->table, i);
 
 		if (conn)

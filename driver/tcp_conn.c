@@ -5,9 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/random.h>
 #include <sanitizer/asan_interface.h>
 
+#include "clock.h"
+#include "seed.h"
 #include "tcp_conn.h"
 
 /* Under ASan a free entry is poisoned whole, so that any use of a released
@@ -96,11 +97,8 @@ static uint32_t tuple_hash(const struct tcp_table *t,
 uint32_t tcp_isn(const struct tcp_table *t, const struct in6_addr *gaddr,
                  uint16_t gport, const struct in6_addr *raddr, uint16_t rport)
 {
-	struct timespec ts;
-	uint64_t ns;
+	uint64_t ns = clock_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	/* A different key than the table's, so buckets reveal nothing. */
 	return (uint32_t)tuple_mix(~t->seed, gaddr, gport, raddr, rport) +
 	       (uint32_t)(ns >> 6);
@@ -109,25 +107,30 @@ uint32_t tcp_isn(const struct tcp_table *t, const struct in6_addr *gaddr,
 /**
  * tcp_table_init() - allocate every entry and the hash index once
  * @t:		table to initialise
+ * @size:	entries, 1..TCP_MAX_CONNS (0: TCP_MAX_CONNS)
  *
  * Return: 0 on success, -ENOMEM
  */
-int tcp_table_init(struct tcp_table *t)
+int tcp_table_init(struct tcp_table *t, unsigned int size)
 {
 	memset(t, 0, sizeof(*t));
-	t->nbuckets = TCP_MAX_CONNS * 2;
-	t->conns = calloc(TCP_MAX_CONNS, sizeof(*t->conns));
-	t->link = calloc(TCP_MAX_CONNS, sizeof(*t->link));
-	t->state = calloc(TCP_MAX_CONNS, sizeof(*t->state));
+	if (!size || size > TCP_MAX_CONNS)
+		size = TCP_MAX_CONNS;
+	t->size = size;
+	/* Twice the entries, rounded up to a power of two for the mask. */
+	t->nbuckets = 2;
+	while (t->nbuckets < size * 2)
+		t->nbuckets <<= 1;
+	t->conns = calloc(size, sizeof(*t->conns));
+	t->link = calloc(size, sizeof(*t->link));
+	t->state = calloc(size, sizeof(*t->state));
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
 	if (!t->conns || !t->link || !t->state || !t->buckets) {
 		tcp_table_free(t);
 		return -ENOMEM;
 	}
-	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) !=
-	    sizeof(t->seed))
-		t->seed = (uint64_t)random() << 32 | (uint64_t)random();
-	for (uint32_t i = TCP_MAX_CONNS; i > 0; i--) {
+	t->seed = seed_u64();
+	for (uint32_t i = size; i > 0; i--) {
 		t->link[i - 1] = t->free_head;
 		t->free_head = i;
 		POISON(&t->conns[i - 1]);
@@ -143,7 +146,7 @@ void tcp_table_free(struct tcp_table *t)
 {
 	if (t->conns)
 		ASAN_UNPOISON_MEMORY_REGION(t->conns,
-		                            TCP_MAX_CONNS * sizeof(*t->conns));
+		                            t->size * sizeof(*t->conns));
 	free(t->conns);
 	free(t->link);
 	free(t->state);
@@ -157,7 +160,7 @@ void tcp_table_free(struct tcp_table *t)
 /**
  * tcp_conn_at() - the connection in entry @i, if it is in use
  * @t:		table
- * @i:		entry index, below TCP_MAX_CONNS
+ * @i:		entry index, below t->size
  *
  * Return: the connection, or NULL for a free entry
  */

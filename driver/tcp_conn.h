@@ -115,12 +115,13 @@ enum tcp_entry_state {
 
 /**
  * struct tcp_table - every connection, the hash index and the free list
- * @conns:	TCP_MAX_CONNS entries
+ * @conns:	@size entries
  * @link:	per entry, index + 1 of the next one in its hash chain (in
  *		use) or on the free list (free); 0 = end. Kept outside the
  *		entries so that a free entry can be poisoned whole under ASan
  * @state:	per entry, enum tcp_entry_state
  * @buckets:	hash heads, index + 1, 0 = empty
+ * @size:	entries, TCP_MAX_CONNS unless the context asked for fewer
  * @nbuckets:	number of buckets, a power of two
  * @free_head:	first free entry, index + 1, 0 = none
  * @seed:	random hash seed, so a guest can't aim for one chain
@@ -131,13 +132,14 @@ struct tcp_table {
 	uint32_t *link;
 	uint8_t *state;
 	uint32_t *buckets;
+	uint32_t size;
 	uint32_t nbuckets;
 	uint32_t free_head;
 	uint64_t seed;
 	unsigned int used;
 };
 
-int tcp_table_init(struct tcp_table *t);
+int tcp_table_init(struct tcp_table *t, unsigned int size);
 void tcp_table_free(struct tcp_table *t);
 struct tcp_conn *tcp_conn_lookup(struct tcp_table *t,
                                  const struct in6_addr *gaddr, uint16_t gport,

@@ -5,9 +5,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/random.h>
 #include <event2/event.h>
 
+#include "clock.h"
+#include "seed.h"
 #include "inany.h"
 #include "log.h"
 #include "udp_flow.h"
@@ -19,10 +20,7 @@
  */
 uint64_t udp_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec;
+	return clock_s();
 }
 
 /**
@@ -440,8 +438,7 @@ int udp_flow_table_init(struct ctx *c)
 		err_msg("udp: out of memory for the flow table");
 		return -1;
 	}
-	if (getrandom(&s->seed, sizeof(s->seed), GRND_NONBLOCK) < 0)
-		s->seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
+	s->seed = seed_u64();
 	s->timer = event_new(c->base, -1, EV_PERSIST, expire_cb, c);
 	if (!s->timer) {
 		err_msg("udp: create expiry timer: libevent failed");

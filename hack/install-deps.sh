@@ -27,6 +27,10 @@ PACKAGES=(
 	iperf3 nginx-light apache2-utils wrk gnuplot-nox
 	# lint
 	cppcheck clang-format
+	# fuzzing (`make fuzz`) and `make CC=clang`: Debian 12 puts libFuzzer
+	# and the sanitizer runtimes in libclang-rt-14-dev, which clang-14
+	# only recommends, and recommends are not installed below
+	clang libclang-rt-14-dev
 )
 
 missing=()

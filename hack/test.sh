@@ -3,7 +3,8 @@
 #
 # Installs missing packages, sets up the unprivileged test user, then runs
 # `make`, `make test` and `make check-asan` (the same tests against an
-# ASan+UBSan build), and builds and checks the Debian package
+# ASan+UBSan build), `make fuzz` (each libFuzzer harness for 30 s, after
+# replaying its regression inputs), and builds and checks the Debian package
 # (hack/deb-check.sh, counted as one test). Its last line sums them all:
 #
 #   N passed, N failed[, N skipped]
@@ -26,11 +27,12 @@ if ((EUID != 0)); then
 	exit 1
 fi
 
-# Everything below writes build/, build-asan/ and ./tapir as root: hand
-# them back to the user who ran sudo, whatever happens.
+# Everything below writes build/, build-asan/, build-fuzz/ and ./tapir as
+# root: hand them back to the user who ran sudo, whatever happens.
 if [[ -z "${TAPIR_GIVE_BACK_DONE:-}" ]]; then
 	export TAPIR_GIVE_BACK_DONE=1
-	exec hack/give-back.sh build build-asan tapir -- "$root/hack/test.sh" "$@"
+	exec hack/give-back.sh build build-asan build-fuzz tapir -- \
+		"$root/hack/test.sh" "$@"
 fi
 
 hack/install-deps.sh
@@ -84,6 +86,12 @@ else
 	TAPIR_TEST_ISOLATION=0 make -j"$jobs" check-asan 2>&1 |
 		tee "$work/asan.log" || status=1
 	add_summary "$work/asan.log"
+
+	echo "=== make fuzz"
+	# Its last line is the same `N passed, N failed`: one per harness and
+	# one per replayed set of regression inputs.
+	make fuzz FUZZ_TIME=30 2>&1 | tee "$work/fuzz.log" || status=1
+	add_summary "$work/fuzz.log"
 
 	echo "=== make deb (hack/deb-check.sh)"
 	if hack/deb-check.sh 2>&1 | tee "$work/deb.log"; then

@@ -114,7 +114,7 @@ static bool whole_ok(const struct pkt *w, size_t len)
 
 static void test_in_order(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct pkt w;
 
 	fill_payload();
@@ -129,7 +129,7 @@ static void test_in_order(void)
 
 static void test_out_of_order(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct pkt w;
 
 	fill_payload();
@@ -142,7 +142,7 @@ static void test_out_of_order(void)
 
 static void test_interleaved(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct pkt w;
 
 	fill_payload();
@@ -157,7 +157,7 @@ static void test_interleaved(void)
 
 static void test_duplicates(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct pkt w;
 
 	fill_payload();
@@ -170,7 +170,7 @@ static void test_duplicates(void)
 
 static void test_overlap_drops_datagram(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct pkt w;
 
 	fill_payload();
@@ -184,7 +184,7 @@ static void test_overlap_drops_datagram(void)
 
 static void test_inconsistent_duplicate(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct pkt w;
 
 	fill_payload();
@@ -197,7 +197,7 @@ static void test_inconsistent_duplicate(void)
 
 static void test_inconsistent_end(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct pkt w;
 
 	fill_payload();
@@ -213,7 +213,7 @@ static void test_inconsistent_end(void)
 
 static void test_timeout(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct pkt w;
 
 	fill_payload();
@@ -229,7 +229,7 @@ static void test_timeout(void)
 
 static void test_too_many_concurrent(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct pkt w;
 
 	fill_payload();
@@ -245,9 +245,24 @@ static void test_too_many_concurrent(void)
 	frag_state_free(s);
 }
 
+/* A context may ask for fewer slots (fuzzers do); the limit holds. */
+static void test_fewer_slots(void)
+{
+	struct frag_state *s = frag_state_new(2);
+	struct pkt w;
+
+	fill_payload();
+	CHECK(frag4(100, 0, 8, true, 0, s, &w) == FRAG_HELD);
+	CHECK(frag4(101, 0, 8, true, 0, s, &w) == FRAG_HELD);
+	CHECK(frag4(102, 0, 8, true, 0, s, &w) == FRAG_DROPPED);
+	CHECK(frag4(100, 8, 8, false, 0, s, &w) == FRAG_COMPLETE);
+	CHECK(frag4(102, 0, 8, true, 0, s, &w) == FRAG_HELD);
+	frag_state_free(s);
+}
+
 static void test_max_and_oversize(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct pkt w;
 
 	fill_payload();
@@ -288,7 +303,7 @@ static enum frag_verdict send_plain(uint16_t id, struct frag_state *s,
 
 static void test_oversize_by_first_header(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct iphdr ih;
 	struct pkt w;
 
@@ -361,7 +376,7 @@ static enum frag_verdict frag6(uint32_t id, size_t off, size_t len, bool more,
 
 static void test_v6_keeps_hop_limit(void)
 {
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct ip6_hdr h;
 	struct pkt w;
 
@@ -448,7 +463,7 @@ static ssize_t read_frame(int fd, uint8_t *buf)
 static bool roundtrip(bool v6, unsigned int mtu, size_t len, int *nfrag)
 {
 	static uint8_t buf[65536 + 14];
-	struct frag_state *s = frag_state_new();
+	struct frag_state *s = frag_state_new(FRAG_SLOTS);
 	struct in6_addr src, dst;
 	struct iovec iov[3];
 	bool ok = true, done = false;
@@ -569,6 +584,7 @@ const struct unit_case unit_cases[] = {
         {"inconsistent ends drop the datagram", test_inconsistent_end},
         {"timeout", test_timeout},
         {"at most FRAG_SLOTS datagrams at once", test_too_many_concurrent},
+        {"a context's own, smaller slot count", test_fewer_slots},
         {"65535-byte datagram, and oversize ones", test_max_and_oversize},
         {"the first fragment's IPv4 options count against 65535",
          test_oversize_by_first_header},

@@ -15,10 +15,11 @@
 #include "tests/unit/unit.h"
 
 static const char *const *const lists[] = {
-        api_syscalls,       dns_syscalls,  fdlimit_syscalls, hostfwd_syscalls,
-        lifecycle_syscalls, log_syscalls,  loop_syscalls,    nssock_syscalls,
-        pcap_syscalls,      ping_syscalls, run_syscalls,     splice_syscalls,
-        tapio_syscalls,     tcp_syscalls,  udp_syscalls,
+        api_syscalls,     clock_syscalls,   seed_syscalls,      dns_syscalls,
+        fdlimit_syscalls, hostfwd_syscalls, lifecycle_syscalls, log_syscalls,
+        loop_syscalls,    nssock_syscalls,  pcap_syscalls,      ping_syscalls,
+        run_syscalls,     splice_syscalls,  tapio_syscalls,     tcp_syscalls,
+        udp_syscalls,
 };
 
 /**

@@ -354,7 +354,7 @@ static void test_inbound_fragmented(void)
 {
 	static uint8_t data[60000];
 	union sockaddr_inany peer = {0};
-	struct frag_state *fs = frag_state_new();
+	struct frag_state *fs = frag_state_new(FRAG_SLOTS);
 	struct in6_addr guest;
 	struct pkt w = {0};
 	struct fake f;
