@@ -3,7 +3,8 @@
 # `make` builds ./tapir; `make test` runs the unit and integration suites;
 # `make check-asan` builds with ASan+UBSan into build-asan/ and runs the same
 # suites against that binary; `make lint` runs cppcheck and clang-format;
-# `make deb` builds a Debian package into $(BUILD)/deb/.
+# `make deb` builds a Debian package into $(BUILD)/deb/; `make soak` churns
+# traffic through one tapir and checks that its RSS and fds stay flat.
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -39,7 +40,7 @@ C_FILES := $(wildcard driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] \
 	tests/tools/*.c benchmark/*.c)
 
 .PHONY: all test unit check-asan lint format install clean bench bench-tools \
-	deb
+	deb soak
 # Keep unit-test objects: otherwise make deletes them after the summary line.
 .SECONDARY:
 
@@ -98,6 +99,13 @@ format:
 install: $(BUILD)/tapir
 	install -D -m 0755 $(BUILD)/tapir $(DESTDIR)$(PREFIX)/bin/tapir
 	install -D -m 0644 docs/tapir.1 $(DESTDIR)$(PREFIX)/share/man/man1/tapir.1
+
+# As root: SOAK_TIME seconds of short TCP connections both ways, UDP flows,
+# pings, DNS, fragments and API forward churn through one tapir, sampled
+# into $(BUILD)/soak/soak.csv and plotted to soak.png (hack/soak.sh).
+SOAK_TIME ?= 120
+soak: $(BUILD)/tapir
+	TAPIR_BUILD=$(BUILD) SOAK_TIME=$(SOAK_TIME) hack/soak.sh
 
 # Packages first: on a fresh machine the build itself needs the -dev ones.
 # As root (`sudo make bench`), hack/give-back.sh hands the outputs to the

@@ -3,8 +3,9 @@
 #
 # Installs missing packages, sets up the unprivileged test user, then runs
 # `make`, `make test` and `make check-asan` (the same tests against an
-# ASan+UBSan build), and builds and checks the Debian package
-# (hack/deb-check.sh, counted as one test). Its last line sums them all:
+# ASan+UBSan build), builds and checks the Debian package
+# (hack/deb-check.sh, counted as one test), and runs a two-minute
+# `make soak` (each of its checks counted). Its last line sums them all:
 #
 #   N passed, N failed[, N skipped]
 #
@@ -93,6 +94,10 @@ else
 		failed=$((failed + 1))
 		status=1
 	fi
+
+	echo "=== make soak SOAK_TIME=120"
+	make soak SOAK_TIME=120 2>&1 | tee "$work/soak.log" || status=1
+	add_summary "$work/soak.log"
 fi
 
 ((failed > 0)) && status=1
