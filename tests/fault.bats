@@ -451,10 +451,12 @@ flows_ok() {
 		for mode in tap splice; do
 			if [ "$mode" = splice ]; then
 				bg_stop t
-				wait_for 5 eval "! nsenter -t $G -n ip link show tap0 >/dev/null 2>&1"
-				start_tapir t --configure --mtu 1500 -a "$S" \
+				wait_for 10 eval "! nsenter -t $G -n ip link show tap0 >/dev/null 2>&1"
+				# Another name: start_tapir waits for "1" in
+				# NAME.ready, which the first one wrote.
+				start_tapir s --configure --mtu 1500 -a "$S" \
 					--forward-mode=splice "$G" tap0
-				T=$(bg_pid t)
+				T=$(bg_pid s)
 			fi
 			echo "$mode add: $(api "$add")"
 			# One connection first, so that the pool of namespace
