@@ -190,8 +190,11 @@ inner() {
 	wait_for 5 tcp_listening 7300
 	wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 
-	# The guest, tapir, and the guest's server behind the forward.
-	G=$(userns_holder)
+	# The guest, tapir, and the guest's server behind the forward. Not
+	# userns_holder: its namespace lives 600 s, and tapir exits with it.
+	bg_start_user holder unshare -rn sleep $((soak + SETTLE_MAX + 600))
+	G=$(bg_pid holder)
+	wait_for 5 _scen_other_netns "$G"
 	start_tapir t --configure --mtu 1500 -a "$S" -p 127.0.0.1:18080:80 \
 		"$G" tap0
 	T=$(bg_pid t)
