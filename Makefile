@@ -5,7 +5,8 @@
 # suites against that binary; `make lint` runs cppcheck and clang-format;
 # `make deb` builds a Debian package into $(BUILD)/deb/; `make fuzz` builds
 # the libFuzzer harnesses with clang into build-fuzz/ and runs each for
-# FUZZ_TIME seconds (hack/fuzz.sh).
+# FUZZ_TIME seconds (hack/fuzz.sh); `make soak` churns traffic through one
+# tapir and checks that its RSS and fds stay flat.
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -50,7 +51,7 @@ FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz_%)
 FUZZ_SUPPORT_OBJS := $(BUILD)/tests/fuzz/fuzzenv.o $(BUILD)/tests/unit/fakectx.o
 
 .PHONY: all test unit check-asan lint format install clean bench bench-tools \
-	deb fuzz fuzz-build fuzz-bins
+	deb fuzz fuzz-build fuzz-bins soak
 # Keep unit-test objects: otherwise make deletes them after the summary line.
 .SECONDARY:
 
@@ -127,6 +128,13 @@ format:
 install: $(BUILD)/tapir
 	install -D -m 0755 $(BUILD)/tapir $(DESTDIR)$(PREFIX)/bin/tapir
 	install -D -m 0644 docs/tapir.1 $(DESTDIR)$(PREFIX)/share/man/man1/tapir.1
+
+# As root: SOAK_TIME seconds of short TCP connections both ways, UDP flows,
+# pings, DNS, fragments and API forward churn through one tapir, sampled
+# into $(BUILD)/soak/soak.csv and plotted to soak.png (hack/soak.sh).
+SOAK_TIME ?= 120
+soak: $(BUILD)/tapir
+	TAPIR_BUILD=$(BUILD) SOAK_TIME=$(SOAK_TIME) hack/soak.sh
 
 # Packages first: on a fresh machine the build itself needs the -dev ones.
 # As root (`sudo make bench`), hack/give-back.sh hands the outputs to the

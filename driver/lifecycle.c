@@ -24,6 +24,8 @@ const char *const lifecycle_syscalls[] = {
 #define EXIT_FD_POLL_MS 25
 
 static struct event *exitfd_ev, *sigterm_ev, *sigint_ev, *target_ev;
+/* The watched target, for the line that says why tapir stops. */
+static pid_t target;
 
 /**
  * stop_loop() - end the event loop with exit status 0
@@ -102,8 +104,15 @@ static void target_gone_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	stop_loop(c, "target process exited");
-	if (c->run_child <= 0)
+	/* Not under `tapir run`: the command's status says it there. In
+	 * attach mode the exit is the only trace that the container went
+	 * away (killed, even with SIGKILL, or ended), as slirp4netns's
+	 * "exitfd event" is for its exit fd.
+	 */
+	if (c->run_child <= 0) {
+		info_msg("target PID %d exited: stopping", (int)target);
 		return;
+	}
 	while (waitpid(c->run_child, &status, 0) < 0 && errno == EINTR)
 		;
 	c->exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
@@ -122,6 +131,7 @@ static void target_gone_cb(evutil_socket_t fd, short what, void *arg)
  */
 int lifecycle_watch_target(struct ctx *c, pid_t pid)
 {
+	target = pid;
 	c->target_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (c->target_pidfd < 0) {
 		err_errno(errno, "watch target PID %d", pid);

@@ -4,8 +4,9 @@
 # Installs missing packages, sets up the unprivileged test user, then runs
 # `make`, `make test` and `make check-asan` (the same tests against an
 # ASan+UBSan build), `make fuzz` (each libFuzzer harness for 30 s, after
-# replaying its regression inputs), and builds and checks the Debian package
-# (hack/deb-check.sh, counted as one test). Its last line sums them all:
+# replaying its regression inputs), builds and checks the Debian package
+# (hack/deb-check.sh, counted as one test), and runs a two-minute
+# `make soak` (each of its checks counted). Its last line sums them all:
 #
 #   N passed, N failed[, N skipped]
 #
@@ -101,6 +102,10 @@ else
 		failed=$((failed + 1))
 		status=1
 	fi
+
+	echo "=== make soak SOAK_TIME=120"
+	make soak SOAK_TIME=120 2>&1 | tee "$work/soak.log" || status=1
+	add_summary "$work/soak.log"
 fi
 
 ((failed > 0)) && status=1

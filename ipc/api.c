@@ -6,7 +6,8 @@
  * connection is a non-blocking socket with its own events: bytes are
  * collected as they come (at most API_MAX_REQUEST), the request is
  * answered with one write of compact JSON without a newline, and the
- * connection is closed. A client silent for API_TIMEOUT_S gets an error.
+ * connection is closed. A client silent for API_TIMEOUT_S gets an error,
+ * and at most API_MAX_CONNS are open: a new one evicts the oldest idle one.
  */
 
 #define _GNU_SOURCE
@@ -383,6 +384,51 @@ static bool refuse_exhausted(struct api_state *st, int err)
 }
 
 /**
+ * evict_oldest() - make room for a new client by closing the oldest one
+ *		    that is not in the middle of receiving its reply
+ * @st:		API state at API_MAX_CONNS
+ *
+ * Refusing new clients while the table is full would let API_MAX_CONNS
+ * silent clients (a bug, or a local user) lock rootlesskit and podman out
+ * of the API for API_TIMEOUT_S at a time, again and again. A real client
+ * sends its request as soon as it connects and is answered at once, so
+ * the oldest connection still waiting for a request (or, failing that,
+ * for the client's EOF after its reply) is the one nobody will miss. The
+ * evicted client gets an error, as a timed out one does.
+ *
+ * Return: true if a connection was closed, false if every one is still
+ *	   being sent a reply (the new client is refused then)
+ */
+static bool evict_oldest(struct api_state *st)
+{
+	struct api_conn *reading = NULL, *draining = NULL;
+	char *reply;
+
+	/* New connections go to the head: the last match is the oldest. */
+	for (struct api_conn *ac = st->conns; ac; ac = ac->next) {
+		if (!ac->reply)
+			reading = ac;
+		else if (ac->roff == ac->rlen)
+			draining = ac;
+	}
+	if (!reading && !draining)
+		return false;
+	if (reading) {
+		reply = api_error_reply("bad request: too many connections; "
+		                        "closed this idle one");
+		if (reply && send(reading->fd, reply, strlen(reply),
+		                  MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			debug_msg("api: evict idle client: %s",
+			          strerror(errno));
+		free(reply);
+		conn_free(reading);
+	} else {
+		conn_free(draining);
+	}
+	return true;
+}
+
+/**
  * resume_cb() - accept again after fdlimit_pause()
  * @fd:		unused
  * @what:	unused
@@ -428,7 +474,7 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 				continue;
 			return;
 		}
-		if (st->nconns >= API_MAX_CONNS)
+		if (st->nconns >= API_MAX_CONNS && !evict_oldest(st))
 			refuse(fd, "bad request: too many connections");
 		else
 			conn_new(st, fd);

@@ -16,7 +16,10 @@
 #define API_MAX_REQUEST 4095
 /* A connection that stays silent this long is answered and closed. */
 #define API_TIMEOUT_S 30
-/* Connections served at once; more are answered with an error at once. */
+/* Connections open at once: each new one beyond it evicts the oldest idle
+ * one (api.c: evict_oldest()), so silent clients can neither exhaust fds
+ * nor lock the real ones out.
+ */
 #define API_MAX_CONNS 64
 
 /**

@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
+#include <event2/event.h>
 #include <jansson.h>
 
 #include "driver/inany.h"
@@ -548,6 +552,105 @@ static void info_fields(void)
 	free(got);
 }
 
+/**
+ * api_connect() - connect a blocking client to the API socket at @path
+ * @path:	socket path
+ *
+ * Return: the connected socket, or -1
+ */
+static int api_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/**
+ * spin() - run the event loop until nothing is ready
+ * @c:		context with its base
+ */
+static void spin(struct ctx *c)
+{
+	for (int i = 0; i < 8; i++)
+		event_base_loop(c->base, EVLOOP_NONBLOCK);
+}
+
+/**
+ * pending() - what a client can read without waiting
+ * @fd:		client
+ * @buf:	filled, NUL-terminated
+ * @len:	size of @buf
+ *
+ * Return: bytes read, 0 at EOF, -1 if nothing is there yet
+ */
+static ssize_t pending(int fd, char *buf, size_t len)
+{
+	ssize_t n = recv(fd, buf, len - 1, MSG_DONTWAIT);
+
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+/**
+ * idle_clients_evicted() - past API_MAX_CONNS silent clients, every new
+ *			    client evicts the oldest; a real one is answered
+ */
+static void idle_clients_evicted(void)
+{
+	enum { EXTRA = 8, N = API_MAX_CONNS + EXTRA };
+	char dir[] = "/tmp/tapir-test-api.XXXXXX", buf[256];
+	static struct opts o;
+	int fds[N], fresh;
+	struct ctx c;
+
+	memset(&c, 0, sizeof(c));
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(o.api_socket, sizeof(o.api_socket), "%s/api.sock", dir);
+	c.o = &o;
+	c.base = event_base_new();
+	CHECK(c.base != NULL);
+	if (!c.base || api_init(&c)) {
+		CHECK(!"api_init");
+		return;
+	}
+	/* One at a time: the listener's backlog is shorter than N. */
+	for (int i = 0; i < N; i++) {
+		fds[i] = api_connect(o.api_socket);
+		CHECK(fds[i] >= 0);
+		spin(&c);
+	}
+	for (int i = 0; i < EXTRA; i++) {
+		CHECK(pending(fds[i], buf, sizeof(buf)) > 0);
+		CHECK(strstr(buf, "closed this idle one") != NULL);
+		CHECK(pending(fds[i], buf, sizeof(buf)) == 0);
+	}
+	for (int i = EXTRA; i < N; i++)
+		CHECK(pending(fds[i], buf, sizeof(buf)) < 0);
+	/* A client that speaks at once is served, at the oldest's expense. */
+	fresh = api_connect(o.api_socket);
+	CHECK(fresh >= 0);
+	CHECK(send(fresh, "x\n", 2, 0) == 2);
+	spin(&c);
+	CHECK(pending(fresh, buf, sizeof(buf)) > 0);
+	CHECK(!strcmp(buf, "{\"error\":{\"desc\":\"bad request: cannot "
+	                   "parse JSON\"}}"));
+	CHECK(pending(fds[EXTRA], buf, sizeof(buf)) > 0);
+	CHECK(pending(fds[EXTRA + 1], buf, sizeof(buf)) < 0);
+	close(fresh);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	spin(&c);
+	api_cleanup(&c);
+	event_base_free(c.base);
+	rmdir(dir);
+}
+
 const struct unit_case unit_cases[] = {
         {"scan: newline and EOF end a request", scan_newline_and_eof},
         {"scan: a complete JSON value ends a request", scan_complete_value},
@@ -561,5 +664,7 @@ const struct unit_case unit_cases[] = {
         {"respond: remove_hostfwd errors", remove_errors},
         {"respond: get_stats shape", stats_shape},
         {"respond: get_info fields", info_fields},
+        {"socket: idle clients past the cap evict the oldest",
+         idle_clients_evicted},
         {NULL, NULL},
 };

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - test tool: one TCP connection that one side resets mid-transfer
+ *
+ *   rstpeer server PORT ROLE [BYTES]
+ *	listen on 0.0.0.0:PORT, serve one connection in ROLE, exit
+ *   rstpeer client ADDR PORT ROLE [BYTES]
+ *	connect to ADDR:PORT (IPv4) and play ROLE
+ *
+ * ROLE is one of:
+ *   send-rst	write BYTES, then close with SO_LINGER {1, 0}: the kernel
+ *		drops what is still queued and sends an RST, in the middle
+ *		of the stream as the peer sees it
+ *   recv-rst	read BYTES, then reset the same way while the peer writes
+ *   sink	read until EOF or an error
+ *   source	write until an error (at most SOURCE_MAX bytes)
+ *
+ * Prints one line, "ROLE end=HOW bytes=N", HOW being done (the reset was
+ * sent), eof, reset (ECONNRESET or EPIPE), timeout (nothing ended it
+ * within DEADLINE_S) or the errno text; exits 0 once that line is out,
+ * 1 on a set-up error. socat and bash cannot send an RST on purpose.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* Every run ends by then, whatever the peer does. */
+#define DEADLINE_S 60
+#define SOURCE_MAX (4ULL << 30)
+
+static volatile sig_atomic_t timed_out;
+
+/**
+ * on_alarm() - the deadline passed: the blocked call returns EINTR
+ * @sig:	unused
+ */
+static void on_alarm(int sig)
+{
+	(void)sig;
+	timed_out = 1;
+}
+
+/**
+ * reset_close() - close @fd with an RST rather than a FIN
+ * @fd:		connected socket
+ *
+ * Return: 0, or -1 if the linger option could not be set
+ */
+static int reset_close(int fd)
+{
+	struct linger l = {.l_onoff = 1, .l_linger = 0};
+
+	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l))) {
+		perror("rstpeer: setsockopt(SO_LINGER)");
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/**
+ * how() - name the way a transfer ended
+ * @n:		the last read() or write() result
+ * @err:	its errno, if @n < 0
+ *
+ * Return: a static string
+ */
+static const char *how(ssize_t n, int err)
+{
+	if (n == 0)
+		return "eof";
+	if (timed_out)
+		return "timeout";
+	if (err == ECONNRESET || err == EPIPE)
+		return "reset";
+	return strerror(err);
+}
+
+/**
+ * play() - run @role on the connected socket @fd and print the result
+ * @fd:		connected socket, closed here
+ * @role:	see the top of this file
+ * @bytes:	BYTES
+ *
+ * Return: 0 once the line is printed, 1 for an unknown role
+ */
+static int play(int fd, const char *role, unsigned long long bytes)
+{
+	static char buf[65536];
+	unsigned long long done = 0;
+	bool sending = !strcmp(role, "send-rst") || !strcmp(role, "source");
+	bool resetting = !strcmp(role, "send-rst") || !strcmp(role, "recv-rst");
+	unsigned long long limit = !strcmp(role, "source") ? SOURCE_MAX : bytes;
+	const char *end = "done";
+	ssize_t n = 1;
+
+	if (!sending && strcmp(role, "recv-rst") && strcmp(role, "sink")) {
+		fprintf(stderr, "rstpeer: unknown role %s\n", role);
+		close(fd);
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 7);
+	while (!strcmp(role, "sink") || done < limit) {
+		size_t want = sizeof(buf);
+
+		if (strcmp(role, "sink") && limit - done < want)
+			want = (size_t)(limit - done);
+		n = sending ? send(fd, buf, want, MSG_NOSIGNAL)
+		            : recv(fd, buf, want, 0);
+		if (n <= 0) {
+			end = how(n, errno);
+			break;
+		}
+		done += (unsigned long long)n;
+	}
+	if (n > 0 && !resetting)
+		end = "limit";
+	if (n > 0 && resetting) {
+		if (reset_close(fd))
+			return 1;
+	} else {
+		close(fd);
+	}
+	printf("%s end=%s bytes=%llu\n", role, end, done);
+	return 0;
+}
+
+/**
+ * serve() - accept one connection on 0.0.0.0:@port
+ * @port:	TCP port
+ *
+ * Return: the connection, or -1 after a message
+ */
+static int serve(int port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons((uint16_t)port)};
+	int lfd, fd, one = 1;
+
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 ||
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1)) {
+		perror("rstpeer: listen");
+		return -1;
+	}
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		perror("rstpeer: accept");
+	close(lfd);
+	return fd;
+}
+
+/**
+ * dial() - connect to @addr:@port
+ * @addr:	IPv4 address
+ * @port:	TCP port
+ *
+ * Return: the connection, or -1 after a message
+ */
+static int dial(const char *addr, int port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons((uint16_t)port)};
+	int fd;
+
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		fprintf(stderr, "rstpeer: bad address %s\n", addr);
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		fprintf(stderr, "rstpeer: connect %s:%d: %s\n", addr, port,
+		        strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/**
+ * main() - dispatch on the mode
+ * @argc:	argument count
+ * @argv:	arguments
+ *
+ * Return: exit status
+ */
+int main(int argc, char **argv)
+{
+	struct sigaction sa = {.sa_handler = on_alarm};
+	const char *role;
+	int fd;
+
+	/* No SA_RESTART: the alarm interrupts a blocked read or write. */
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(DEADLINE_S);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "server")) {
+		role = argv[3];
+		fd = serve(atoi(argv[2]));
+		argv += 3;
+		argc -= 3;
+	} else if ((argc == 5 || argc == 6) && !strcmp(argv[1], "client")) {
+		role = argv[4];
+		fd = dial(argv[2], atoi(argv[3]));
+		argv += 4;
+		argc -= 4;
+	} else {
+		fprintf(stderr, "usage: rstpeer server PORT ROLE [BYTES] | "
+		                "rstpeer client ADDR PORT ROLE [BYTES]\n");
+		return 1;
+	}
+	if (fd < 0)
+		return 1;
+	return play(fd, role, argc == 2 ? strtoull(argv[1], NULL, 0) : 0);
+}
