@@ -66,7 +66,9 @@ replay() {
 	local files=() log=$logdir/regress-$1.log
 	[[ -d "$dir" ]] && mapfile -t files < <(find "$dir" -type f | sort)
 	((${#files[@]} > 0)) || return 0
-	if "${netns[@]}" "$bin" -timeout="$timeout" "${files[@]}" \
+	# The outer timeout bounds what libFuzzer's own timers can't: a
+	# hang before they start, or in the final leak check.
+	if timeout -k 10 300 "${netns[@]}" "$bin" -timeout="$timeout" "${files[@]}" \
 		>"$log" 2>&1; then
 		echo "regress $name: ${#files[@]} inputs replayed: ok"
 		passed=$((passed + 1))
@@ -91,7 +93,8 @@ fuzz() {
 		-print_final_stats=1 -artifact_prefix="$art/")
 	[[ -n "${FUZZ_RUNS:-}" ]] && args+=(-runs="$FUZZ_RUNS")
 	[[ -f "tests/fuzz/$name.dict" ]] && args+=(-dict="tests/fuzz/$name.dict")
-	"${netns[@]}" "$bin" "${args[@]}" "$corpus" "tests/fuzz/corpus/$name" \
+	timeout -k 10 $((seconds + 300)) \
+		"${netns[@]}" "$bin" "${args[@]}" "$corpus" "tests/fuzz/corpus/$name" \
 		>"$log" 2>&1 || rc=$?
 
 	local execs rate cov ft crashes

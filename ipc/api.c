@@ -384,47 +384,52 @@ static bool refuse_exhausted(struct api_state *st, int err)
 }
 
 /**
- * evict_oldest() - make room for a new client by closing the oldest one
- *		    that is not in the middle of receiving its reply
+ * evict_oldest() - make room for a new client by closing an old one that
+ *		    is not in the middle of receiving its reply
  * @st:		API state at API_MAX_CONNS
  *
  * Refusing new clients while the table is full would let API_MAX_CONNS
  * silent clients (a bug, or a local user) lock rootlesskit and podman out
- * of the API for API_TIMEOUT_S at a time, again and again. A real client
- * sends its request as soon as it connects and is answered at once, so
- * the oldest connection still waiting for a request (or, failing that,
- * for the client's EOF after its reply) is the one nobody will miss. The
- * evicted client gets an error, as a timed out one does.
+ * of the API for API_TIMEOUT_S at a time, again and again. In the order
+ * that costs least: the oldest one that has sent nothing (a real client
+ * sends its request as soon as it connects, and is not the oldest for
+ * long); else the oldest one that has its whole reply and only waits for
+ * the client's EOF (closed early, it could reset a client that sent more
+ * than its request, see api_conn); else the oldest one still reading a
+ * request. An evicted reader gets an error, as a timed out one does.
  *
  * Return: true if a connection was closed, false if every one is still
  *	   being sent a reply (the new client is refused then)
  */
 static bool evict_oldest(struct api_state *st)
 {
-	struct api_conn *reading = NULL, *draining = NULL;
+	struct api_conn *silent = NULL, *reading = NULL, *draining = NULL;
+	struct api_conn *victim;
 	char *reply;
 
 	/* New connections go to the head: the last match is the oldest. */
 	for (struct api_conn *ac = st->conns; ac; ac = ac->next) {
-		if (!ac->reply)
-			reading = ac;
-		else if (ac->roff == ac->rlen)
+		if (ac->reply && ac->roff == ac->rlen)
 			draining = ac;
+		else if (!ac->reply && !ac->len)
+			silent = ac;
+		else if (!ac->reply)
+			reading = ac;
 	}
-	if (!reading && !draining)
-		return false;
-	if (reading) {
-		reply = api_error_reply("bad request: too many connections; "
-		                        "closed this idle one");
-		if (reply && send(reading->fd, reply, strlen(reply),
-		                  MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-			debug_msg("api: evict idle client: %s",
-			          strerror(errno));
-		free(reply);
-		conn_free(reading);
-	} else {
+	if (!silent && draining) {
 		conn_free(draining);
+		return true;
 	}
+	victim = silent ? silent : reading;
+	if (!victim)
+		return false;
+	reply = api_error_reply("bad request: too many connections; "
+	                        "closed this idle one");
+	if (reply && send(victim->fd, reply, strlen(reply),
+	                  MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		debug_msg("api: evict idle client: %s", strerror(errno));
+	free(reply);
+	conn_free(victim);
 	return true;
 }
 

@@ -147,6 +147,35 @@ static int write_file(const char *path, const char *text)
 }
 
 /**
+ * write_resolv() - create the harness's own resolv.conf in resolv_path
+ *
+ * mkstemp(): /tmp is shared with the host's other users, and a name they
+ * could guess would let them plant a symlink for root to write through.
+ *
+ * Return: 0 on success, -1 with errno set
+ */
+static int write_resolv(void)
+{
+	static const char text[] = "nameserver 127.0.0.1\n";
+	int fd;
+	ssize_t n;
+
+	snprintf(resolv_path, sizeof(resolv_path), "/tmp/tapir-fuzz-XXXXXX");
+	fd = mkstemp(resolv_path);
+	if (fd < 0) {
+		resolv_path[0] = '\0';
+		return -1;
+	}
+	n = write(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n != (ssize_t)sizeof(text) - 1) {
+		errno = n < 0 ? errno : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/**
  * remove_resolv() - atexit(): remove the harness's resolv.conf
  */
 static void remove_resolv(void)
@@ -176,9 +205,10 @@ static int open_peer(int family, int type, uint16_t port)
 
 	if (s < 0)
 		die("socket for a host peer", errno);
-	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (family == AF_INET6)
-		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (family == AF_INET6 &&
+	     setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))))
+		die("set up a host peer socket", errno);
 	if ((family == AF_INET ? bind(s, (struct sockaddr *)&a4, sizeof(a4))
 	                       : bind(s, (struct sockaddr *)&a6, sizeof(a6))) ||
 	    (type == SOCK_STREAM && listen(s, 64))) {
@@ -199,7 +229,7 @@ static int open_peer(int family, int type, uint16_t port)
  */
 void fuzz_sandbox(void)
 {
-	int null;
+	int null, err;
 
 	if (!only_loopback())
 		die("refusing to run with network interfaces other than lo: "
@@ -207,10 +237,10 @@ void fuzz_sandbox(void)
 		    0);
 	loopback_up();
 	/* Per namespace: lets tapir's ping sockets work here. */
-	write_file("/proc/sys/net/ipv4/ping_group_range", "0 2147483647");
-	snprintf(resolv_path, sizeof(resolv_path), "/tmp/tapir-fuzz-%d.resolv",
-	         (int)getpid());
-	if (write_file(resolv_path, "nameserver 127.0.0.1\n"))
+	err = write_file("/proc/sys/net/ipv4/ping_group_range", "0 2147483647");
+	if (err)
+		die("allow ping sockets (ping_group_range)", err);
+	if (write_resolv())
 		die("write the fuzzer's resolv.conf", errno);
 	atexit(remove_resolv);
 	/* --help and --version print to stdout; libFuzzer reports on stderr. */

@@ -15,6 +15,7 @@
  */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,13 +109,15 @@ int main(int argc, char **argv)
 	}
 	deadline = time(NULL) + DEADLINE_S;
 	for (long i = 0; i < n; i++) {
-		fds[i] = time(NULL) < deadline ? dial(&sa) : -1;
+		bool late = time(NULL) >= deadline;
+
+		fds[i] = late ? -1 : dial(&sa);
 		if (fds[i] >= 0) {
 			connected++;
 			continue;
 		}
 		if (!first_err)
-			first_err = errno ? errno : ETIMEDOUT;
+			first_err = late || !errno ? ETIMEDOUT : errno;
 		failed++;
 	}
 	printf("connected %ld, failed %ld", connected, failed);

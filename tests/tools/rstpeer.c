@@ -108,7 +108,10 @@ static int play(int fd, const char *role, unsigned long long bytes)
 	}
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (char)(i * 7);
-	while (!strcmp(role, "sink") || done < limit) {
+	/* A send() that copied some bytes before SIGALRM returns that count,
+	 * not EINTR: the flag, not the error, ends the loop at the deadline.
+	 */
+	while (!timed_out && (!strcmp(role, "sink") || done < limit)) {
 		size_t want = sizeof(buf);
 
 		if (strcmp(role, "sink") && limit - done < want)
@@ -121,12 +124,17 @@ static int play(int fd, const char *role, unsigned long long bytes)
 		}
 		done += (unsigned long long)n;
 	}
-	if (n > 0 && !resetting)
-		end = "limit";
-	if (n > 0 && resetting) {
-		if (reset_close(fd))
-			return 1;
+	if (n > 0 && timed_out) {
+		end = "timeout";
+		close(fd);
+	} else if (n > 0 && resetting) {
+		if (reset_close(fd)) {
+			close(fd);
+			end = "setsockopt-failed";
+		}
 	} else {
+		if (n > 0)
+			end = "limit";
 		close(fd);
 	}
 	printf("%s end=%s bytes=%llu\n", role, end, done);
@@ -150,6 +158,8 @@ static int serve(int port)
 	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1)) {
 		perror("rstpeer: listen");
+		if (lfd >= 0)
+			close(lfd);
 		return -1;
 	}
 	fd = accept(lfd, NULL, NULL);
