@@ -240,16 +240,21 @@ HELPERS='
 		echo "rc=$rc"
 		# A server that hangs up without answering.
 		bg_start mute socat UNIX-LISTEN:"$SCEN_DIR/mute.sock",mode=0777,fork SYSTEM:"cat >/dev/null"
-		wait_for 5 test -S "$SCEN_DIR/mute.sock"
+		# The file exists from bind(), before listen(): wait for that.
+		wait_for 5 sh -c "ss -Hxl | grep -qF $SCEN_DIR/mute.sock"
 		rc=0
 		as_user "$TAPIR_BIN" api "$SCEN_DIR/mute.sock" "{}" 2>&1 || rc=$?
 		echo "rc=$rc"
 		# A reply that is not JSON is an error reply, printed as is.
 		bg_start junk socat UNIX-LISTEN:"$SCEN_DIR/junk.sock",mode=0777,fork SYSTEM:"echo -n junk"
-		wait_for 5 test -S "$SCEN_DIR/junk.sock"
+		# The file exists from bind(), before listen(): wait for that.
+		wait_for 5 sh -c "ss -Hxl | grep -qF $SCEN_DIR/junk.sock"
 		rc=0
-		as_user "$TAPIR_BIN" api "$SCEN_DIR/junk.sock" "{}" 2>/dev/null || rc=$?
+		as_user "$TAPIR_BIN" api "$SCEN_DIR/junk.sock" "{}" \
+			2>"$SCEN_DIR/junk.err" || rc=$?
 		echo "rc=$rc"
+		# After the lines checked: what tapir said, should they differ.
+		sed "s/^/junk stderr: /" "$SCEN_DIR/junk.err"
 	'
 	echo "$output"
 	[ "$status" -eq 0 ]
