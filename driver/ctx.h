@@ -33,6 +33,11 @@ struct hostfwd_state;
  * @tap:		what the namespace helper reported
  * @tapfd:		tap fds, one per queue, non-blocking
  * @tap_ev:		read events on @tapfd
+ * @queue:		the tap queue frames go out on: the one being read, or
+ *			the queue of the flow whose socket or timer fired, so
+ *			that the kernel's flow steering (which follows the
+ *			queue a flow was last written on) keeps each flow on
+ *			one queue
  * @vnet_len:		bytes of virtio_net_hdr before each frame, or 0
  * @guest4:		the guest's IPv4 address (net+100)
  * @gw4:		gateway and host alias (net+2)
@@ -71,6 +76,7 @@ struct ctx {
 	struct ipc_tap_info tap;
 	int tapfd[TAPIR_MAX_QUEUES];
 	struct event *tap_ev[TAPIR_MAX_QUEUES];
+	unsigned int queue;
 	unsigned int vnet_len;
 	struct in_addr guest4;
 	struct in_addr gw4;

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "cli.h"
+
 enum drop_reason {
 	DROP_SHORT_FRAME,  /* shorter than its headers */
 	DROP_BAD_VNET_HDR, /* virtio_net_hdr we cannot honour */
@@ -47,6 +49,20 @@ struct dir_stats {
 };
 
 /**
+ * struct queue_stats - frames through one tap queue
+ * @rx_frames:	frames read from the queue (guest → tapir)
+ * @rx_bytes:	their bytes, without vnet headers
+ * @tx_frames:	frames written to the queue (tapir → guest)
+ * @tx_bytes:	their bytes, without vnet headers
+ */
+struct queue_stats {
+	uint64_t rx_frames;
+	uint64_t rx_bytes;
+	uint64_t tx_frames;
+	uint64_t tx_bytes;
+};
+
+/**
  * struct stats - all datapath counters
  * @tap_rx_frames:	frames read from the tap (guest → tapir)
  * @tap_rx_bytes:	their bytes, without vnet headers
@@ -56,6 +72,7 @@ struct dir_stats {
  * @to_guest:		per protocol, host → guest
  * @drops:		drops per reason
  * @flows:		active flows per protocol, kept by each module
+ * @queues:		per tap queue, the @tap_* counters split by queue
  */
 struct stats {
 	uint64_t tap_rx_frames;
@@ -66,6 +83,7 @@ struct stats {
 	struct dir_stats to_guest[PROTO_COUNT];
 	uint64_t drops[DROP_REASONS];
 	uint64_t flows[PROTO_COUNT];
+	struct queue_stats queues[TAPIR_MAX_QUEUES];
 };
 
 const char *drop_reason_name(enum drop_reason r);

@@ -69,16 +69,37 @@ static bool tap_read_failed(struct ctx *c, int err)
 }
 
 /**
+ * queue_of() - the queue index of a tap fd
+ * @c:		context
+ * @fd:		one of @c->tapfd
+ *
+ * Return: its index, 0 if it isn't one (it always is)
+ */
+static unsigned int queue_of(const struct ctx *c, int fd)
+{
+	for (unsigned int q = 0; q < c->tap.queues && q < TAPIR_MAX_QUEUES;
+	     q++)
+		if (c->tapfd[q] == fd)
+			return q;
+	return 0;
+}
+
+/**
  * tap_read_cb() - drain up to TAP_BATCH frames from one tap queue
  * @fd:		tap fd
  * @what:	libevent event flags (unused)
  * @arg:	struct ctx
+ *
+ * Replies to these frames go out on the same queue (@c->queue).
  */
 static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct ctx *c = arg;
+	struct queue_stats *qs;
 
 	(void)what;
+	c->queue = queue_of(c, fd);
+	qs = &c->stats.queues[c->queue];
 	for (int i = 0; i < TAP_BATCH; i++) {
 		ssize_t n = read(fd, rx_buf, sizeof(rx_buf));
 		struct frame f;
@@ -98,6 +119,8 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 		f.len = (size_t)n - c->vnet_len;
 		c->stats.tap_rx_frames++;
 		c->stats.tap_rx_bytes += f.len;
+		qs->rx_frames++;
+		qs->rx_bytes += f.len;
 		pcap_frame(c, f.data, f.len);
 		eth_input(c, &f);
 	}
@@ -165,7 +188,8 @@ void tapio_stop(struct ctx *c)
  * @iov:	the frame, starting with the Ethernet header
  * @iovcnt:	entries in @iov, at most 14
  *
- * A tap fd takes exactly one frame per write. Frames that can't be written
+ * The frame goes out on queue @c->queue. A tap fd takes exactly one frame
+ * per write. Frames that can't be written
  * are counted as drops: the guest's TCP or the application recovers, and
  * blocking here would stall every other flow.
  *
@@ -179,6 +203,7 @@ int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
 	 */
 	struct virtio_net_hdr_mrg_rxbuf hdr = {0};
 	struct iovec v[16];
+	unsigned int q = c->queue < c->tap.queues ? c->queue : 0;
 	size_t len = 0;
 	int n = 0;
 	ssize_t ret;
@@ -195,7 +220,7 @@ int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
 		v[n++] = iov[i];
 		len += iov[i].iov_len;
 	}
-	ret = writev(c->tapfd[0], v, n);
+	ret = writev(c->tapfd[q], v, n);
 	if (ret < 0) {
 		c->stats.drops[DROP_TAP_WRITE]++;
 		if (log_debug_enabled)
@@ -205,6 +230,8 @@ int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
 	}
 	c->stats.tap_tx_frames++;
 	c->stats.tap_tx_bytes += len;
+	c->stats.queues[q].tx_frames++;
+	c->stats.queues[q].tx_bytes += len;
 	if (c->pcap)
 		pcap_frame_iov(c, iov, iovcnt);
 	return 0;

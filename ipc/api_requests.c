@@ -574,6 +574,33 @@ static const char *proto_name(int i)
 }
 
 /**
+ * queues_json() - the per-queue counters, one object per tap queue
+ * @c:		context
+ *
+ * Return: new reference to an array, or NULL on ENOMEM
+ */
+static json_t *queues_json(const struct ctx *c)
+{
+	json_t *a = json_array();
+
+	for (unsigned int q = 0;
+	     a && q < c->tap.queues && q < TAPIR_MAX_QUEUES; q++) {
+		const struct queue_stats *s = &c->stats.queues[q];
+
+		if (json_array_append_new(
+		            a, json_pack("{s:I,s:I,s:I,s:I}", "rx_frames",
+		                         (json_int_t)s->rx_frames, "rx_bytes",
+		                         (json_int_t)s->rx_bytes, "tx_frames",
+		                         (json_int_t)s->tx_frames, "tx_bytes",
+		                         (json_int_t)s->tx_bytes))) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/**
  * get_stats() - {"execute":"get_stats"}: the datapath counters
  * @c:		context
  *
@@ -586,14 +613,15 @@ static char *get_stats(struct ctx *c)
 	const struct stats *s = &c->stats;
 
 	return ok_reply(json_pack(
-	        "{s:{s:I,s:I,s:I,s:I},s:o,s:o,s:o,s:o}", "tap", "rx_frames",
+	        "{s:{s:I,s:I,s:I,s:I},s:o,s:o,s:o,s:o,s:o}", "tap", "rx_frames",
 	        (json_int_t)s->tap_rx_frames, "rx_bytes",
 	        (json_int_t)s->tap_rx_bytes, "tx_frames",
 	        (json_int_t)s->tap_tx_frames, "tx_bytes",
 	        (json_int_t)s->tap_tx_bytes, "to_host", dir_json(s->to_host),
 	        "to_guest", dir_json(s->to_guest), "drops",
 	        counts_json(s->drops, DROP_REASONS, drop_name), "flows",
-	        counts_json(s->flows, PROTO_COUNT, proto_name)));
+	        counts_json(s->flows, PROTO_COUNT, proto_name), "queues",
+	        queues_json(c)));
 }
 
 /**
