@@ -60,6 +60,14 @@ max_len() {
 	esac
 }
 
+# report_failure LOG: the sanitizer and libFuzzer lines that say why a run
+# failed, the last five, indented; counts the failure.
+report_failure() {
+	grep -E '^(==[0-9]+==ERROR|SUMMARY|ALARM|.*runtime error|artifact_prefix|Running:)' \
+		"$1" | tail -n 5 | sed 's/^/  /' || true
+	failed=$((failed + 1))
+}
+
 # replay NAME: run every regression input of NAME once.
 replay() {
 	local name=$1 bin=$build/tests/fuzz_$1 dir=tests/fuzz/regress/$1
@@ -74,9 +82,7 @@ replay() {
 		passed=$((passed + 1))
 	else
 		echo "regress $name: FAILED (see $log):"
-		grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|Running:)' \
-			"$log" | tail -n 5 | sed 's/^/  /' || true
-		failed=$((failed + 1))
+		report_failure "$log"
 	fi
 }
 
@@ -113,9 +119,7 @@ fuzz() {
 		passed=$((passed + 1))
 	else
 		echo ": FAILED (exit $rc, see $log)"
-		grep -E '^(==[0-9]+==ERROR|SUMMARY|ALARM|.*runtime error|artifact_prefix)' \
-			"$log" | tail -n 5 | sed 's/^/  /' || true
-		failed=$((failed + 1))
+		report_failure "$log"
 	fi
 }
 
