@@ -116,7 +116,15 @@ fuzz-build:
 fuzz: fuzz-build
 	FUZZ_BUILD=$(FUZZ_BUILD) hack/fuzz.sh $(FUZZ_TIME) $(FUZZ_NAMES)
 
+# ipc/ is transport and schema only: the layers include downward, so a
+# driver/ header there would make the schema depend on the datapath.
 lint:
+	@bad=$$(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]\(\.\./\)*driver/' \
+		ipc/*.[ch]); \
+	if [ -n "$$bad" ]; then \
+		echo "$$bad" | sed 's|^|lint: ipc/ must not include driver/: |' >&2; \
+		exit 1; \
+	fi
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--std=c11 --inline-suppr -I. driver ipc tests/unit tests/fuzz \
 		tests/tools benchmark

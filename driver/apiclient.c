@@ -22,20 +22,10 @@
 #include "log.h"
 
 /**
- * now_ms() - monotonic clock
- *
- * Return: milliseconds
- */
-static long long now_ms(void)
-{
-	return (long long)clock_ms();
-}
-
-/**
  * wait_fd() - poll @fd for @events until @deadline
  * @fd:		socket
  * @events:	POLLIN or POLLOUT
- * @deadline:	now_ms() value
+ * @deadline:	clock_ms() value
  *
  * Return: 0 when ready, -ETIMEDOUT, or -errno
  */
@@ -46,7 +36,7 @@ static int wait_fd(int fd, short events, long long deadline)
 	int n;
 
 	do {
-		left = deadline - now_ms();
+		left = deadline - (long long)clock_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		n = poll(&pfd, 1, (int)left);
@@ -93,7 +83,7 @@ static int connect_to(const char *path)
  * send_request() - write @json, a newline, then shut down our side
  * @fd:		connected socket
  * @json:	request text
- * @deadline:	now_ms() value
+ * @deadline:	clock_ms() value
  *
  * Return: 0 on success, -errno on failure
  */
@@ -126,7 +116,7 @@ static int send_request(int fd, const char *json, long long deadline)
 /**
  * read_reply() - read until EOF
  * @fd:		connected socket
- * @deadline:	now_ms() value
+ * @deadline:	clock_ms() value
  * @out:	set to the malloc'd, NUL-terminated reply
  *
  * Return: reply length on success, -errno on failure
@@ -208,7 +198,7 @@ static int reply_status(const char *reply)
  */
 int apiclient_main(int argc, char **argv)
 {
-	long long deadline = now_ms() + APICLIENT_TIMEOUT_MS;
+	long long deadline = (long long)clock_ms() + APICLIENT_TIMEOUT_MS;
 	char *reply = NULL;
 	ssize_t n;
 	int fd, ret;

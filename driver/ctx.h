@@ -50,7 +50,7 @@ struct hostfwd_state;
  * @tcp:		TCP flow state (tcp.c)
  * @udp:		UDP flow state (udp.c)
  * @ping:		ICMP echo flow state (ping.c)
- * @api:		API socket state (ipc/api.c)
+ * @api:		API socket state (api.c)
  * @pcap:		capture file state (pcap.c)
  * @dhcp:		DHCP leases (dhcp.c)
  * @frag:		IP reassembly state (frag.c)

@@ -200,16 +200,6 @@ static int dhcp_parse(const uint8_t *msg, size_t len, struct dhcp_req *out)
 }
 
 /**
- * now_sec() - coarse monotonic time
- *
- * Return: seconds since an arbitrary point
- */
-static time_t now_sec(void)
-{
-	return (time_t)clock_s();
-}
-
-/**
  * lease_addr() - the address of lease @i
  * @c:		context, for the network
  * @i:		lease index
@@ -586,7 +576,7 @@ bool dhcp_input(struct ctx *c, const struct pkt *p)
 	}
 	c->stats.to_host[PROTO_UDP].packets++;
 	c->stats.to_host[PROTO_UDP].bytes += len;
-	now = now_sec();
+	now = (time_t)clock_s();
 	switch (req.type) {
 	case DHCPDISCOVER:
 		dhcp_discover(c, &req, now);

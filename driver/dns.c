@@ -168,16 +168,6 @@ int dns_parse_resolv(const char *text, size_t len, union sockaddr_inany *out,
 }
 
 /**
- * now_ms() - monotonic clock in milliseconds
- *
- * Return: milliseconds since an arbitrary point
- */
-static uint64_t now_ms(void)
-{
-	return clock_ms();
-}
-
-/**
  * read_resolv() - read up to RESOLV_MAX bytes of the resolver file
  * @fd:		open file
  *
@@ -266,7 +256,7 @@ static void dns_refresh(struct dns_state *s, const char *path)
 int dns_upstream(struct ctx *c, union sockaddr_inany *sa, socklen_t *salen)
 {
 	struct dns_state *s = c->dns;
-	uint64_t now = now_ms();
+	uint64_t now = clock_ms();
 
 	if (!s) {
 		s = calloc(1, sizeof(*s));

@@ -453,16 +453,6 @@ enum frag_verdict frag6_reassemble(struct frag_state *s, const struct pkt *p,
 }
 
 /**
- * now_ms() - monotonic clock in milliseconds
- *
- * Return: milliseconds since an arbitrary point
- */
-static uint64_t now_ms(void)
-{
-	return clock_ms();
-}
-
-/**
  * is_ndp() - whether a datagram is a neighbour discovery message
  * @p:		packet
  *
@@ -509,7 +499,8 @@ bool frag4_input(struct ctx *c, struct pkt *p)
 		c->stats.drops[DROP_FRAGMENT]++;
 		return true;
 	}
-	frag_deliver(c, frag4_reassemble(c->frag, p, now_ms(), &whole), &whole);
+	frag_deliver(c, frag4_reassemble(c->frag, p, clock_ms(), &whole),
+	             &whole);
 	return true;
 }
 
@@ -529,7 +520,8 @@ bool frag6_input(struct ctx *c, struct pkt *p)
 		c->stats.drops[DROP_FRAGMENT]++;
 		return true;
 	}
-	frag_deliver(c, frag6_reassemble(c->frag, p, now_ms(), &whole), &whole);
+	frag_deliver(c, frag6_reassemble(c->frag, p, clock_ms(), &whole),
+	             &whole);
 	return true;
 }
 

@@ -14,7 +14,7 @@
 #include "seccomp.h"
 #include "fdlimit.h"
 #include "hostfwd.h"
-#include "ipc/api.h"
+#include "api.h"
 #include "isolation.h"
 #include "lifecycle.h"
 #include "log.h"

@@ -95,16 +95,6 @@ static int family_row(int family)
 }
 
 /**
- * now_ns() - monotonic clock
- *
- * Return: nanoseconds
- */
-static long long now_ns(void)
-{
-	return (long long)clock_ns();
-}
-
-/**
  * make_sockets() - create unconnected non-blocking TCP sockets
  * @family:	AF_INET or AF_INET6
  * @want:	how many
@@ -275,7 +265,7 @@ static void log_failure(struct nssock_pool *p, const char *body, int err)
 	char text[256];
 	size_t i;
 
-	p->fail_ns = now_ns();
+	p->fail_ns = (long long)clock_ns();
 	if (p->warned)
 		return;
 	p->warned = true;
@@ -423,7 +413,8 @@ static int refill_start(struct nssock_pool *p)
 
 	if (p->pending)
 		return 0;
-	if (p->fail_ns && now_ns() - p->fail_ns < NSSOCK_BACKOFF_NS)
+	if (p->fail_ns &&
+	    (long long)clock_ns() - p->fail_ns < NSSOCK_BACKOFF_NS)
 		return -1;
 	if (!p->pid && (p->c->isolated || helper_start(p)))
 		return -1;

@@ -6,15 +6,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <linux/if_tun.h>
 
-/* Added in Linux 6.2; older uapi headers (Debian 12) do not have them. */
-#ifndef TUN_F_USO4
-#define TUN_F_USO4 0x20
-#endif
-#ifndef TUN_F_USO6
-#define TUN_F_USO6 0x40
-#endif
+/* TUN_F_* with the Linux 6.2 USO bits: the schema of the helper's reply. */
+#include "ipc/msg.h"
 
 /* Size of struct virtio_net_hdr, in front of every frame with vnet_hdr. */
 #define TAP_VNET_HDR_LEN 10

@@ -12,7 +12,6 @@
 
 #include <jansson.h>
 
-#include "driver/tap.h"
 #include "ipc/msg.h"
 
 /* Lowest MTU an IPv4 host must support (RFC 791), and the tap maximum. */

@@ -9,6 +9,18 @@
 #include <stdint.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <linux/if_tun.h>
+
+/* The offload bits are the tap's TUN_F_* flags: the schema names them on
+ * the wire, so it owns the ones that Linux 6.2 added and older uapi
+ * headers (Debian 12) lack.
+ */
+#ifndef TUN_F_USO4
+#define TUN_F_USO4 0x20
+#endif
+#ifndef TUN_F_USO6
+#define TUN_F_USO6 0x40
+#endif
 
 #define IPC_MSG_VERSION 1
 #define IPC_MAX_QUEUES 16

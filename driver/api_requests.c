@@ -15,11 +15,11 @@
 #include <sys/utsname.h>
 #include <jansson.h>
 
-#include "driver/inany.h"
-#include "driver/stats.h"
-#include "driver/tcp.h"
-#include "driver/version.h"
-#include "ipc/api.h"
+#include "api.h"
+#include "inany.h"
+#include "stats.h"
+#include "tcp.h"
+#include "version.h"
 #include "ipc/msg.h"
 
 /* slirp4netns skips a UTF-8 byte order mark before the JSON text. */

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later
  * tapir - the slirp4netns-compatible JSON API socket (see docs/api.md)
  */
-#ifndef TAPIR_IPC_API_H
-#define TAPIR_IPC_API_H
+#ifndef TAPIR_API_H
+#define TAPIR_API_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "driver/ctx.h"
-#include "driver/hostfwd.h"
+#include "ctx.h"
+#include "hostfwd.h"
 
 /* Longest request, in bytes: slirp4netns reads one 4096-byte buffer and
  * refuses a full one.
@@ -56,4 +56,4 @@ char *api_error_reply(const char *desc);
 int api_init(struct ctx *c);
 void api_cleanup(struct ctx *c);
 
-#endif /* TAPIR_IPC_API_H */
+#endif /* TAPIR_API_H */

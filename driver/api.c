@@ -22,10 +22,10 @@
 #include <sys/un.h>
 #include <event2/event.h>
 
-#include "driver/fdlimit.h"
-#include "driver/seccomp.h"
-#include "driver/log.h"
-#include "ipc/api.h"
+#include "api.h"
+#include "fdlimit.h"
+#include "log.h"
+#include "seccomp.h"
 
 /* What the API socket calls once running (seccomp.c allows exactly the
  * union of these lists): connections, get_info's pid and kernel release,
