@@ -583,8 +583,8 @@ static json_t *queues_json(const struct ctx *c)
 {
 	json_t *a = json_array();
 
-	for (unsigned int q = 0;
-	     a && q < c->tap.queues && q < TAPIR_MAX_QUEUES; q++) {
+	for (unsigned int q = 0; a && q < c->tap.queues && q < TAPIR_MAX_QUEUES;
+	     q++) {
 		const struct queue_stats *s = &c->stats.queues[q];
 
 		if (json_array_append_new(

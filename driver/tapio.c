@@ -77,8 +77,7 @@ static bool tap_read_failed(struct ctx *c, int err)
  */
 static unsigned int queue_of(const struct ctx *c, int fd)
 {
-	for (unsigned int q = 0; q < c->tap.queues && q < TAPIR_MAX_QUEUES;
-	     q++)
+	for (unsigned int q = 0; q < c->tap.queues && q < TAPIR_MAX_QUEUES; q++)
 		if (c->tapfd[q] == fd)
 			return q;
 	return 0;
