@@ -15,6 +15,7 @@
 
 struct event_base;
 struct event;
+struct flow_table;
 struct tcp_state;
 struct udp_state;
 struct ping_state;
@@ -47,7 +48,8 @@ struct hostfwd_state;
  * @dns6:		DNS forwarder in IPv6 (fd00::3)
  * @guest_mac:		last source MAC seen from the guest
  * @stats:		datapath counters
- * @tcp:		TCP flow state (tcp.c)
+ * @flows:		every TCP, UDP and ping flow (flow.c)
+ * @tcp:		TCP state besides its flows (tcp.c)
  * @udp:		UDP flow state (udp.c)
  * @ping:		ICMP echo flow state (ping.c)
  * @api:		API socket state (api.c)
@@ -65,7 +67,7 @@ struct hostfwd_state;
  *			(fdlimit.c), or -1
  * @run_child:		`tapir run`: the command's PID, whose exit ends the
  *			loop with its status; 0 in attach mode
- * @tcp_conns:		TCP table entries; 0 = TCP_MAX_CONNS. Tests and
+ * @tcp_conns:		TCP flow table entries; 0 = FLOW_TCP_MAX. Tests and
  *			fuzzers ask for a few, so a context is cheap to build
  * @frag_slots:		datagrams reassembled at once; 0 = FRAG_SLOTS
  * @resolv_conf:	resolver file dns.c re-reads; NULL = /etc/resolv.conf
@@ -86,6 +88,7 @@ struct ctx {
 	struct in6_addr dns6;
 	uint8_t guest_mac[6];
 	struct stats stats;
+	struct flow_table *flows;
 	struct tcp_state *tcp;
 	struct udp_state *udp;
 	struct ping_state *ping;

@@ -23,6 +23,7 @@
 #include "pcap.h"
 #include "tapio.h"
 #include "dhcp.h"
+#include "flow.h"
 #include "frag.h"
 #include "ndp.h"
 #include "ping.h"
@@ -166,8 +167,8 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	}
 	if (o->pcap[0] && pcap_open(c, o->pcap))
 		return -1;
-	if (tcp_init(c) || udp_init(c) || ping_init(c) || frag_init(c) ||
-	    ndp_init(c))
+	if (flow_init(c) || tcp_init(c) || udp_init(c) || ping_init(c) ||
+	    frag_init(c) || ndp_init(c))
 		return -1;
 	if (tapio_start(c) || lifecycle_start(c) || fdlimit_init(c))
 		return -1;
@@ -228,6 +229,7 @@ void loop_cleanup(struct ctx *c)
 	ping_cleanup(c);
 	udp_cleanup(c);
 	tcp_cleanup(c);
+	flow_cleanup(c);
 	tapio_stop(c);
 	pcap_close(c);
 	fdlimit_cleanup(c);

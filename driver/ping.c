@@ -13,9 +13,9 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "seed.h"
 #include "seccomp.h"
 #include "csum.h"
+#include "flow.h"
 #include "fwd.h"
 #include "icmp.h"
 #include "inany.h"
@@ -30,9 +30,9 @@ const char *const ping_syscalls[] = {
         "getsockopt", "getsockname", "close",   NULL,
 };
 
-/* A guest pinging many hosts at once is rare; each flow holds one fd. */
-#define PING_FLOWS_MAX 1024
-#define PING_BUCKETS 2048 /* power of two, twice PING_FLOWS_MAX */
+/* A guest pinging many hosts at once is rare; each flow holds one fd, and
+ * the flow table has FLOW_PING_MAX of them.
+ */
 #define PING_IDLE_SEC 60
 #define PING_SCAN_SEC 10
 /* Replies read per wakeup, so one busy flow can't starve the others. */
@@ -40,39 +40,33 @@ const char *const ping_syscalls[] = {
 
 /**
  * struct ping_flow - one (guest address, echo id, destination) and its socket
- * @next:	next flow in the same hash bucket
- * @c:		context, for the socket callback
- * @guest:	the guest's source address, where replies go
- * @dst:	the pinged address, the source of replies
- * @id:		the guest's echo identifier (network order); the kernel
- *		replaces it by the socket's own on the wire
+ * @flow:	flow table part; its key holds the guest's source address
+ *		(gaddr), where replies go, the pinged address (faddr), the
+ *		source of replies, and the guest's echo identifier (gport,
+ *		network order), which the kernel replaces by the socket's own
+ *		on the wire
  * @fd:		ping socket
  * @ev:		read event on @fd
  * @last:	CLOCK_MONOTONIC seconds of the last request or reply
  */
 struct ping_flow {
-	struct ping_flow *next;
-	struct ctx *c;
-	struct in6_addr guest;
-	struct in6_addr dst;
-	uint16_t id;
+	struct flow_common flow;
 	int fd;
 	struct event *ev;
-	time_t last;
+	uint64_t last;
 };
 
+_Static_assert(sizeof(struct ping_flow) <= FLOW_ENTRY_SIZE,
+               "a ping flow fits a flow table entry");
+
 /**
- * struct ping_state - ICMP echo flows
- * @bucket:	hash chains of flows
- * @count:	flows in the table
- * @seed:	per-run hash seed, so the guest can't pick colliding keys
+ * struct ping_state - ICMP echo state besides the flows in the flow table
  * @expiry:	periodic timer that closes idle flows
  * @warned:	the "ping sockets not allowed" line was printed
+ * @gid:	our group as the host sees it, for the warning
+ * @range:	net.ipv4.ping_group_range at start, for the warning
  */
 struct ping_state {
-	struct ping_flow *bucket[PING_BUCKETS];
-	unsigned int count;
-	uint32_t seed;
 	struct event *expiry;
 	bool warned;
 	gid_t gid;
@@ -82,86 +76,38 @@ struct ping_state {
 static uint8_t ping_buf[65536];
 
 /**
- * now_sec() - coarse monotonic time
- *
- * Return: seconds since an arbitrary point
- */
-static time_t now_sec(void)
-{
-	return (time_t)clock_s();
-}
-
-/**
- * hash_bytes() - FNV-1a over @len bytes, continuing from @h
- * @h:		running hash
- * @p:		data
- * @len:	bytes
- *
- * Return: the new running hash
- */
-static uint32_t hash_bytes(uint32_t h, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 16777619U;
-	return h;
-}
-
-/**
- * ping_bucket() - hash chain for a flow key
- * @s:		state
+ * ping_key() - the flow table key of an echo flow
+ * @k:		filled
  * @guest:	guest address
  * @dst:	destination
  * @id:		echo id, network order
- *
- * Return: pointer to the chain head
  */
-static struct ping_flow **ping_bucket(struct ping_state *s,
-                                      const struct in6_addr *guest,
-                                      const struct in6_addr *dst, uint16_t id)
+static void ping_key(struct flow_key *k, const struct in6_addr *guest,
+                     const struct in6_addr *dst, uint16_t id)
 {
-	uint32_t h = 2166136261U ^ s->seed;
-
-	h = hash_bytes(h, guest, sizeof(*guest));
-	h = hash_bytes(h, dst, sizeof(*dst));
-	h = hash_bytes(h, &id, sizeof(id));
-	return &s->bucket[h & (PING_BUCKETS - 1)];
+	memset(k, 0, sizeof(*k));
+	k->gaddr = *guest;
+	k->faddr = *dst;
+	k->gport = id;
+	k->type = FLOW_PING;
+	k->side = FLOW_SIDE_GUEST;
 }
 
 /**
- * ping_lookup() - find the flow for a key
- * @s:		state
- * @guest:	guest address
- * @dst:	destination
- * @id:		echo id, network order
- *
- * Return: the flow, or NULL
+ * ping_flow_free() - close a flow's socket and release its entry
+ * @c:		context
+ * @fp:		flow; set to NULL
  */
-static struct ping_flow *ping_lookup(struct ping_state *s,
-                                     const struct in6_addr *guest,
-                                     const struct in6_addr *dst, uint16_t id)
+static void ping_flow_free(struct ctx *c, struct ping_flow **fp)
 {
-	struct ping_flow *f = *ping_bucket(s, guest, dst, id);
+	struct flow_common *flow = &(*fp)->flow;
 
-	for (; f; f = f->next)
-		if (f->id == id && inany_equal(&f->guest, guest) &&
-		    inany_equal(&f->dst, dst))
-			return f;
-	return NULL;
-}
-
-/**
- * ping_flow_free() - close a flow's socket and free it (already unlinked)
- * @f:		flow
- */
-static void ping_flow_free(struct ping_flow *f)
-{
-	if (f->ev)
-		event_free(f->ev);
-	if (f->fd >= 0)
-		close(f->fd);
-	free(f);
+	if ((*fp)->ev)
+		event_free((*fp)->ev);
+	if ((*fp)->fd >= 0)
+		close((*fp)->fd);
+	flow_release(c->flows, &flow);
+	*fp = NULL;
 }
 
 /**
@@ -177,7 +123,8 @@ static uint16_t ping_reply_csum(const struct ping_flow *f, bool v6,
                                 const uint8_t *msg, size_t len)
 {
 	uint32_t sum =
-	        v6 ? ip_pseudo_csum(&f->dst, &f->guest, IPPROTO_ICMPV6, len)
+	        v6 ? ip_pseudo_csum(&f->flow.key.faddr, &f->flow.key.gaddr,
+	                            IPPROTO_ICMPV6, len)
 	           : 0;
 
 	return csum_fold(csum_add(sum, msg, len));
@@ -193,7 +140,7 @@ static uint16_t ping_reply_csum(const struct ping_flow *f, bool v6,
 static void ping_reply_to_guest(struct ctx *c, struct ping_flow *f,
                                 uint8_t *msg, size_t len)
 {
-	bool v6 = !inany_is_v4(&f->dst);
+	bool v6 = !inany_is_v4(&f->flow.key.faddr);
 	uint8_t reply = v6 ? ICMP6_ECHO_REPLY : ICMP_ECHOREPLY;
 	struct iovec iov = {msg, len};
 	uint16_t ck;
@@ -207,16 +154,16 @@ static void ping_reply_to_guest(struct ctx *c, struct ping_flow *f,
 		return;
 	}
 	/* The guest matches replies by the id it chose, not the socket's. */
-	memcpy(msg + 4, &f->id, 2);
+	memcpy(msg + 4, &f->flow.key.gport, 2);
 	msg[2] = msg[3] = 0;
 	ck = ping_reply_csum(f, v6, msg, len);
 	memcpy(msg + 2, &ck, 2);
-	if (ip_output(c, &f->dst, &f->guest, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP,
-	              &iov, 1, NULL))
+	if (ip_output(c, &f->flow.key.faddr, &f->flow.key.gaddr,
+	              v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP, &iov, 1, NULL))
 		return;
 	c->stats.to_guest[PROTO_ICMP].packets++;
 	c->stats.to_guest[PROTO_ICMP].bytes += len;
-	f->last = now_sec();
+	f->last = clock_s();
 }
 
 /**
@@ -239,7 +186,7 @@ static void ping_sock_ready(evutil_socket_t fd, short what, void *arg)
 				debug_msg("ping socket: %s", strerror(errno));
 			return;
 		}
-		ping_reply_to_guest(f->c, f, ping_buf, (size_t)n);
+		ping_reply_to_guest(f->flow.c, f, ping_buf, (size_t)n);
 	}
 }
 
@@ -303,24 +250,17 @@ static void ping_socket_failed(struct ctx *c, int err)
 static struct ping_flow *ping_flow_new(struct ctx *c, const struct pkt *p,
                                        uint16_t id)
 {
-	struct ping_state *s = c->ping;
 	int family = p->v6 ? AF_INET6 : AF_INET, ret;
 	static struct log_limit limit;
-	struct ping_flow **head, *f;
+	struct ping_flow *f;
 
-	if (s->count >= PING_FLOWS_MAX) {
+	/* The flow part is first: a ping table entry is a ping_flow. */
+	f = (struct ping_flow *)flow_alloc(c->flows, FLOW_PING);
+	if (!f) {
 		c->stats.drops[DROP_FLOW_LIMIT]++;
 		return NULL;
 	}
-	f = calloc(1, sizeof(*f));
-	if (!f) {
-		c->stats.drops[DROP_SOCKET]++;
-		return NULL;
-	}
-	f->c = c;
-	f->guest = p->src;
-	f->dst = p->dst;
-	f->id = id;
+	ping_key(&f->flow.key, &p->src, &p->dst, id);
 	f->fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	               p->v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
 	if (f->fd < 0) {
@@ -342,13 +282,10 @@ static struct ping_flow *ping_flow_new(struct ctx *c, const struct pkt *p,
 		            "libevent failed, dropping the request");
 		goto fail;
 	}
-	head = ping_bucket(s, &f->guest, &f->dst, id);
-	f->next = *head;
-	*head = f;
-	s->count++;
+	flow_hash(c->flows, &f->flow, FLOW_SIDE_GUEST);
 	return f;
 fail:
-	ping_flow_free(f);
+	ping_flow_free(c, &f);
 	return NULL;
 }
 
@@ -380,6 +317,7 @@ static void ping_send_failed(struct ctx *c, const struct pkt *p, int err)
 void ping_forward(struct ctx *c, const struct pkt *p)
 {
 	union sockaddr_inany sa;
+	struct flow_key k;
 	struct ping_flow *f;
 	socklen_t salen;
 	uint16_t id;
@@ -400,12 +338,40 @@ void ping_forward(struct ctx *c, const struct pkt *p)
 	if (fwd_outbound_or_reject(c, p, 0, &sa, &salen))
 		return;
 	memcpy(&id, p->l4 + 4, 2);
-	f = ping_lookup(c->ping, &p->src, &p->dst, id);
+	ping_key(&k, &p->src, &p->dst, id);
+	f = (struct ping_flow *)flow_lookup(c->flows, &k);
 	if (!f && !(f = ping_flow_new(c, p, id)))
 		return;
-	f->last = now_sec();
+	f->last = clock_s();
 	if (sendto(f->fd, p->l4, p->l4len, 0, &sa.sa, salen) < 0)
 		ping_send_failed(c, p, errno);
+}
+
+/**
+ * expire_one() - flow_walk() callback: close a flow idle for PING_IDLE_SEC
+ * @flow:	a ping flow
+ * @arg:	pointer to the current clock_s()
+ */
+static void expire_one(struct flow_common *flow, void *arg)
+{
+	struct ping_flow *f = (struct ping_flow *)flow;
+	const uint64_t *now = arg;
+
+	if (f->last + PING_IDLE_SEC <= *now)
+		ping_flow_free(flow->c, &f);
+}
+
+/**
+ * free_one() - flow_walk() callback: close a flow at exit
+ * @flow:	a ping flow
+ * @arg:	unused
+ */
+static void free_one(struct flow_common *flow, void *arg)
+{
+	struct ping_flow *f = (struct ping_flow *)flow;
+
+	(void)arg;
+	ping_flow_free(flow->c, &f);
 }
 
 /**
@@ -417,31 +383,16 @@ void ping_forward(struct ctx *c, const struct pkt *p)
 static void ping_expire(evutil_socket_t fd, short what, void *arg)
 {
 	struct ctx *c = arg;
-	struct ping_state *s = c->ping;
-	time_t now = now_sec();
+	uint64_t now = clock_s();
 
 	(void)fd;
 	(void)what;
-	for (unsigned int i = 0; i < PING_BUCKETS; i++) {
-		struct ping_flow **pp = &s->bucket[i];
-
-		while (*pp) {
-			struct ping_flow *f = *pp;
-
-			if (now - f->last < PING_IDLE_SEC) {
-				pp = &f->next;
-				continue;
-			}
-			*pp = f->next;
-			s->count--;
-			ping_flow_free(f);
-		}
-	}
+	flow_walk(c->flows, FLOW_PING, expire_one, &now);
 }
 
 /**
- * ping_init() - set up the echo flow table and its expiry timer
- * @c:		context with an event base
+ * ping_init() - set up the echo state and its expiry timer
+ * @c:		context with an event base and flow table
  *
  * Return: 0 on success, -1 after printing one error line
  */
@@ -451,10 +402,9 @@ int ping_init(struct ctx *c)
 	struct ping_state *s = calloc(1, sizeof(*s));
 
 	if (!s) {
-		err_errno(ENOMEM, "ping: allocate flow table");
+		err_errno(ENOMEM, "ping: allocate the ping state");
 		return -1;
 	}
-	s->seed = (uint32_t)seed_u64();
 	s->expiry = event_new(c->base, -1, EV_PERSIST, ping_expire, c);
 	if (!s->expiry || event_add(s->expiry, &tv)) {
 		err_msg("ping: create expiry timer: libevent failed");
@@ -471,7 +421,7 @@ int ping_init(struct ctx *c)
 }
 
 /**
- * ping_cleanup() - close every echo flow and free the table
+ * ping_cleanup() - close every echo flow and free the ping state
  * @c:		context; ping_init() may not have run
  */
 void ping_cleanup(struct ctx *c)
@@ -480,14 +430,8 @@ void ping_cleanup(struct ctx *c)
 
 	if (!s)
 		return;
-	for (unsigned int i = 0; i < PING_BUCKETS; i++) {
-		while (s->bucket[i]) {
-			struct ping_flow *f = s->bucket[i];
-
-			s->bucket[i] = f->next;
-			ping_flow_free(f);
-		}
-	}
+	if (c->flows)
+		flow_walk(c->flows, FLOW_PING, free_one, NULL);
 	event_free(s->expiry);
 	free(s);
 	c->ping = NULL;

@@ -69,11 +69,11 @@ void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 	/* Still linked for the batch's ACKs: tcp_flush() frees it. */
 	if (conn->flags & CONN_IN_FLUSH) {
 		conn->flags |= CONN_DEAD;
-		tcp_conn_retire(&c->tcp->table, conn);
+		tcp_conn_retire(c->flows, conn);
 		return;
 	}
-	tcp_conn_release(&c->tcp->table, conn);
-	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
+	tcp_conn_release(c->flows, &conn);
+	c->stats.flows[PROTO_TCP] = flow_count(c->flows, FLOW_TCP);
 }
 
 /**
@@ -158,11 +158,11 @@ void tcp_flush(struct ctx *c)
 		next = conn->flush_next;
 		conn->flags &= ~CONN_IN_FLUSH;
 		if (conn->flags & CONN_DEAD)
-			tcp_conn_release(&c->tcp->table, conn);
+			tcp_conn_release(c->flows, &conn);
 		else
 			flush_one(c, conn);
 	}
-	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
+	c->stats.flows[PROTO_TCP] = flow_count(c->flows, FLOW_TCP);
 }
 
 /**
@@ -201,9 +201,6 @@ static void sock_read_cb(evutil_socket_t fd, short what, void *arg);
  * @arg:	connection
  */
 static void sock_write_cb(evutil_socket_t fd, short what, void *arg);
-
-/* The context, for libevent callbacks whose argument is the connection. */
-struct ctx *tcp_ctx;
 
 /**
  * conn_events() - create the socket and timer events of a connection
@@ -250,13 +247,13 @@ static int socket_setup(struct ctx *c, struct tcp_conn *conn)
 
 	if (setsockopt(conn->fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one))) {
 		err_limited(&limit, errno, "tcp: SO_OOBINLINE on port %u",
-		            conn->rport);
+		            conn->flow.key.fport);
 		return errno;
 	}
 	/* Without it, small writes wait for ACKs: slower, not wrong. */
 	if (setsockopt(conn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
 		err_limited(&limit, errno, "tcp: TCP_NODELAY on port %u",
-		            conn->rport);
+		            conn->flow.key.fport);
 	if (getsockopt(conn->fd, SOL_SOCKET, SO_DOMAIN, &family, &len) ||
 	    !tcp_peek_in_use(c, family) ||
 	    setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero)))
@@ -304,7 +301,8 @@ static void send_synack(struct ctx *c, struct tcp_conn *conn)
  */
 static void connect_failed(struct ctx *c, struct tcp_conn *conn, int err)
 {
-	debug_msg("tcp: connect to port %u: %s", conn->rport, strerror(err));
+	debug_msg("tcp: connect to port %u: %s", conn->flow.key.fport,
+	          strerror(err));
 	tcp_send_flags(c, conn, TH_RST | TH_ACK, 0, 0);
 	tcp_release(c, conn, false);
 }
@@ -330,7 +328,7 @@ static int host_socket(struct ctx *c, struct tcp_conn *conn, int family)
 	if (conn->fd < 0) {
 		err = errno;
 		err_limited(&limit, err, "tcp: host socket for port %u",
-		            conn->rport);
+		            conn->flow.key.fport);
 		return err;
 	}
 	err = -fwd_bind_outbound(c, conn->fd, family);
@@ -338,14 +336,14 @@ static int host_socket(struct ctx *c, struct tcp_conn *conn, int family)
 		err_limited(&limit, err,
 		            "tcp: bind outbound address for "
 		            "port %u",
-		            conn->rport);
+		            conn->flow.key.fport);
 		return err;
 	}
 	if (conn_events(c, conn)) {
 		err_limited(&limit, 0,
 		            "tcp: watch host socket for port %u: "
 		            "libevent failed",
-		            conn->rport);
+		            conn->flow.key.fport);
 		return ENOMEM;
 	}
 	return socket_setup(c, conn);
@@ -367,8 +365,7 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 
 	if (fwd_outbound_or_reject(c, p, s->dport, &sa, &salen))
 		return;
-	conn = tcp_conn_alloc(&c->tcp->table, &p->src, s->sport, &p->dst,
-	                      s->dport);
+	conn = tcp_conn_alloc(c->flows, &p->src, s->sport, &p->dst, s->dport);
 	if (!conn) {
 		c->stats.drops[DROP_FLOW_LIMIT]++;
 		tcp_send_rst_reply(c, p, s);
@@ -377,7 +374,7 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 	conn->flags = p->v6 ? CONN_V6 : 0;
 	conn->rcv_nxt = s->seq + 1;
 	conn->snd_una = conn->snd_nxt = conn->snd_max =
-	        tcp_isn(&c->tcp->table, &p->src, s->sport, &p->dst, s->dport);
+	        tcp_isn(c->flows, &p->src, s->sport, &p->dst, s->dport);
 	conn->mss = guest_mss(c, conn, s->mss);
 	if (s->ws >= 0) {
 		conn->flags |= CONN_WS_OK;
@@ -390,7 +387,7 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 		connect_failed(c, conn, err);
 		return;
 	}
-	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
+	c->stats.flows[PROTO_TCP] = flow_count(c->flows, FLOW_TCP);
 	if (!connect(conn->fd, &sa.sa, salen)) {
 		send_synack(c, conn);
 	} else if (errno != EINPROGRESS) {
@@ -530,8 +527,7 @@ void tcp_input(struct ctx *c, struct pkt *p)
 
 	if (tcp_seg_parse(c, p, &s))
 		return;
-	conn = tcp_conn_lookup(&c->tcp->table, &p->src, s.sport, &p->dst,
-	                       s.dport);
+	conn = tcp_conn_lookup(c->flows, &p->src, s.sport, &p->dst, s.dport);
 	if (conn) {
 		conn_segment(c, conn, &s);
 		return;
@@ -560,14 +556,14 @@ static void sock_read_cb(evutil_socket_t fd, short what, void *arg)
 	 */
 	if (!(conn->flags & CONN_ESTABLISHED))
 		conn->flags |= CONN_READ_PENDING;
-	else if (tcp_host_to_guest(tcp_ctx, conn) == TCP_RELEASED)
+	else if (tcp_host_to_guest(conn->flow.c, conn) == TCP_RELEASED)
 		return; /* nothing may follow that touches @conn */
 }
 
 static void sock_write_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct tcp_conn *conn = arg;
-	struct ctx *c = tcp_ctx;
+	struct ctx *c = conn->flow.c;
 	socklen_t len = sizeof(int);
 	int err = 0;
 
@@ -614,9 +610,9 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 {
 	struct tcp_conn *conn;
 
-	if (tcp_conn_lookup(&c->tcp->table, dst, dport, src, sport))
+	if (tcp_conn_lookup(c->flows, dst, dport, src, sport))
 		return -1;
-	conn = tcp_conn_alloc(&c->tcp->table, dst, dport, src, sport);
+	conn = tcp_conn_alloc(c->flows, dst, dport, src, sport);
 	if (!conn) {
 		c->stats.drops[DROP_FLOW_LIMIT]++;
 		return -1;
@@ -630,12 +626,12 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 	conn->flags |=
 	        CONN_SYN_SENT | CONN_WS_OK | (inany_is_v4(dst) ? 0 : CONN_V6);
 	conn->mss = guest_mss(c, conn, 0);
-	conn->snd_una = tcp_isn(&c->tcp->table, dst, dport, src, sport);
+	conn->snd_una = tcp_isn(c->flows, dst, dport, src, sport);
 	conn->snd_nxt = conn->snd_max = conn->snd_una + 1;
 	conn->last_active = clock_s();
 	tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
 	tcp_arm_timer(conn, 1000);
-	c->stats.flows[PROTO_TCP] = c->tcp->table.used;
+	c->stats.flows[PROTO_TCP] = flow_count(c->flows, FLOW_TCP);
 	return 0;
 }
 
@@ -688,19 +684,16 @@ bool tcp_peek_in_use(const struct ctx *c, int family)
 }
 
 /**
- * tcp_init() - allocate the connection table and probe the kernel
- * @c:		context; c->tcp_conns entries, 0 for TCP_MAX_CONNS
+ * tcp_init() - allocate the TCP state and probe the kernel
+ * @c:		context, with its flow table (flow_init())
  *
  * Return: 0 on success, -1 after printing one error line
  */
 int tcp_init(struct ctx *c)
 {
 	c->tcp = calloc(1, sizeof(*c->tcp));
-	if (!c->tcp || tcp_table_init(&c->tcp->table, c->tcp_conns)) {
-		err_errno(ENOMEM, "tcp: allocate %u connections",
-		          c->tcp_conns ? c->tcp_conns : TCP_MAX_CONNS);
-		free(c->tcp);
-		c->tcp = NULL;
+	if (!c->tcp) {
+		err_errno(ENOMEM, "tcp: allocate the TCP state");
 		return -1;
 	}
 	if (!(event_base_get_features(c->base) & EV_FEATURE_ET)) {
@@ -713,12 +706,22 @@ int tcp_init(struct ctx *c)
 	          "for TCP came in Linux 6.10 and 6.12)",
 	          tcp_peek_mode(c->tcp->peek_off4),
 	          tcp_peek_mode(c->tcp->peek_off6));
-	tcp_ctx = c;
 	return 0;
 }
 
 /**
- * tcp_cleanup() - close every connection and free the table
+ * release_one() - flow_walk() callback: close one connection at exit
+ * @f:		a TCP flow
+ * @arg:	unused
+ */
+static void release_one(struct flow_common *f, void *arg)
+{
+	(void)arg;
+	tcp_release(f->c, (struct tcp_conn *)f, false);
+}
+
+/**
+ * tcp_cleanup() - close every connection and free the TCP state
  * @c:		context
  */
 void tcp_cleanup(struct ctx *c)
@@ -726,13 +729,8 @@ void tcp_cleanup(struct ctx *c)
 	if (!c->tcp)
 		return;
 	tcp_flush(c);
-	for (unsigned int i = 0; i < c->tcp->table.size; i++) {
-		struct tcp_conn *conn = tcp_conn_at(&c->tcp->table, i);
-
-		if (conn)
-			tcp_release(c, conn, false);
-	}
-	tcp_table_free(&c->tcp->table);
+	if (c->flows)
+		flow_walk(c->flows, FLOW_TCP, release_one, NULL);
 	free(c->tcp);
 	c->tcp = NULL;
 }

@@ -1,88 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - TCP connection table: preallocated entries, O(1) hash lookup */
+/* tapir - TCP connections in the flow table: lookup by four-tuple, ISN */
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <sanitizer/asan_interface.h>
 
 #include "clock.h"
-#include "seed.h"
 #include "tcp_conn.h"
-
-/* Under ASan a free entry is poisoned whole, so that any use of a released
- * connection is reported at once; without ASan these do nothing.
- */
-#define POISON(conn) ASAN_POISON_MEMORY_REGION((conn), sizeof(*(conn)))
-#define UNPOISON(conn) ASAN_UNPOISON_MEMORY_REGION((conn), sizeof(*(conn)))
-/* A dying entry keeps its flags and flush link readable. */
-#define POISON_DEAD(conn)                                                      \
-	ASAN_POISON_MEMORY_REGION((char *)(conn) + TCP_CONN_DEAD_FROM,         \
-	                          sizeof(*(conn)) - TCP_CONN_DEAD_FROM)
 
 _Static_assert(TCP_CONN_DEAD_FROM % 8 == 0,
                "ASan poisons whole 8-byte granules");
 
 /**
- * mix64() - finalise a 64-bit hash (splitmix64's mixer)
- * @x:		value
- *
- * Return: well-mixed value
- */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/**
- * tuple_mix() - keyed 64-bit hash of a connection's four-tuple
- * @key:	secret
+ * tcp_key() - the flow key of a four-tuple
+ * @k:		key to fill
  * @gaddr:	guest address
  * @gport:	guest port
  * @raddr:	remote address
  * @rport:	remote port
- *
- * Return: hash value
  */
-static uint64_t tuple_mix(uint64_t key, const struct in6_addr *gaddr,
-                          uint16_t gport, const struct in6_addr *raddr,
-                          uint16_t rport)
+static void tcp_key(struct flow_key *k, const struct in6_addr *gaddr,
+                    uint16_t gport, const struct in6_addr *raddr,
+                    uint16_t rport)
 {
-	uint64_t w[4], h = key ^ ((uint64_t)gport << 16 | rport);
-
-	memcpy(w, gaddr, 16);
-	memcpy(w + 2, raddr, 16);
-	for (int i = 0; i < 4; i++)
-		h = mix64(h ^ w[i]);
-	return h;
-}
-
-/**
- * tuple_hash() - bucket of a connection's four-tuple
- * @t:		table, for the seed and size
- * @gaddr:	guest address
- * @gport:	guest port
- * @raddr:	remote address
- * @rport:	remote port
- *
- * Return: bucket index
- */
-static uint32_t tuple_hash(const struct tcp_table *t,
-                           const struct in6_addr *gaddr, uint16_t gport,
-                           const struct in6_addr *raddr, uint16_t rport)
-{
-	return (uint32_t)tuple_mix(t->seed, gaddr, gport, raddr, rport) &
-	       (t->nbuckets - 1);
+	memset(k, 0, sizeof(*k));
+	k->gaddr = *gaddr;
+	k->faddr = *raddr;
+	k->gport = gport;
+	k->fport = rport;
+	k->type = FLOW_TCP;
+	k->side = FLOW_SIDE_GUEST;
 }
 
 /**
  * tcp_isn() - initial sequence number for a new connection, as RFC 6528
- * @t:		table, for the secret
+ * @t:		flow table, for the secret
  * @gaddr:	guest address
  * @gport:	guest port
  * @raddr:	remote address
@@ -94,84 +44,20 @@ static uint32_t tuple_hash(const struct tcp_table *t,
  *
  * Return: the sequence number
  */
-uint32_t tcp_isn(const struct tcp_table *t, const struct in6_addr *gaddr,
+uint32_t tcp_isn(const struct flow_table *t, const struct in6_addr *gaddr,
                  uint16_t gport, const struct in6_addr *raddr, uint16_t rport)
 {
 	uint64_t ns = clock_ns();
+	struct flow_key k;
 
+	tcp_key(&k, gaddr, gport, raddr, rport);
 	/* A different key than the table's, so buckets reveal nothing. */
-	return (uint32_t)tuple_mix(~t->seed, gaddr, gport, raddr, rport) +
-	       (uint32_t)(ns >> 6);
-}
-
-/**
- * tcp_table_init() - allocate every entry and the hash index once
- * @t:		table to initialise
- * @size:	entries, 1..TCP_MAX_CONNS (0: TCP_MAX_CONNS)
- *
- * Return: 0 on success, -ENOMEM
- */
-int tcp_table_init(struct tcp_table *t, unsigned int size)
-{
-	memset(t, 0, sizeof(*t));
-	if (!size || size > TCP_MAX_CONNS)
-		size = TCP_MAX_CONNS;
-	t->size = size;
-	/* Twice the entries, rounded up to a power of two for the mask. */
-	t->nbuckets = 2;
-	while (t->nbuckets < size * 2)
-		t->nbuckets <<= 1;
-	t->conns = calloc(size, sizeof(*t->conns));
-	t->link = calloc(size, sizeof(*t->link));
-	t->state = calloc(size, sizeof(*t->state));
-	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	if (!t->conns || !t->link || !t->state || !t->buckets) {
-		tcp_table_free(t);
-		return -ENOMEM;
-	}
-	t->seed = seed_u64();
-	for (uint32_t i = size; i > 0; i--) {
-		t->link[i - 1] = t->free_head;
-		t->free_head = i;
-		POISON(&t->conns[i - 1]);
-	}
-	return 0;
-}
-
-/**
- * tcp_table_free() - release the table's memory
- * @t:		table
- */
-void tcp_table_free(struct tcp_table *t)
-{
-	if (t->conns)
-		ASAN_UNPOISON_MEMORY_REGION(t->conns,
-		                            t->size * sizeof(*t->conns));
-	free(t->conns);
-	free(t->link);
-	free(t->state);
-	free(t->buckets);
-	t->conns = NULL;
-	t->link = NULL;
-	t->state = NULL;
-	t->buckets = NULL;
-}
-
-/**
- * tcp_conn_at() - the connection in entry @i, if it is in use
- * @t:		table
- * @i:		entry index, below t->size
- *
- * Return: the connection, or NULL for a free entry
- */
-struct tcp_conn *tcp_conn_at(struct tcp_table *t, unsigned int i)
-{
-	return t->state[i] == TCP_ENTRY_USED ? &t->conns[i] : NULL;
+	return (uint32_t)flow_key_mix(~t->seed, &k) + (uint32_t)(ns >> 6);
 }
 
 /**
  * tcp_conn_lookup() - find a connection by its four-tuple
- * @t:		table
+ * @t:		flow table
  * @gaddr:	guest address
  * @gport:	guest port
  * @raddr:	remote address
@@ -179,27 +65,20 @@ struct tcp_conn *tcp_conn_at(struct tcp_table *t, unsigned int i)
  *
  * Return: the connection, or NULL
  */
-struct tcp_conn *tcp_conn_lookup(struct tcp_table *t,
+struct tcp_conn *tcp_conn_lookup(const struct flow_table *t,
                                  const struct in6_addr *gaddr, uint16_t gport,
                                  const struct in6_addr *raddr, uint16_t rport)
 {
-	uint32_t i = t->buckets[tuple_hash(t, gaddr, gport, raddr, rport)];
+	struct flow_key k;
 
-	while (i) {
-		struct tcp_conn *conn = &t->conns[i - 1];
-
-		if (conn->gport == gport && conn->rport == rport &&
-		    !memcmp(&conn->gaddr, gaddr, 16) &&
-		    !memcmp(&conn->raddr, raddr, 16))
-			return conn;
-		i = t->link[i - 1];
-	}
-	return NULL;
+	tcp_key(&k, gaddr, gport, raddr, rport);
+	/* The flow part is first: a TCP flow is a connection. */
+	return (struct tcp_conn *)flow_lookup(t, &k);
 }
 
 /**
  * tcp_conn_alloc() - take a free entry and index it under the four-tuple
- * @t:		table
+ * @t:		flow table
  * @gaddr:	guest address
  * @gport:	guest port
  * @raddr:	remote address
@@ -207,92 +86,46 @@ struct tcp_conn *tcp_conn_lookup(struct tcp_table *t,
  *
  * The caller has checked that the tuple is not in use.
  *
- * Return: zeroed entry (fd = -1) with the tuple filled, or NULL if full
+ * Return: zeroed entry (fd = -1) with the tuple filled, or NULL if every
+ *	   TCP entry is taken
  */
-struct tcp_conn *tcp_conn_alloc(struct tcp_table *t,
+struct tcp_conn *tcp_conn_alloc(struct flow_table *t,
                                 const struct in6_addr *gaddr, uint16_t gport,
                                 const struct in6_addr *raddr, uint16_t rport)
 {
-	uint32_t idx = t->free_head, b;
-	struct tcp_conn *conn;
+	struct tcp_conn *conn = (struct tcp_conn *)flow_alloc(t, FLOW_TCP);
 
-	if (!idx)
+	if (!conn)
 		return NULL;
-	conn = &t->conns[idx - 1];
-	t->free_head = t->link[idx - 1];
-	t->state[idx - 1] = TCP_ENTRY_USED;
-	UNPOISON(conn);
-	memset(conn, 0, sizeof(*conn));
 	conn->fd = -1;
-	conn->gaddr = *gaddr;
-	conn->raddr = *raddr;
-	conn->gport = gport;
-	conn->rport = rport;
-	b = tuple_hash(t, gaddr, gport, raddr, rport);
-	t->link[idx - 1] = t->buckets[b];
-	t->buckets[b] = idx;
-	t->used++;
+	tcp_key(&conn->flow.key, gaddr, gport, raddr, rport);
+	flow_hash(t, &conn->flow, FLOW_SIDE_GUEST);
 	return conn;
 }
 
 /**
- * unhash() - take an entry in use out of its hash chain
- * @t:		table
- * @conn:	entry
- */
-static void unhash(struct tcp_table *t, struct tcp_conn *conn)
-{
-	uint32_t idx = (uint32_t)(conn - t->conns) + 1;
-	uint32_t *p = &t->buckets[tuple_hash(t, &conn->gaddr, conn->gport,
-	                                     &conn->raddr, conn->rport)];
-
-	while (*p && *p != idx)
-		p = &t->link[*p - 1];
-	if (*p)
-		*p = t->link[idx - 1];
-}
-
-/**
  * tcp_conn_retire() - release an entry that the flush list still holds
- * @t:		table
+ * @t:		flow table
  * @conn:	entry in use; its fd and events must already be gone
  *
- * Lookups stop finding it at once; only its flags and flush link stay
- * valid until tcp_flush() passes it to tcp_conn_release().
+ * Lookups stop finding it at once; only its flow part, flags and flush
+ * link stay valid until tcp_flush() passes it to tcp_conn_release().
  */
-void tcp_conn_retire(struct tcp_table *t, struct tcp_conn *conn)
+void tcp_conn_retire(struct flow_table *t, struct tcp_conn *conn)
 {
-	uint32_t i = (uint32_t)(conn - t->conns);
-
-	if (t->state[i] != TCP_ENTRY_USED)
-		abort();
-	unhash(t, conn);
-	t->state[i] = TCP_ENTRY_DYING;
-	POISON_DEAD(conn);
+	flow_retire(t, &conn->flow, TCP_CONN_DEAD_FROM);
 }
 
 /**
  * tcp_conn_release() - unindex an entry and put it on the free list
- * @t:		table
- * @conn:	entry in use or dying; its fd and events must already be gone
- *
- * Releasing an entry twice would link it into the free list twice and
- * hand it to two connections later: that is a bug in the caller, so it
- * stops the process rather than corrupt the table.
+ * @t:		flow table
+ * @connp:	entry in use or dying, whose fd and events must already be
+ *		gone; set to NULL
  */
-void tcp_conn_release(struct tcp_table *t, struct tcp_conn *conn)
+void tcp_conn_release(struct flow_table *t, struct tcp_conn **connp)
 {
-	uint32_t i = (uint32_t)(conn - t->conns);
+	struct flow_common *f = &(*connp)->flow;
 
-	if (t->state[i] == TCP_ENTRY_FREE)
-		abort();
-	if (t->state[i] == TCP_ENTRY_USED)
-		unhash(t, conn);
-	UNPOISON(conn);
-	memset(conn, 0, sizeof(*conn));
-	POISON(conn);
-	t->state[i] = TCP_ENTRY_FREE;
-	t->link[i] = t->free_head;
-	t->free_head = i + 1;
-	t->used--;
+	flow_release(t, &f);
+	*connp = NULL;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later
- * tapir - TCP connection table: preallocated entries, O(1) hash lookup
+ * tapir - TCP connections in the flow table: lookup by four-tuple, ISN
  */
 #ifndef TAPIR_TCP_CONN_H
 #define TAPIR_TCP_CONN_H
@@ -9,10 +9,9 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-struct event;
+#include "flow.h"
 
-/* Connections at once; the table is allocated once, at start. */
-#define TCP_MAX_CONNS 16384
+struct event;
 
 enum tcp_conn_flag {
 	CONN_CONNECTING = 1 << 0,  /* host connect() in progress */
@@ -38,6 +37,9 @@ enum tcp_conn_flag {
 
 /**
  * struct tcp_conn - one guest TCP connection and its host socket
+ * @flow:	flow table part: the key holds the guest address and port
+ *		(gaddr, gport) and the remote ones as the guest sees them
+ *		(faddr, fport)
  * @flags:	enum tcp_conn_flag bits
  * @flush_next:	next entry on the flush list
  * @fd:		host socket, -1 for a free entry
@@ -48,10 +50,6 @@ enum tcp_conn_flag {
  *		data MSG_PEEK leaves in the socket reports it readable on
  *		every loop turn
  * @timer:	retransmission, probe and idle timer
- * @gaddr:	guest address
- * @raddr:	remote address, as the guest sees it
- * @gport:	guest port
- * @rport:	remote port, as the guest sees it
  * @snd_una:	oldest sequence number sent to the guest and not acked
  * @snd_nxt:	next sequence number to send to the guest
  * @snd_max:	highest sequence number sent so far, plus one (above
@@ -69,16 +67,13 @@ enum tcp_conn_flag {
  * @last_active: last time (CLOCK_MONOTONIC s) anything happened
  */
 struct tcp_conn {
+	struct flow_common flow;
 	uint32_t flags;
 	struct tcp_conn *flush_next;
 	int fd;
 	struct event *rev;
 	struct event *wev;
 	struct event *timer;
-	struct in6_addr gaddr;
-	struct in6_addr raddr;
-	uint16_t gport;
-	uint16_t rport;
 	uint32_t snd_una;
 	uint32_t snd_nxt;
 	uint32_t snd_max;
@@ -95,62 +90,23 @@ struct tcp_conn {
 };
 
 /* A connection released while tcp_flush() still holds it keeps only its
- * flags and flush link until then; everything from @fd on is dead (and
+ * flow part, flags and flush link until then; everything from @fd on is dead (and
  * poisoned under ASan).
  */
 #define TCP_CONN_DEAD_FROM offsetof(struct tcp_conn, fd)
 
-/**
- * enum tcp_entry_state - where a table entry is in its life
- * @TCP_ENTRY_FREE:	on the free list
- * @TCP_ENTRY_USED:	a connection, found by lookups
- * @TCP_ENTRY_DYING:	released while on the flush list: unhashed, and
- *			freed by tcp_flush()
- */
-enum tcp_entry_state {
-	TCP_ENTRY_FREE,
-	TCP_ENTRY_USED,
-	TCP_ENTRY_DYING,
-};
+_Static_assert(sizeof(struct tcp_conn) <= FLOW_ENTRY_SIZE,
+               "a connection fits a flow table entry");
 
-/**
- * struct tcp_table - every connection, the hash index and the free list
- * @conns:	@size entries
- * @link:	per entry, index + 1 of the next one in its hash chain (in
- *		use) or on the free list (free); 0 = end. Kept outside the
- *		entries so that a free entry can be poisoned whole under ASan
- * @state:	per entry, enum tcp_entry_state
- * @buckets:	hash heads, index + 1, 0 = empty
- * @size:	entries, TCP_MAX_CONNS unless the context asked for fewer
- * @nbuckets:	number of buckets, a power of two
- * @free_head:	first free entry, index + 1, 0 = none
- * @seed:	random hash seed, so a guest can't aim for one chain
- * @used:	entries in use
- */
-struct tcp_table {
-	struct tcp_conn *conns;
-	uint32_t *link;
-	uint8_t *state;
-	uint32_t *buckets;
-	uint32_t size;
-	uint32_t nbuckets;
-	uint32_t free_head;
-	uint64_t seed;
-	unsigned int used;
-};
-
-int tcp_table_init(struct tcp_table *t, unsigned int size);
-void tcp_table_free(struct tcp_table *t);
-struct tcp_conn *tcp_conn_lookup(struct tcp_table *t,
+struct tcp_conn *tcp_conn_lookup(const struct flow_table *t,
                                  const struct in6_addr *gaddr, uint16_t gport,
                                  const struct in6_addr *raddr, uint16_t rport);
-struct tcp_conn *tcp_conn_alloc(struct tcp_table *t,
+struct tcp_conn *tcp_conn_alloc(struct flow_table *t,
                                 const struct in6_addr *gaddr, uint16_t gport,
                                 const struct in6_addr *raddr, uint16_t rport);
-void tcp_conn_retire(struct tcp_table *t, struct tcp_conn *conn);
-void tcp_conn_release(struct tcp_table *t, struct tcp_conn *conn);
-struct tcp_conn *tcp_conn_at(struct tcp_table *t, unsigned int i);
-uint32_t tcp_isn(const struct tcp_table *t, const struct in6_addr *gaddr,
+void tcp_conn_retire(struct flow_table *t, struct tcp_conn *conn);
+void tcp_conn_release(struct flow_table *t, struct tcp_conn **connp);
+uint32_t tcp_isn(const struct flow_table *t, const struct in6_addr *gaddr,
                  uint16_t gport, const struct in6_addr *raddr, uint16_t rport);
 
 #endif /* TAPIR_TCP_CONN_H */

@@ -98,7 +98,7 @@ int tcp_wait_writable(struct tcp_conn *conn)
 		err_limited(&limit, 0,
 		            "tcp: watch host socket of port %u: "
 		            "libevent failed",
-		            conn->rport);
+		            conn->flow.key.fport);
 		conn->flags &= ~CONN_SOCK_FULL;
 		return -1;
 	}
@@ -141,7 +141,7 @@ static int set_peek_offset(struct ctx *c, struct tcp_conn *conn, uint32_t off)
 	if (!setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &v, sizeof(v)))
 		return 0;
 	err_limited(&limit, errno, "tcp: set SO_PEEK_OFF on port %u",
-	            conn->rport);
+	            conn->flow.key.fport);
 	tcp_abort(c, conn, true);
 	return TCP_RELEASED;
 }
@@ -376,7 +376,7 @@ static ssize_t push_once(struct ctx *c, struct tcp_conn *conn, uint32_t room,
 
 	if (n < 0) {
 		debug_msg("tcp: peek at host socket of port %u: %s",
-		          conn->rport, strerror(errno));
+		          conn->flow.key.fport, strerror(errno));
 		tcp_abort(c, conn, true);
 		return TCP_RELEASED;
 	}
@@ -507,7 +507,8 @@ static int retransmit_first(struct ctx *c, struct tcp_conn *conn)
 		return TCP_RELEASED;
 	if (n < (ssize_t)len) {
 		debug_msg("tcp: peek for a retransmission on port %u: %s",
-		          conn->rport, n < 0 ? strerror(errno) : "short");
+		          conn->flow.key.fport,
+		          n < 0 ? strerror(errno) : "short");
 		tcp_abort(c, conn, true);
 		return TCP_RELEASED;
 	}
@@ -559,8 +560,8 @@ static int ack_new(struct ctx *c, struct tcp_conn *conn, uint32_t ack)
 		conn->flags |= CONN_FIN_SENT | CONN_FIN_ACKED;
 	}
 	if (data && discard_acked(conn, data)) {
-		debug_msg("tcp: discard acked data of port %u: %s", conn->rport,
-		          strerror(errno));
+		debug_msg("tcp: discard acked data of port %u: %s",
+		          conn->flow.key.fport, strerror(errno));
 		tcp_abort(c, conn, true);
 		return TCP_RELEASED;
 	}
@@ -695,7 +696,7 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		n = send(conn->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0 && errno != EAGAIN && errno != EINTR) {
 			debug_msg("tcp: send to host socket of port %u: %s",
-			          conn->rport, strerror(errno));
+			          conn->flow.key.fport, strerror(errno));
 			tcp_abort(c, conn, true);
 			return TCP_RELEASED;
 		}
@@ -716,7 +717,7 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		if (shutdown(conn->fd, SHUT_WR)) {
 			/* Only a socket the host already reset refuses. */
 			debug_msg("tcp: shut down host socket of port %u: %s",
-			          conn->rport, strerror(errno));
+			          conn->flow.key.fport, strerror(errno));
 			tcp_abort(c, conn, true);
 			return TCP_RELEASED;
 		}

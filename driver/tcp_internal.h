@@ -40,21 +40,18 @@ struct tcp_seg;
 #define CONN_DEAD (1U << 31)
 
 /**
- * struct tcp_state - the TCP module's part of the context
- * @table:	connections
+ * struct tcp_state - the TCP module's part of the context (its
+ *		      connections are in the context's flow table)
  * @flush_head:	connections owing an ACK at the end of the tap batch
  * @peek_off4:	the kernel has SO_PEEK_OFF for TCP over IPv4 (Linux 6.10),
  *		probed at start; connections use it where it has
  * @peek_off6:	the same for IPv6 (Linux 6.12)
  */
 struct tcp_state {
-	struct tcp_table table;
 	struct tcp_conn *flush_head;
 	bool peek_off4;
 	bool peek_off6;
 };
-
-extern struct ctx *tcp_ctx;
 
 /* Every function below that may release the connection returns
  * TCP_RELEASED when it did, and its callers must stop touching the entry:

@@ -159,8 +159,8 @@ static int send_segment(struct ctx *c, const struct tcp_conn *conn,
 	uint16_t ck;
 
 	memset(th, 0, sizeof(*th));
-	th->source = htons(conn->rport);
-	th->dest = htons(conn->gport);
+	th->source = htons(conn->flow.key.fport);
+	th->dest = htons(conn->flow.key.gport);
 	th->seq = htonl(seq);
 	th->ack_seq = htonl(conn->rcv_nxt);
 	th->doff = (uint16_t)(hlen / 4);
@@ -168,8 +168,8 @@ static int send_segment(struct ctx *c, const struct tcp_conn *conn,
 	th->window = htons(window_field(conn, flags, wnd));
 	if (optlen)
 		memcpy(hdr + sizeof(*th), opts, optlen);
-	sum = ip_pseudo_csum(&conn->raddr, &conn->gaddr, IPPROTO_TCP,
-	                     hlen + len);
+	sum = ip_pseudo_csum(&conn->flow.key.faddr, &conn->flow.key.gaddr,
+	                     IPPROTO_TCP, hlen + len);
 	if (c->vnet_len && len) {
 		/* The guest kernel takes a partial checksum as verified. */
 		ck = (uint16_t)~csum_fold(sum);
@@ -187,8 +187,9 @@ static int send_segment(struct ctx *c, const struct tcp_conn *conn,
 		ck = csum_fold(csum_add(sum, data, len));
 	}
 	memcpy(&th->check, &ck, 2);
-	if (ip_output(c, &conn->raddr, &conn->gaddr, IPPROTO_TCP, iov,
-	              len ? 2 : 1, c->vnet_len && len ? &vh : NULL))
+	if (ip_output(c, &conn->flow.key.faddr, &conn->flow.key.gaddr,
+	              IPPROTO_TCP, iov, len ? 2 : 1,
+	              c->vnet_len && len ? &vh : NULL))
 		return -1;
 	c->stats.to_guest[PROTO_TCP].packets++;
 	c->stats.to_guest[PROTO_TCP].bytes += len;
@@ -258,10 +259,10 @@ int tcp_send_rst_reply(struct ctx *c, const struct pkt *p,
 
 	if (!icmp_may_answer(c, p))
 		return -1;
-	fake.gaddr = p->src;
-	fake.raddr = p->dst;
-	fake.gport = s->sport;
-	fake.rport = s->dport;
+	fake.flow.key.gaddr = p->src;
+	fake.flow.key.faddr = p->dst;
+	fake.flow.key.gport = s->sport;
+	fake.flow.key.fport = s->dport;
 	fake.flags = p->v6 ? CONN_V6 : 0;
 	if (s->flags & TH_ACK) {
 		seq = s->ack;

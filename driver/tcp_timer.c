@@ -25,7 +25,7 @@ void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms)
 		err_limited(&limit, 0,
 		            "tcp: timer of the connection to port %u: libevent "
 		            "failed",
-		            conn->rport);
+		            conn->flow.key.fport);
 }
 
 /**
@@ -112,7 +112,9 @@ static int timer_fired(struct ctx *c, struct tcp_conn *conn)
 
 void tcp_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct tcp_conn *conn = arg;
+
 	(void)fd;
 	(void)what;
-	timer_fired(tcp_ctx, arg);
+	timer_fired(conn->flow.c, conn);
 }

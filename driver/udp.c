@@ -137,12 +137,13 @@ static void flow_error_to_guest(struct ctx *c, struct udp_flow *f, int err)
 	struct pkt q = {0};
 
 	debug_msg("udp: receive from %s port %u: %s",
-	          addr_str(&f->key.faddr, buf), f->key.fport, strerror(err));
+	          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,
+	          strerror(err));
 	if (code < 0 || !f->quote_l3len)
 		return;
-	q.v6 = !inany_is_v4(&f->key.gaddr);
-	q.src = f->key.gaddr;
-	q.dst = f->key.faddr;
+	q.v6 = !inany_is_v4(&f->flow.key.gaddr);
+	q.src = f->flow.key.gaddr;
+	q.dst = f->flow.key.faddr;
 	q.proto = IPPROTO_UDP;
 	q.l3 = f->quote;
 	q.l3len = f->quote_l3len;
@@ -165,7 +166,7 @@ static void flow_error_to_guest(struct ctx *c, struct udp_flow *f, int err)
 static void udp_to_guest(struct ctx *c, struct udp_flow *f, const uint8_t *data,
                          size_t len)
 {
-	size_t l3 = inany_is_v4(&f->key.gaddr) ? 20 : 40;
+	size_t l3 = inany_is_v4(&f->flow.key.gaddr) ? 20 : 40;
 	struct virtio_net_hdr vh = {0}, *vhp = NULL;
 	struct udphdr uh;
 	struct iovec iov[2];
@@ -175,12 +176,12 @@ static void udp_to_guest(struct ctx *c, struct udp_flow *f, const uint8_t *data,
 		c->stats.drops[DROP_BAD_LENGTH]++;
 		return;
 	}
-	uh.source = htons(f->key.fport);
-	uh.dest = htons(f->key.gport);
+	uh.source = htons(f->flow.key.fport);
+	uh.dest = htons(f->flow.key.gport);
 	uh.len = htons((uint16_t)(sizeof(uh) + len));
 	uh.check = 0;
-	sum = ip_pseudo_csum(&f->key.faddr, &f->key.gaddr, IPPROTO_UDP,
-	                     sizeof(uh) + len);
+	sum = ip_pseudo_csum(&f->flow.key.faddr, &f->flow.key.gaddr,
+	                     IPPROTO_UDP, sizeof(uh) + len);
 	if (c->vnet_len && l3 + sizeof(uh) + len <= c->tap.mtu) {
 		vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
 		vh.csum_offset = offsetof(struct udphdr, check);
@@ -194,8 +195,8 @@ static void udp_to_guest(struct ctx *c, struct udp_flow *f, const uint8_t *data,
 	}
 	iov[0] = (struct iovec){&uh, sizeof(uh)};
 	iov[1] = (struct iovec){(void *)data, len};
-	if (ip_output(c, &f->key.faddr, &f->key.gaddr, IPPROTO_UDP, iov, 2,
-	              vhp))
+	if (ip_output(c, &f->flow.key.faddr, &f->flow.key.gaddr, IPPROTO_UDP,
+	              iov, 2, vhp))
 		return;
 	c->stats.to_guest[flow_proto(f)].packets++;
 	c->stats.to_guest[flow_proto(f)].bytes += len;
@@ -213,7 +214,7 @@ static void udp_sock_cb(evutil_socket_t fd, short what, void *arg)
 	static struct mmsghdr msg[UDP_RX_BATCH];
 	static struct iovec iov[UDP_RX_BATCH];
 	struct udp_flow *f = arg;
-	struct ctx *c = f->c;
+	struct ctx *c = f->flow.c;
 
 	(void)what;
 	for (int round = 0; round < UDP_RX_ROUNDS; round++) {
@@ -337,7 +338,7 @@ static int flow_connect(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 
 	if (fd < 0) {
 		debug_msg("udp: socket for %s port %u: %s",
-		          addr_str(&f->key.faddr, buf), f->key.fport,
+		          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,
 		          strerror(errno));
 		c->stats.drops[DROP_SOCKET]++;
 		return -1;
@@ -346,7 +347,7 @@ static int flow_connect(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 	f->own_fd = true;
 	if ((ret = fwd_bind_outbound(c, fd, sa->sa.sa_family))) {
 		debug_msg("udp: bind outbound address for %s port %u: %s",
-		          addr_str(&f->key.faddr, buf), f->key.fport,
+		          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,
 		          strerror(-ret));
 		c->stats.drops[DROP_SOCKET]++;
 		return -1;
@@ -373,7 +374,7 @@ static int flow_connect(struct ctx *c, struct udp_flow *f, const struct pkt *p,
  * Return: the flow, or NULL after counting (and answering) the failure
  */
 static struct udp_flow *flow_open(struct ctx *c, const struct pkt *p,
-                                  const struct udp_flow_key *k)
+                                  const struct flow_key *k)
 {
 	union sockaddr_inany sa;
 	struct udp_flow *f;
@@ -387,7 +388,7 @@ static struct udp_flow *flow_open(struct ctx *c, const struct pkt *p,
 		return NULL;
 	}
 	if (flow_connect(c, f, p, &sa, salen)) {
-		udp_flow_free(c, f);
+		udp_flow_free(c, &f);
 		return NULL;
 	}
 	return f;
@@ -417,7 +418,7 @@ void udp_input(struct ctx *c, struct pkt *p)
 {
 	bool uso = p->vh && (p->vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) ==
 	                            VIRTIO_NET_HDR_GSO_UDP_L4;
-	struct udp_flow_key k;
+	struct flow_key k;
 	struct udp_flow *f;
 	struct udphdr uh;
 	size_t ulen;
@@ -447,7 +448,7 @@ void udp_input(struct ctx *c, struct pkt *p)
 	k.faddr = p->dst;
 	k.gport = ntohs(uh.source);
 	k.fport = ntohs(uh.dest);
-	f = udp_flow_lookup(c->udp, &k);
+	f = udp_flow_lookup(c->flows, &k);
 	if (!f && !(f = flow_open(c, p, &k)))
 		return;
 	flow_quote(f, p);
@@ -465,7 +466,7 @@ void udp_input(struct ctx *c, struct pkt *p)
  */
 static void inbound_key(const struct ctx *c, const union sockaddr_inany *peer,
                         const struct in6_addr *gaddr, uint16_t gport,
-                        struct udp_flow_key *k)
+                        struct flow_key *k)
 {
 	fwd_guest_source(c, peer, &k->faddr, &k->fport);
 	/* A peer the guest's family can't express appears as the gateway,
@@ -496,8 +497,8 @@ void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
                  const struct in6_addr *gaddr, uint16_t gport,
                  const uint8_t *data, size_t len)
 {
-	struct udp_flow *f = udp_flow_lookup_peer(c->udp, lfd, peer);
-	struct udp_flow_key k;
+	struct udp_flow *f = udp_flow_lookup_peer(c->flows, lfd, peer);
+	struct flow_key k;
 
 	if (!f) {
 		inbound_key(c, peer, gaddr, gport, &k);
@@ -525,7 +526,7 @@ void udp_listener_closed(struct ctx *c, int lfd)
 		struct udp_flow *next = f->lnext;
 
 		if (f->inbound && f->fd == lfd)
-			udp_flow_free(c, f);
+			udp_flow_free(c, &f);
 		f = next;
 	}
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - UDP flow table: hash lookup, LRU order, idle expiry */
+/* tapir - UDP flows in the flow table: two keys, LRU order, idle expiry */
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,115 +8,51 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "seed.h"
 #include "inany.h"
 #include "log.h"
 #include "udp_flow.h"
 
 /**
- * udp_now() - coarse monotonic clock for idle timeouts
- *
- * Return: seconds since an arbitrary point
+ * guest_key() - the flow table key of a UDP flow as the guest sees it
+ * @k:		filled
+ * @in:		guest and far addresses and ports; the rest is ignored
  */
-uint64_t udp_now(void)
+static void guest_key(struct flow_key *k, const struct flow_key *in)
 {
-	return clock_s();
+	memset(k, 0, sizeof(*k));
+	k->gaddr = in->gaddr;
+	k->faddr = in->faddr;
+	k->gport = in->gport;
+	k->fport = in->fport;
+	k->type = FLOW_UDP;
+	k->side = FLOW_SIDE_GUEST;
 }
 
 /**
- * mix() - fold 32 bits into a running hash
- * @h:		hash so far
- * @w:		word
- *
- * Return: the new hash
- */
-static uint64_t mix(uint64_t h, uint32_t w)
-{
-	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 29);
-}
-
-/**
- * flow_hash() - bucket of a key
- * @s:		table, for the seed
- * @k:		key
- *
- * Return: bucket index
- */
-static unsigned int flow_hash(const struct udp_state *s,
-                              const struct udp_flow_key *k)
-{
-	uint32_t w[9];
-	uint64_t h = s->seed;
-
-	memcpy(w, &k->gaddr, 16);
-	memcpy(w + 4, &k->faddr, 16);
-	w[8] = (uint32_t)k->gport << 16 | k->fport;
-	for (int i = 0; i < 9; i++)
-		h = mix(h, w[i]);
-	return (unsigned int)(h % UDP_HASH_BUCKETS);
-}
-
-/**
- * peer_hash() - hash of a host peer on a listener
- * @s:		table, for the seed
+ * peer_key() - the flow table key of a host peer on a listener
+ * @k:		filled
  * @lfd:	listener
  * @peer:	host peer
  *
- * Return: the hash, for a bucket and for the peer's far ports
+ * The guest port field holds the peer's family, so that peers equal in
+ * address and port but not in family stay apart.
  */
-static uint64_t peer_hash(const struct udp_state *s, int lfd,
-                          const union sockaddr_inany *peer)
+static void peer_key(struct flow_key *k, int lfd,
+                     const union sockaddr_inany *peer)
 {
-	uint32_t w[6] = {0};
-	uint64_t h = mix(s->seed, (uint32_t)lfd);
-
+	memset(k, 0, sizeof(*k));
+	k->gport = peer->sa.sa_family;
 	if (peer->sa.sa_family == AF_INET) {
-		w[0] = peer->sa4.sin_port;
-		memcpy(w + 1, &peer->sa4.sin_addr, 4);
+		inany_from_v4(&k->faddr, peer->sa4.sin_addr);
+		k->fport = ntohs(peer->sa4.sin_port);
 	} else {
-		w[0] = 1U << 16 | peer->sa6.sin6_port;
-		memcpy(w + 1, &peer->sa6.sin6_addr, 16);
-		w[5] = peer->sa6.sin6_scope_id;
+		k->faddr = peer->sa6.sin6_addr;
+		k->fport = ntohs(peer->sa6.sin6_port);
+		k->scope = peer->sa6.sin6_scope_id;
 	}
-	for (int i = 0; i < 6; i++)
-		h = mix(h, w[i]);
-	return h;
-}
-
-/**
- * peer_equal() - compare two host peers
- * @a:		one
- * @b:		other
- *
- * Return: true on equal family, address, port (and IPv6 scope)
- */
-static bool peer_equal(const union sockaddr_inany *a,
-                       const union sockaddr_inany *b)
-{
-	if (a->sa.sa_family != b->sa.sa_family)
-		return false;
-	if (a->sa.sa_family == AF_INET)
-		return a->sa4.sin_port == b->sa4.sin_port &&
-		       a->sa4.sin_addr.s_addr == b->sa4.sin_addr.s_addr;
-	return a->sa6.sin6_port == b->sa6.sin6_port &&
-	       a->sa6.sin6_scope_id == b->sa6.sin6_scope_id &&
-	       inany_equal(&a->sa6.sin6_addr, &b->sa6.sin6_addr);
-}
-
-/**
- * key_equal() - compare two keys
- * @a:		one
- * @b:		other
- *
- * Return: true if equal
- */
-static bool key_equal(const struct udp_flow_key *a,
-                      const struct udp_flow_key *b)
-{
-	return a->gport == b->gport && a->fport == b->fport &&
-	       !memcmp(&a->gaddr, &b->gaddr, 16) &&
-	       !memcmp(&a->faddr, &b->faddr, 16);
+	k->type = FLOW_UDP;
+	k->side = FLOW_SIDE_HOST;
+	k->disc = lfd;
 }
 
 /**
@@ -168,24 +104,24 @@ static void lru_append(struct udp_state *s, struct udp_flow *f)
 
 /**
  * udp_flow_lookup() - find a flow
- * @s:		table
- * @k:		key
+ * @t:		flow table
+ * @k:		guest and far addresses and ports; the rest is ignored
  *
  * Return: the flow, or NULL
  */
-struct udp_flow *udp_flow_lookup(struct udp_state *s,
-                                 const struct udp_flow_key *k)
+struct udp_flow *udp_flow_lookup(const struct flow_table *t,
+                                 const struct flow_key *k)
 {
-	struct udp_flow *f = s->bucket[flow_hash(s, k)];
+	struct flow_key key;
 
-	while (f && !key_equal(&f->key, k))
-		f = f->hnext;
-	return f;
+	guest_key(&key, k);
+	/* The flow part is first: a UDP flow table entry is a udp_flow. */
+	return (struct udp_flow *)flow_lookup(t, &key);
 }
 
 /**
  * udp_flow_lookup_peer() - find the inbound flow of a host peer
- * @s:		table
+ * @t:		flow table
  * @lfd:	port-forward listener the peer sent to
  * @peer:	host peer
  *
@@ -194,15 +130,13 @@ struct udp_flow *udp_flow_lookup(struct udp_state *s,
  *
  * Return: the flow, or NULL
  */
-struct udp_flow *udp_flow_lookup_peer(struct udp_state *s, int lfd,
+struct udp_flow *udp_flow_lookup_peer(const struct flow_table *t, int lfd,
                                       const union sockaddr_inany *peer)
 {
-	uint64_t h = peer_hash(s, lfd, peer);
-	struct udp_flow *f = s->peer_bucket[h % UDP_HASH_BUCKETS];
+	struct flow_key key;
 
-	while (f && (f->fd != lfd || !peer_equal(&f->peer, peer)))
-		f = f->pnext;
-	return f;
+	peer_key(&key, lfd, peer);
+	return (struct udp_flow *)flow_lookup(t, &key);
 }
 
 /**
@@ -217,7 +151,7 @@ void udp_flow_touch(struct udp_state *s, struct udp_flow *f, bool from_guest)
 		f->from_guest = true;
 	else
 		f->from_host = true;
-	f->last = udp_now();
+	f->last = clock_s();
 	if (s->lru_tail != f) {
 		lru_unlink(s, f);
 		lru_append(s, f);
@@ -227,36 +161,26 @@ void udp_flow_touch(struct udp_state *s, struct udp_flow *f, bool from_guest)
 /**
  * udp_flow_free() - remove a flow, closing its socket if it owns one
  * @c:		context
- * @f:		flow
+ * @fp:		flow; set to NULL
  */
-void udp_flow_free(struct ctx *c, struct udp_flow *f)
+void udp_flow_free(struct ctx *c, struct udp_flow **fp)
 {
+	struct flow_common *flow = &(*fp)->flow;
 	struct udp_state *s = c->udp;
-	struct udp_flow **pp = &s->bucket[flow_hash(s, &f->key)];
+	struct udp_flow *f = *fp;
 
-	while (*pp && *pp != f)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = f->hnext;
-	if (f->inbound) {
-		pp = &s->peer_bucket[peer_hash(s, f->fd, &f->peer) %
-		                     UDP_HASH_BUCKETS];
-		while (*pp && *pp != f)
-			pp = &(*pp)->pnext;
-		if (*pp)
-			*pp = f->pnext;
-	}
 	lru_unlink(s, f);
 	if (f->ev)
 		event_free(f->ev);
 	if (f->own_fd && f->fd >= 0)
 		close(f->fd);
 	c->stats.flows[f->dns ? PROTO_DNS : PROTO_UDP]--;
-	s->n--;
+	*fp = NULL;
+	flow_release(c->flows, &flow);
 	/* Left running, the sweep only wakes up once a second for nothing. */
-	if (!s->n && s->timer && evtimer_del(s->timer))
+	if (!flow_count(c->flows, FLOW_UDP) && s->timer &&
+	    evtimer_del(s->timer))
 		debug_msg("udp: stop the expiry timer: libevent failed");
-	free(f);
 }
 
 /**
@@ -270,13 +194,13 @@ void udp_flow_free(struct ctx *c, struct udp_flow *f)
  */
 static bool make_room(struct ctx *c)
 {
-	struct udp_state *s = c->udp;
+	struct udp_flow *oldest = c->udp->lru_head;
 
-	if (s->n < UDP_FLOW_MAX)
+	if (!flow_full(c->flows, FLOW_UDP))
 		return true;
-	if (!s->lru_head || udp_now() - s->lru_head->last < 1)
+	if (!oldest || clock_s() - oldest->last < 1)
 		return false;
-	udp_flow_free(c, s->lru_head);
+	udp_flow_free(c, &oldest);
 	return true;
 }
 
@@ -292,46 +216,40 @@ static bool make_room(struct ctx *c)
  * Return: the flow with @fd -1, or NULL if the table is full, out of
  *	   memory or the sweep could not start
  */
-struct udp_flow *udp_flow_add(struct ctx *c, const struct udp_flow_key *k,
-                              bool dns)
+struct udp_flow *udp_flow_add(struct ctx *c, const struct flow_key *k, bool dns)
 {
 	const struct timeval one = {1, 0};
 	static struct log_limit limit;
 	struct udp_state *s = c->udp;
 	struct udp_flow *f;
-	unsigned int h;
 
 	if (!make_room(c))
 		return NULL;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	if (!s->n && evtimer_add(s->timer, &one)) {
+	if (!flow_count(c->flows, FLOW_UDP) && evtimer_add(s->timer, &one)) {
 		err_limited(&limit, 0,
 		            "udp: start the flow expiry timer: libevent "
 		            "failed, dropping the new flow");
-		free(f);
 		return NULL;
 	}
-	f->key = *k;
-	f->c = c;
+	f = (struct udp_flow *)flow_alloc(c->flows, FLOW_UDP);
+	if (!f)
+		return NULL;
+	guest_key(&f->flow.key, k);
 	f->fd = -1;
 	f->dns = dns;
-	f->last = udp_now();
-	h = flow_hash(s, k);
-	f->hnext = s->bucket[h];
-	s->bucket[h] = f;
+	f->last = clock_s();
+	flow_hash(c->flows, &f->flow, FLOW_SIDE_GUEST);
 	lru_append(s, f);
-	s->n++;
 	c->stats.flows[dns ? PROTO_DNS : PROTO_UDP]++;
 	return f;
 }
 
 /**
  * inbound_fport() - make an inbound key unique, as a NAT would
- * @s:		table
+ * @t:		flow table
  * @k:		key with the peer's own port as far port; changed if taken
- * @h:		peer_hash() of the peer: where its sequence of ports starts
+ * @h:		flow_key_hash() of the peer's key: where its sequence of
+ *		ports starts
  *
  * Host peers can look alike to the guest: every loopback peer appears as
  * the gateway, and so does an IPv6 peer of an IPv4 guest. Sharing one
@@ -341,17 +259,17 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct udp_flow_key *k,
  *
  * Return: 0 if no flow has @k now, -1 if every candidate was taken
  */
-static int inbound_fport(struct udp_state *s, struct udp_flow_key *k,
+static int inbound_fport(const struct flow_table *t, struct flow_key *k,
                          uint64_t h)
 {
 	unsigned int start = (unsigned int)((h >> 32) % UDP_REMAP_PORTS);
 
-	if (!udp_flow_lookup(s, k))
+	if (!udp_flow_lookup(t, k))
 		return 0;
 	for (unsigned int i = 0; i < UDP_REMAP_TRIES; i++) {
 		k->fport = (uint16_t)(UDP_REMAP_BASE +
 		                      (start + i) % UDP_REMAP_PORTS);
-		if (!udp_flow_lookup(s, k))
+		if (!udp_flow_lookup(t, k))
 			return 0;
 	}
 	return -1;
@@ -368,14 +286,14 @@ static int inbound_fport(struct udp_state *s, struct udp_flow_key *k,
  * Return: the flow, or NULL if no far port is free, the table is full or
  *	   out of memory
  */
-struct udp_flow *udp_flow_add_inbound(struct ctx *c, struct udp_flow_key *k,
+struct udp_flow *udp_flow_add_inbound(struct ctx *c, struct flow_key *k,
                                       int lfd, const union sockaddr_inany *peer)
 {
-	struct udp_state *s = c->udp;
-	uint64_t h = peer_hash(s, lfd, peer);
+	struct flow_key pk;
 	struct udp_flow *f;
 
-	if (inbound_fport(s, k, h))
+	peer_key(&pk, lfd, peer);
+	if (inbound_fport(c->flows, k, flow_key_hash(c->flows, &pk)))
 		return NULL;
 	f = udp_flow_add(c, k, false);
 	if (!f)
@@ -385,15 +303,15 @@ struct udp_flow *udp_flow_add_inbound(struct ctx *c, struct udp_flow_key *k,
 	f->peer = *peer;
 	f->peerlen = peer->sa.sa_family == AF_INET ? sizeof(peer->sa4)
 	                                           : sizeof(peer->sa6);
-	f->pnext = s->peer_bucket[h % UDP_HASH_BUCKETS];
-	s->peer_bucket[h % UDP_HASH_BUCKETS] = f;
+	f->flow.host_key = pk;
+	flow_hash(c->flows, &f->flow, FLOW_SIDE_HOST);
 	return f;
 }
 
 /**
  * udp_flow_expire() - end flows idle past their timeout
  * @c:		context
- * @now:	current udp_now()
+ * @now:	current clock_s()
  *
  * Walks from the least recently used flow and stops at the first one idle
  * for less than the shortest timeout: every later flow is younger.
@@ -406,7 +324,7 @@ void udp_flow_expire(struct ctx *c, uint64_t now)
 		struct udp_flow *next = f->lnext;
 
 		if (now - f->last >= flow_timeout(f))
-			udp_flow_free(c, f);
+			udp_flow_free(c, &f);
 		f = next;
 	}
 }
@@ -421,12 +339,12 @@ static void expire_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	udp_flow_expire(arg, udp_now());
+	udp_flow_expire(arg, clock_s());
 }
 
 /**
- * udp_flow_table_init() - allocate the flow table and its expiry timer
- * @c:		context with its event base
+ * udp_flow_table_init() - allocate the UDP state and its expiry timer
+ * @c:		context with its event base and flow table
  *
  * Return: 0 on success, -1 after printing one error line
  */
@@ -435,10 +353,9 @@ int udp_flow_table_init(struct ctx *c)
 	struct udp_state *s = calloc(1, sizeof(*s));
 
 	if (!s) {
-		err_msg("udp: out of memory for the flow table");
+		err_msg("udp: out of memory for the UDP state");
 		return -1;
 	}
-	s->seed = seed_u64();
 	s->timer = event_new(c->base, -1, EV_PERSIST, expire_cb, c);
 	if (!s->timer) {
 		err_msg("udp: create expiry timer: libevent failed");
@@ -450,7 +367,7 @@ int udp_flow_table_init(struct ctx *c)
 }
 
 /**
- * udp_flow_table_cleanup() - free every flow and the table
+ * udp_flow_table_cleanup() - free every UDP flow and the UDP state
  * @c:		context
  */
 void udp_flow_table_cleanup(struct ctx *c)
@@ -459,8 +376,11 @@ void udp_flow_table_cleanup(struct ctx *c)
 
 	if (!s)
 		return;
-	while (s->lru_head)
-		udp_flow_free(c, s->lru_head);
+	while (s->lru_head) {
+		struct udp_flow *f = s->lru_head;
+
+		udp_flow_free(c, &f);
+	}
 	event_free(s->timer);
 	free(s);
 	c->udp = NULL;

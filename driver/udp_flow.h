@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later
- * tapir - UDP flow table: hash lookup, LRU order, idle expiry
+ * tapir - UDP flows in the flow table: two keys, LRU order, idle expiry
  */
 #ifndef TAPIR_UDP_FLOW_H
 #define TAPIR_UDP_FLOW_H
@@ -9,11 +9,13 @@
 #include <netinet/in.h>
 
 #include "ctx.h"
+#include "flow.h"
 #include "fwd.h"
 
-/* Flows at once; beyond that the least recently used idle one goes. */
-#define UDP_FLOW_MAX 4096
-#define UDP_HASH_BUCKETS 8192
+/* Flows at once (the flow table's UDP entries); beyond that the least
+ * recently used idle one goes.
+ */
+#define UDP_FLOW_MAX FLOW_UDP_MAX
 /* Idle timeouts in seconds, as conntrack's udp_timeout{,_stream}. */
 #define UDP_TIMEOUT 30
 #define UDP_TIMEOUT_STREAM 120
@@ -27,25 +29,13 @@
 #define UDP_REMAP_TRIES 16
 
 /**
- * struct udp_flow_key - a flow as the guest sees it
- * @gaddr:	guest address
- * @faddr:	far address the guest talks to (its destination), which is
- *		the source of every datagram of the flow to the guest
- * @gport:	guest port, host order
- * @fport:	far port, host order; for an inbound flow, the port the
- *		guest sees, which udp_flow_add_inbound() may have changed
- */
-struct udp_flow_key {
-	struct in6_addr gaddr;
-	struct in6_addr faddr;
-	uint16_t gport;
-	uint16_t fport;
-};
-
-/**
  * struct udp_flow - one UDP flow and its host socket
- * @key:	lookup key
- * @c:		context, for the socket callback
+ * @flow:	flow table part; its key is the flow as the guest sees it:
+ *		guest address and port, and the far address and port the
+ *		guest talks to, the source of every datagram to the guest.
+ *		For an inbound flow, the far port is the one the guest sees,
+ *		which udp_flow_add_inbound() may have changed, and the host
+ *		key (listener, peer) finds it from the host side
  * @fd:		connected socket of an outbound flow, or the port-forward
  *		listener of an inbound one
  * @own_fd:	@fd belongs to the flow (outbound): close it at the end
@@ -61,14 +51,11 @@ struct udp_flow_key {
  * @quote:	IP and UDP header of the guest's last datagram, to quote in
  *		ICMP errors
  * @quote_l3len: IP header bytes in @quote, 0 if nothing to quote
- * @hnext:	next in the hash bucket
- * @pnext:	inbound: next in the hash bucket by listener and peer
  * @lprev:	less recently used neighbour
  * @lnext:	more recently used neighbour
  */
 struct udp_flow {
-	struct udp_flow_key key;
-	struct ctx *c;
+	struct flow_common flow;
 	int fd;
 	bool own_fd;
 	bool inbound;
@@ -81,46 +68,38 @@ struct udp_flow {
 	uint64_t last;
 	uint8_t quote[UDP_QUOTE_MAX];
 	size_t quote_l3len;
-	struct udp_flow *hnext;
-	struct udp_flow *pnext;
 	struct udp_flow *lprev;
 	struct udp_flow *lnext;
 };
 
+_Static_assert(sizeof(struct udp_flow) <= FLOW_ENTRY_SIZE,
+               "a UDP flow fits a flow table entry");
+
 /**
- * struct udp_state - all UDP flows
- * @bucket:	hash chains by key
- * @peer_bucket: hash chains of inbound flows by listener and host peer
+ * struct udp_state - UDP state besides the flows in the flow table
  * @lru_head:	least recently used flow
  * @lru_tail:	most recently used flow
- * @n:		flows in the table
- * @seed:	random hash seed, so the guest cannot aim at one chain
  * @timer:	1 s expiry sweep, pending while flows exist
  */
 struct udp_state {
-	struct udp_flow *bucket[UDP_HASH_BUCKETS];
-	struct udp_flow *peer_bucket[UDP_HASH_BUCKETS];
 	struct udp_flow *lru_head;
 	struct udp_flow *lru_tail;
-	unsigned int n;
-	uint64_t seed;
 	struct event *timer;
 };
 
-uint64_t udp_now(void);
 int udp_flow_table_init(struct ctx *c);
 void udp_flow_table_cleanup(struct ctx *c);
-struct udp_flow *udp_flow_lookup(struct udp_state *s,
-                                 const struct udp_flow_key *k);
-struct udp_flow *udp_flow_add(struct ctx *c, const struct udp_flow_key *k,
+struct udp_flow *udp_flow_lookup(const struct flow_table *t,
+                                 const struct flow_key *k);
+struct udp_flow *udp_flow_add(struct ctx *c, const struct flow_key *k,
                               bool dns);
-struct udp_flow *udp_flow_lookup_peer(struct udp_state *s, int lfd,
+struct udp_flow *udp_flow_lookup_peer(const struct flow_table *t, int lfd,
                                       const union sockaddr_inany *peer);
-struct udp_flow *udp_flow_add_inbound(struct ctx *c, struct udp_flow_key *k,
+struct udp_flow *udp_flow_add_inbound(struct ctx *c, struct flow_key *k,
                                       int lfd,
                                       const union sockaddr_inany *peer);
 void udp_flow_touch(struct udp_state *s, struct udp_flow *f, bool from_guest);
-void udp_flow_free(struct ctx *c, struct udp_flow *f);
+void udp_flow_free(struct ctx *c, struct udp_flow **fp);
 void udp_flow_expire(struct ctx *c, uint64_t now);
 
 #endif /* TAPIR_UDP_FLOW_H */

@@ -29,6 +29,7 @@
 
 #include "driver/clock.h"
 #include "driver/csum.h"
+#include "driver/flow.h"
 #include "driver/dhcp.h"
 #include "driver/eth.h"
 #include "driver/frag.h"
@@ -271,8 +272,9 @@ void fuzz_env_open(struct fuzz_env *e)
 	e->c.frag_slots = FUZZ_FRAG_SLOTS;
 	e->c.resolv_conf = resolv_path;
 	e->c.base = event_base_new();
-	if (!e->c.base || tcp_init(&e->c) || udp_init(&e->c) ||
-	    ping_init(&e->c) || frag_init(&e->c) || ndp_init(&e->c))
+	if (!e->c.base || flow_init(&e->c) || tcp_init(&e->c) ||
+	    udp_init(&e->c) || ping_init(&e->c) || frag_init(&e->c) ||
+	    ndp_init(&e->c))
 		die("set up the fuzz context", 0);
 }
 
@@ -288,6 +290,7 @@ void fuzz_env_close(struct fuzz_env *e)
 	ping_cleanup(&e->c);
 	udp_cleanup(&e->c);
 	tcp_cleanup(&e->c);
+	flow_cleanup(&e->c);
 	tapio_stop(&e->c);
 	event_base_free(e->c.base);
 	e->c.base = NULL;

@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "driver/csum.h"
+#include "driver/flow.h"
 #include "driver/tapio.h"
 #include "driver/tcp.h"
 #include "driver/tcp_internal.h"
@@ -42,7 +43,8 @@ int guest_open(struct guest *g, bool discard)
 	memset(g, 0, sizeof(*g));
 	g->tap = fake_ctx_init(&g->c, &g->o, false, guest_mac);
 	g->c.base = event_base_new();
-	if (!g->c.base || tcp_init(&g->c) || tapio_start(&g->c))
+	if (!g->c.base || flow_init(&g->c) || tcp_init(&g->c) ||
+	    tapio_start(&g->c))
 		return -1;
 	if (discard)
 		g->c.tcp->peek_off4 = g->c.tcp->peek_off6 = false;
@@ -64,6 +66,7 @@ int guest_open(struct guest *g, bool discard)
 void guest_close(struct guest *g)
 {
 	tcp_cleanup(&g->c);
+	flow_cleanup(&g->c);
 	tapio_stop(&g->c);
 	event_base_free(g->c.base);
 	close(g->tap);

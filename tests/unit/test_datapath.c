@@ -19,6 +19,7 @@
 #include <event2/event.h>
 
 #include "driver/ctx.h"
+#include "driver/flow.h"
 #include "driver/dhcp.h"
 #include "driver/eth.h"
 #include "driver/frag.h"
@@ -80,8 +81,9 @@ static void setup(void)
 {
 	t_peer = fake_ctx_init(&t_ctx, &t_opts, true, guest_mac);
 	t_ctx.base = event_base_new();
-	if (!t_ctx.base || tcp_init(&t_ctx) || udp_init(&t_ctx) ||
-	    ping_init(&t_ctx) || frag_init(&t_ctx) || ndp_init(&t_ctx))
+	if (!t_ctx.base || flow_init(&t_ctx) || tcp_init(&t_ctx) ||
+	    udp_init(&t_ctx) || ping_init(&t_ctx) || frag_init(&t_ctx) ||
+	    ndp_init(&t_ctx))
 		abort();
 }
 
@@ -96,6 +98,7 @@ static void teardown(void)
 	ping_cleanup(&t_ctx);
 	udp_cleanup(&t_ctx);
 	tcp_cleanup(&t_ctx);
+	flow_cleanup(&t_ctx);
 	tapio_stop(&t_ctx);
 	event_base_free(t_ctx.base);
 	t_ctx.base = NULL;

@@ -16,7 +16,9 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "driver/clock.h"
 #include "driver/csum.h"
+#include "driver/flow.h"
 #include "driver/frag.h"
 #include "driver/frag_reasm.h"
 #include "driver/inany.h"
@@ -70,7 +72,8 @@ static int fake_open(struct fake *f, unsigned int mtu, unsigned int vnet_len)
 	inet_pton(AF_INET6, "fd00::3", &f->c.dns6);
 	memcpy(f->c.guest_mac, "\x02\x00\x00\x00\x00\x01", 6);
 	f->c.base = event_base_new();
-	if (!f->c.base || udp_init(&f->c) || frag_init(&f->c))
+	if (!f->c.base || flow_init(&f->c) || udp_init(&f->c) ||
+	    frag_init(&f->c))
 		return -1;
 	return 0;
 }
@@ -82,6 +85,7 @@ static int fake_open(struct fake *f, unsigned int mtu, unsigned int vnet_len)
 static void fake_close(struct fake *f)
 {
 	udp_cleanup(&f->c);
+	flow_cleanup(&f->c);
 	frag_cleanup(&f->c);
 	event_base_free(f->c.base);
 	close(f->c.tapfd[0]);
@@ -532,7 +536,7 @@ static void peer4(union sockaddr_inany *sa, const char *addr, uint16_t port)
  * @k:		filled
  * @fport:	the gateway's port
  */
-static void gw_key(const struct fake *f, struct udp_flow_key *k, int fport)
+static void gw_key(const struct fake *f, struct flow_key *k, int fport)
 {
 	memset(k, 0, sizeof(*k));
 	inany_from_v4(&k->gaddr, f->c.guest4);
@@ -544,7 +548,7 @@ static void gw_key(const struct fake *f, struct udp_flow_key *k, int fport)
 static void test_inbound_alike_peers_ports(void)
 {
 	union sockaddr_inany a, b;
-	struct udp_flow_key k;
+	struct flow_key k;
 	struct udp_flow *u;
 	int seen[UDP_REMAP_TRIES], port;
 	bool distinct = true;
@@ -564,12 +568,12 @@ static void test_inbound_alike_peers_ports(void)
 			distinct = distinct && seen[j] != port;
 		/* Found again by peer: the same flow, the same port. */
 		CHECK(inbound_port(&f, -1, &b) == port);
-		u = udp_flow_lookup_peer(f.c.udp, -1, &b);
+		u = udp_flow_lookup_peer(f.c.flows, -1, &b);
 		gw_key(&f, &k, port);
-		CHECK(u && u == udp_flow_lookup(f.c.udp, &k));
+		CHECK(u && u == udp_flow_lookup(f.c.flows, &k));
 		if (!u)
 			break;
-		udp_flow_free(&f.c, u);
+		udp_flow_free(&f.c, &u);
 		CHECK(udp_flow_add(&f.c, &k, false) != NULL);
 	}
 	CHECK(distinct);
@@ -579,10 +583,10 @@ static void test_inbound_alike_peers_ports(void)
 	CHECK(f.c.stats.flows[PROTO_UDP] == 1 + UDP_REMAP_TRIES);
 	/* Once the first peer's flow ends, its port is free again. */
 	gw_key(&f, &k, 5000);
-	u = udp_flow_lookup(f.c.udp, &k);
-	CHECK(u && u == udp_flow_lookup_peer(f.c.udp, -1, &a));
+	u = udp_flow_lookup(f.c.flows, &k);
+	CHECK(u && u == udp_flow_lookup_peer(f.c.flows, -1, &a));
 	if (u)
-		udp_flow_free(&f.c, u);
+		udp_flow_free(&f.c, &u);
 	CHECK(inbound_port(&f, -1, &b) == 5000);
 	fake_close(&f);
 }
@@ -755,7 +759,7 @@ static void test_inbound_alike_peers(void)
  * @k:		filled
  * @i:		index
  */
-static void key_n(struct udp_flow_key *k, unsigned int i)
+static void key_n(struct flow_key *k, unsigned int i)
 {
 	memset(k, 0, sizeof(*k));
 	inany_from_v4(&k->gaddr, (struct in_addr){htonl(0x0a000264)});
@@ -767,7 +771,7 @@ static void key_n(struct udp_flow_key *k, unsigned int i)
 
 static void test_flow_limit(void)
 {
-	struct udp_flow_key k;
+	struct flow_key k;
 	struct fake f;
 	bool all = true;
 
@@ -779,16 +783,16 @@ static void test_flow_limit(void)
 	CHECK(all);
 	CHECK(f.c.stats.flows[PROTO_UDP] == UDP_FLOW_MAX);
 	key_n(&k, 7);
-	CHECK(udp_flow_lookup(f.c.udp, &k) != NULL);
+	CHECK(udp_flow_lookup(f.c.flows, &k) != NULL);
 	/* Everyone active just now: the table refuses a new flow. */
 	key_n(&k, UDP_FLOW_MAX);
 	CHECK(udp_flow_add(&f.c, &k, false) == NULL);
 	/* Once the least recently used is idle, it makes room. */
 	f.c.udp->lru_head->last -= 2;
 	CHECK(udp_flow_add(&f.c, &k, true) != NULL);
-	CHECK(udp_flow_lookup(f.c.udp, &k) != NULL);
+	CHECK(udp_flow_lookup(f.c.flows, &k) != NULL);
 	key_n(&k, 0);
-	CHECK(udp_flow_lookup(f.c.udp, &k) == NULL);
+	CHECK(udp_flow_lookup(f.c.flows, &k) == NULL);
 	CHECK(f.c.stats.flows[PROTO_UDP] == UDP_FLOW_MAX - 1);
 	CHECK(f.c.stats.flows[PROTO_DNS] == 1);
 	fake_close(&f);
@@ -810,9 +814,9 @@ static void age_all(struct fake *f, uint64_t now, uint64_t secs)
 
 static void test_flow_timeouts(void)
 {
-	struct udp_flow_key k;
+	struct flow_key k;
 	struct udp_flow *dns, *one, *both;
-	uint64_t now = udp_now() + 1000;
+	uint64_t now = clock_s() + 1000;
 	struct fake f;
 
 	CHECK(fake_open(&f, 1500, 0) == 0);
@@ -828,21 +832,21 @@ static void test_flow_timeouts(void)
 	udp_flow_touch(f.c.udp, both, false);
 	age_all(&f, now, UDP_TIMEOUT_DNS - 1);
 	udp_flow_expire(&f.c, now);
-	CHECK(f.c.udp->n == 3);
+	CHECK(flow_count(f.c.flows, FLOW_UDP) == 3);
 	age_all(&f, now, UDP_TIMEOUT_DNS);
 	udp_flow_expire(&f.c, now);
-	CHECK(f.c.udp->n == 2);
+	CHECK(flow_count(f.c.flows, FLOW_UDP) == 2);
 	age_all(&f, now, UDP_TIMEOUT);
 	udp_flow_expire(&f.c, now);
-	CHECK(f.c.udp->n == 1);
+	CHECK(flow_count(f.c.flows, FLOW_UDP) == 1);
 	key_n(&k, 3);
-	CHECK(udp_flow_lookup(f.c.udp, &k) == both);
+	CHECK(udp_flow_lookup(f.c.flows, &k) == both);
 	age_all(&f, now, UDP_TIMEOUT_STREAM - 1);
 	udp_flow_expire(&f.c, now);
-	CHECK(f.c.udp->n == 1);
+	CHECK(flow_count(f.c.flows, FLOW_UDP) == 1);
 	age_all(&f, now, UDP_TIMEOUT_STREAM);
 	udp_flow_expire(&f.c, now);
-	CHECK(f.c.udp->n == 0);
+	CHECK(flow_count(f.c.flows, FLOW_UDP) == 0);
 	fake_close(&f);
 }
 

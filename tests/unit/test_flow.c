@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - unit tests for the one flow table: lookup, release, limits, walk */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "driver/flow.h"
+#include "tests/unit/unit.h"
+
+/**
+ * key_of() - a guest-side key of a type, distinct per @n
+ * @k:		filled
+ * @type:	enum flow_type
+ * @n:		tuple number
+ */
+static void key_of(struct flow_key *k, enum flow_type type, unsigned int n)
+{
+	memset(k, 0, sizeof(*k));
+	inet_pton(AF_INET6, "::ffff:10.0.2.100", &k->gaddr);
+	inet_pton(AF_INET6, "::ffff:192.0.2.1", &k->faddr);
+	k->faddr.s6_addr[15] = (uint8_t)(n >> 16);
+	k->gport = (uint16_t)(1024 + (n & 0xffff));
+	k->fport = 80;
+	k->type = (uint8_t)type;
+	k->side = FLOW_SIDE_GUEST;
+}
+
+/**
+ * add() - allocate a flow and hash it under key_of(@type, @n)
+ * @t:		table
+ * @type:	enum flow_type
+ * @n:		tuple number
+ *
+ * Return: the flow, or NULL if @type is full
+ */
+static struct flow_common *add(struct flow_table *t, enum flow_type type,
+                               unsigned int n)
+{
+	struct flow_common *f = flow_alloc(t, type);
+
+	if (!f)
+		return NULL;
+	key_of(&f->key, type, n);
+	flow_hash(t, f, FLOW_SIDE_GUEST);
+	return f;
+}
+
+/**
+ * find() - look key_of(@type, @n) up
+ * @t:		table
+ * @type:	enum flow_type
+ * @n:		tuple number
+ *
+ * Return: the flow, or NULL
+ */
+static struct flow_common *find(const struct flow_table *t, enum flow_type type,
+                                unsigned int n)
+{
+	struct flow_key k;
+
+	key_of(&k, type, n);
+	return flow_lookup(t, &k);
+}
+
+/* A flow is found by its key only: not by another port or protocol. */
+static void test_insert_lookup(void)
+{
+	const unsigned int cap[FLOW_TYPES] = {8, 8, 8};
+	struct flow_common *f;
+	struct flow_table t;
+	struct flow_key k;
+
+	CHECK(!flow_table_init(&t, NULL, cap));
+	CHECK(find(&t, FLOW_TCP, 1) == NULL);
+	f = add(&t, FLOW_TCP, 1);
+	CHECK(f && f->type == FLOW_TCP && f->queue == 0);
+	CHECK(find(&t, FLOW_TCP, 1) == f);
+	CHECK(find(&t, FLOW_TCP, 2) == NULL);
+	CHECK(find(&t, FLOW_UDP, 1) == NULL);
+	key_of(&k, FLOW_TCP, 1);
+	k.side = FLOW_SIDE_HOST;
+	CHECK(flow_lookup(&t, &k) == NULL);
+	CHECK(flow_count(&t, FLOW_TCP) == 1);
+	CHECK(flow_count(&t, FLOW_UDP) == 0);
+	CHECK(add(&t, FLOW_UDP, 1) != NULL);
+	CHECK(find(&t, FLOW_UDP, 1) != f && find(&t, FLOW_TCP, 1) == f);
+	flow_table_free(&t);
+}
+
+/* A released flow is gone: not found, its pointer cleared, its entry
+ * handed out again.
+ */
+static void test_release(void)
+{
+	const unsigned int cap[FLOW_TYPES] = {1, 0, 0};
+	struct flow_common *f, *g;
+	struct flow_table t;
+
+	CHECK(!flow_table_init(&t, NULL, cap));
+	f = add(&t, FLOW_TCP, 7);
+	g = f;
+	flow_release(&t, &f);
+	CHECK(f == NULL);
+	CHECK(find(&t, FLOW_TCP, 7) == NULL);
+	CHECK(flow_count(&t, FLOW_TCP) == 0);
+	CHECK(flow_at(&t, 0) == NULL);
+	f = add(&t, FLOW_TCP, 8);
+	CHECK(f == g && find(&t, FLOW_TCP, 8) == f);
+	CHECK(find(&t, FLOW_TCP, 7) == NULL);
+	flow_table_free(&t);
+}
+
+/* Each type has its own limit; one full type leaves the others alone. */
+static void test_full(void)
+{
+	const unsigned int cap[FLOW_TYPES] = {2, 1, 1};
+	struct flow_common *a, *b;
+	struct flow_table t;
+
+	CHECK(!flow_table_init(&t, NULL, cap));
+	a = add(&t, FLOW_TCP, 1);
+	b = add(&t, FLOW_TCP, 2);
+	CHECK(a && b && a != b);
+	CHECK(flow_full(&t, FLOW_TCP) && !flow_full(&t, FLOW_UDP));
+	CHECK(flow_alloc(&t, FLOW_TCP) == NULL);
+	CHECK(add(&t, FLOW_UDP, 1) != NULL);
+	CHECK(add(&t, FLOW_PING, 1) != NULL);
+	CHECK(flow_alloc(&t, FLOW_UDP) == NULL);
+	flow_release(&t, &a);
+	CHECK(!flow_full(&t, FLOW_TCP));
+	CHECK(add(&t, FLOW_TCP, 3) != NULL);
+	CHECK(find(&t, FLOW_TCP, 2) == b);
+	flow_table_free(&t);
+	CHECK(flow_table_init(&t, NULL, (const unsigned int[]){0, 0, 0}) < 0);
+}
+
+/* A flow with a host-side key is found by both, and released from both. */
+static void test_two_sides(void)
+{
+	const unsigned int cap[FLOW_TYPES] = {0, 4, 0};
+	struct flow_common *f;
+	struct flow_table t;
+	struct flow_key k;
+
+	CHECK(!flow_table_init(&t, NULL, cap));
+	f = add(&t, FLOW_UDP, 3);
+	memset(&k, 0, sizeof(k));
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &k.faddr);
+	k.fport = 5353;
+	k.type = FLOW_UDP;
+	k.side = FLOW_SIDE_HOST;
+	k.disc = 9;
+	f->host_key = k;
+	flow_hash(&t, f, FLOW_SIDE_HOST);
+	CHECK(flow_lookup(&t, &k) == f);
+	CHECK(find(&t, FLOW_UDP, 3) == f);
+	k.disc = 10;
+	CHECK(flow_lookup(&t, &k) == NULL);
+	k.disc = 9;
+	flow_release(&t, &f);
+	CHECK(flow_lookup(&t, &k) == NULL);
+	CHECK(find(&t, FLOW_UDP, 3) == NULL);
+	flow_table_free(&t);
+}
+
+/* A retired flow (TCP's DYING) is no longer found, yet still counted and
+ * readable up to @keep until its release.
+ */
+static void test_retire(void)
+{
+	const unsigned int cap[FLOW_TYPES] = {2, 0, 0};
+	struct flow_common *f;
+	struct flow_table t;
+
+	CHECK(!flow_table_init(&t, NULL, cap));
+	f = add(&t, FLOW_TCP, 1);
+	flow_retire(&t, f, sizeof(*f));
+	CHECK(find(&t, FLOW_TCP, 1) == NULL);
+	CHECK(flow_at(&t, 0) == NULL);
+	CHECK(flow_count(&t, FLOW_TCP) == 1);
+	CHECK(f->type == FLOW_TCP);
+	/* The same tuple may start again while the old entry dies. */
+	CHECK(add(&t, FLOW_TCP, 1) != NULL);
+	flow_release(&t, &f);
+	CHECK(flow_count(&t, FLOW_TCP) == 1);
+	CHECK(find(&t, FLOW_TCP, 1) != NULL);
+	flow_table_free(&t);
+}
+
+/**
+ * expire_even() - flow_walk() callback: release flows with an even port
+ * @f:		flow
+ * @arg:	the table
+ */
+static void expire_even(struct flow_common *f, void *arg)
+{
+	struct flow_table *t = arg;
+
+	if (!(f->key.gport & 1))
+		flow_release(t, &f);
+}
+
+/* The walk visits one type only and survives releases on the way. */
+static void test_walk_expiry(void)
+{
+	const unsigned int cap[FLOW_TYPES] = {4, 0, 16};
+	struct flow_table t;
+
+	CHECK(!flow_table_init(&t, NULL, cap));
+	for (unsigned int i = 0; i < 16; i++)
+		CHECK(add(&t, FLOW_PING, i) != NULL);
+	for (unsigned int i = 0; i < 4; i++)
+		CHECK(add(&t, FLOW_TCP, i) != NULL);
+	flow_walk(&t, FLOW_PING, expire_even, &t);
+	CHECK(flow_count(&t, FLOW_PING) == 8);
+	CHECK(flow_count(&t, FLOW_TCP) == 4);
+	for (unsigned int i = 0; i < 16; i++)
+		CHECK((find(&t, FLOW_PING, i) != NULL) == (i & 1));
+	for (unsigned int i = 0; i < 4; i++)
+		CHECK(find(&t, FLOW_TCP, i) != NULL);
+	flow_table_free(&t);
+}
+
+/* A full table of the default TCP size: every flow found through its
+ * chain, half released, the rest still found.
+ */
+static void test_many(void)
+{
+	const unsigned int cap[FLOW_TYPES] = {FLOW_TCP_MAX, 0, 0};
+	struct flow_table t;
+	bool all = true;
+
+	CHECK(!flow_table_init(&t, NULL, cap));
+	for (unsigned int i = 0; i < FLOW_TCP_MAX; i++)
+		all = all && add(&t, FLOW_TCP, i);
+	CHECK(all);
+	CHECK(flow_alloc(&t, FLOW_TCP) == NULL);
+	for (unsigned int i = 0; i < FLOW_TCP_MAX; i += 2) {
+		struct flow_common *f = find(&t, FLOW_TCP, i);
+
+		all = all && f;
+		if (f)
+			flow_release(&t, &f);
+	}
+	CHECK(all);
+	for (unsigned int i = 0; i < FLOW_TCP_MAX; i++)
+		all = all && (find(&t, FLOW_TCP, i) != NULL) == (i & 1);
+	CHECK(all);
+	CHECK(flow_count(&t, FLOW_TCP) == FLOW_TCP_MAX / 2);
+	flow_table_free(&t);
+}
+
+/* The hash is keyed: the same key hashes alike under one seed only, and
+ * padding never counts.
+ */
+static void test_keyed_hash(void)
+{
+	struct flow_key a, b;
+
+	key_of(&a, FLOW_TCP, 1);
+	memset(&b, 0xa5, sizeof(b));
+	b.gaddr = a.gaddr;
+	b.faddr = a.faddr;
+	b.gport = a.gport;
+	b.fport = a.fport;
+	b.type = a.type;
+	b.side = a.side;
+	b.disc = a.disc;
+	b.scope = a.scope;
+	CHECK(flow_key_mix(1, &a) == flow_key_mix(1, &b));
+	CHECK(flow_key_mix(1, &a) != flow_key_mix(2, &a));
+	b.fport++;
+	CHECK(flow_key_mix(1, &a) != flow_key_mix(1, &b));
+}
+
+const struct unit_case unit_cases[] = {
+        {"flow: insert and lookup by key, type and side", test_insert_lookup},
+        {"flow: a released flow is not found", test_release},
+        {"flow: per-type limits", test_full},
+        {"flow: a flow hashed by two keys", test_two_sides},
+        {"flow: retired flows wait for their release", test_retire},
+        {"flow: expiry walk over one type", test_walk_expiry},
+        {"flow: a full TCP table", test_many},
+        {"flow: keyed hash over fields only", test_keyed_hash},
+        {NULL, NULL},
+};
