@@ -263,6 +263,10 @@ struct flow_common *flow_alloc(struct flow_table *t, enum flow_type type)
 	memset(f, 0, FLOW_ENTRY_SIZE);
 	f->c = t->c;
 	f->type = (uint8_t)type;
+	/* A flow the guest starts lives on the queue its first frame came in
+	 * on; flow_place() moves one a host peer starts.
+	 */
+	f->queue = t->c ? (uint8_t)t->c->queue : 0;
 	t->used[type]++;
 	return f;
 }
@@ -439,4 +443,37 @@ void flow_walk(struct flow_table *t, enum flow_type type, flow_walk_fn *fn,
 		if (f && f->type == type)
 			fn(f, arg);
 	}
+}
+
+/**
+ * flow_enter() - about to handle a flow: its frames leave on its queue
+ * @f:		flow in use
+ *
+ * Every event of a flow (its socket, its timer, a frame of the guest's)
+ * goes through here before anything is sent, so that a flow's frames to
+ * the guest always leave on one queue. tun records the queue a flow was
+ * last written on and steers the guest's frames of that flow to it.
+ *
+ * Return: the flow's context
+ */
+struct ctx *flow_enter(struct flow_common *f)
+{
+	f->c->queue = f->queue;
+	return f->c;
+}
+
+/**
+ * flow_place() - put a flow a host peer started on a queue, by its hash
+ * @t:		table
+ * @f:		flow in use, its guest-side key set
+ *
+ * No guest frame chose a queue for it: the key's hash spreads such flows
+ * over the queues. Enters the flow.
+ */
+void flow_place(struct flow_table *t, struct flow_common *f)
+{
+	unsigned int n = t->c->tap.queues;
+
+	f->queue = n > 1 ? (uint8_t)(flow_key_hash(t, &f->key) % n) : 0;
+	flow_enter(f);
 }

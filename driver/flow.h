@@ -76,8 +76,9 @@ struct flow_key {
  * struct flow_common - the first member of every protocol's flow
  * @c:		context the flow belongs to, for its libevent callbacks
  * @type:	enum flow_type
- * @queue:	tap queue the flow belongs to (always 0 for now: one
- *		thread); its frames to the guest should leave there
+ * @queue:	tap queue the flow belongs to: where its frames to the guest
+ *		leave (flow_enter()), so that the kernel keeps its frames
+ *		from the guest there too
  * @hashed:	bit per enum flow_side whose key is in the hash
  * @key:	guest-side key, set by the protocol before flow_hash()
  * @host_key:	host-side key, for a flow found by both
@@ -161,5 +162,7 @@ unsigned int flow_count(const struct flow_table *t, enum flow_type type);
 bool flow_full(const struct flow_table *t, enum flow_type type);
 void flow_walk(struct flow_table *t, enum flow_type type, flow_walk_fn *fn,
                void *arg);
+struct ctx *flow_enter(struct flow_common *f);
+void flow_place(struct flow_table *t, struct flow_common *f);
 
 #endif /* TAPIR_FLOW_H */

@@ -160,7 +160,7 @@ void tcp_flush(struct ctx *c)
 		if (conn->flags & CONN_DEAD)
 			tcp_conn_release(c->flows, &conn);
 		else
-			flush_one(c, conn);
+			flush_one(flow_enter(&conn->flow), conn);
 	}
 	c->stats.flows[PROTO_TCP] = flow_count(c->flows, FLOW_TCP);
 }
@@ -529,7 +529,7 @@ void tcp_input(struct ctx *c, struct pkt *p)
 		return;
 	conn = tcp_conn_lookup(c->flows, &p->src, s.sport, &p->dst, s.dport);
 	if (conn) {
-		conn_segment(c, conn, &s);
+		conn_segment(flow_enter(&conn->flow), conn, &s);
 		return;
 	}
 	if (s.flags & TH_RST) {
@@ -556,14 +556,15 @@ static void sock_read_cb(evutil_socket_t fd, short what, void *arg)
 	 */
 	if (!(conn->flags & CONN_ESTABLISHED))
 		conn->flags |= CONN_READ_PENDING;
-	else if (tcp_host_to_guest(conn->flow.c, conn) == TCP_RELEASED)
+	else if (tcp_host_to_guest(flow_enter(&conn->flow), conn) ==
+	         TCP_RELEASED)
 		return; /* nothing may follow that touches @conn */
 }
 
 static void sock_write_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct tcp_conn *conn = arg;
-	struct ctx *c = conn->flow.c;
+	struct ctx *c = flow_enter(&conn->flow);
 	socklen_t len = sizeof(int);
 	int err = 0;
 
@@ -617,6 +618,7 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 		c->stats.drops[DROP_FLOW_LIMIT]++;
 		return -1;
 	}
+	flow_place(c->flows, &conn->flow);
 	conn->fd = fd;
 	if (conn_events(c, conn) || socket_setup(c, conn)) {
 		conn->fd = -1;

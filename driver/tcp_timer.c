@@ -116,5 +116,5 @@ void tcp_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	timer_fired(conn->flow.c, conn);
+	timer_fired(flow_enter(&conn->flow), conn);
 }

@@ -27,6 +27,29 @@ static const uint8_t guest_mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
 static const uint8_t gw_mac[6] = {0x52, 0x55, 0x0a, 0x00, 0x02, 0x02};
 
 /**
+ * add_queue1() - give the fake tap a second queue, another socketpair
+ * @g:		guest whose context has one queue, not started
+ *
+ * Return: 0 on success
+ */
+static int add_queue1(struct guest *g)
+{
+	int sv[2], big = 1 << 20;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv))
+		return -1;
+	if (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big))) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	g->c.tapfd[1] = sv[0];
+	g->tap1 = sv[1];
+	g->c.tap.queues = 2;
+	return 0;
+}
+
+/**
  * guest_open() - a context with TCP, a started tap and a host listener
  * @g:		filled
  * @discard:	peek past a discard buffer, as on kernels without
@@ -36,12 +59,28 @@ static const uint8_t gw_mac[6] = {0x52, 0x55, 0x0a, 0x00, 0x02, 0x02};
  */
 int guest_open(struct guest *g, bool discard)
 {
+	return guest_open_queues(g, discard, 1);
+}
+
+/**
+ * guest_open_queues() - guest_open() with a tap of one or two queues
+ * @g:		filled
+ * @discard:	as for guest_open()
+ * @queues:	1 or 2; with 2, @g->tap1 is the guest's end of queue 1
+ *
+ * Return: 0 on success
+ */
+int guest_open_queues(struct guest *g, bool discard, unsigned int queues)
+{
 	struct sockaddr_in sa = {.sin_family = AF_INET,
 	                         .sin_port = htons(HOST_PORT)};
 	int one = 1;
 
 	memset(g, 0, sizeof(*g));
 	g->tap = fake_ctx_init(&g->c, &g->o, false, guest_mac);
+	g->tap1 = -1;
+	if (queues == 2 && add_queue1(g))
+		return -1;
 	g->c.base = event_base_new();
 	if (!g->c.base || flow_init(&g->c) || tcp_init(&g->c) ||
 	    tapio_start(&g->c))
@@ -70,6 +109,8 @@ void guest_close(struct guest *g)
 	tapio_stop(&g->c);
 	event_base_free(g->c.base);
 	close(g->tap);
+	if (g->tap1 >= 0)
+		close(g->tap1);
 	close(g->listener);
 }
 

@@ -20,13 +20,15 @@
  * struct guest - the test's side of one context
  * @c:		context under test
  * @o:		its options
- * @tap:	the guest's end of the fake tap
+ * @tap:	the guest's end of the fake tap (of queue 0)
+ * @tap1:	the guest's end of queue 1, or -1 with one queue
  * @listener:	host listener on 127.0.0.1:HOST_PORT
  */
 struct guest {
 	struct ctx c;
 	struct opts o;
 	int tap;
+	int tap1;
 	int listener;
 };
 
@@ -55,6 +57,7 @@ struct seg {
 };
 
 int guest_open(struct guest *g, bool discard);
+int guest_open_queues(struct guest *g, bool discard, unsigned int queues);
 void guest_close(struct guest *g);
 void queue_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
                uint32_t ack, uint16_t win, const void *data, size_t len);

@@ -226,7 +226,63 @@ static void test_reset_then_window_data(void)
 	CHECK(unit_netns_run(reset_then_window_data_body));
 }
 
+/**
+ * queue_affinity_body() - two tap queues: a connection's frames to the
+ *			   guest leave on the queue its first frame came in
+ *			   on, even after another queue was read last
+ *
+ * tun steers the guest's frames of a flow to the queue tapir last wrote
+ * that flow's frames on: answering on any other queue would move the
+ * flow between queues.
+ */
+static void queue_affinity_body(void)
+{
+	bool got = false, stray = false;
+	struct guest g;
+	uint32_t isn;
+	struct seg s;
+	int fd, q0;
+
+	CHECK(!guest_open_queues(&g, false, 2));
+	q0 = g.tap;
+	/* The guest's frames of port 40010 come in on queue 1, and the
+	 * SYN-ACK must leave there: handshake() reads queue 1 only.
+	 */
+	g.tap = g.tap1;
+	fd = handshake(&g, 40010, 65535, &isn);
+	CHECK(fd >= 0);
+	/* Another connection starts on queue 0, the last queue read. */
+	g.tap = q0;
+	send_seg(&g, 40011, TH_SYN, GUEST_ISN, 0, 65535, NULL, 0);
+	CHECK(next_seg(&g, &s) && s.dport == 40011 &&
+	      s.flags == (TH_SYN | TH_ACK));
+	/* Host data for the first connection still leaves on queue 1. */
+	CHECK(fd >= 0 && write(fd, "data", 4) == 4);
+	g.tap = g.tap1;
+	while (!got && next_seg(&g, &s))
+		got = s.dport == 40010 && s.len == 4 && !memcmp(s.data, "data", 4);
+	CHECK(got);
+	g.tap = q0;
+	while (take_seg(&g, &s))
+		stray |= s.dport == 40010;
+	CHECK(!stray);
+	CHECK(g.c.stats.queues[1].rx_frames == 2);
+	CHECK(g.c.stats.queues[1].tx_frames >= 2);
+	CHECK(g.c.stats.queues[0].rx_frames == 1);
+	if (fd >= 0)
+		close(fd);
+	guest_close(&g);
+}
+
+static void test_queue_affinity(void)
+{
+	CHECK(unit_netns_run(queue_affinity_body));
+}
+
 const struct unit_case unit_cases[] = {
+        {"two tap queues: a connection's frames leave on the queue it came "
+         "in on, not the one read last",
+         test_queue_affinity},
         {"host reset while the guest's window is 0, then a window update: "
          "RST to the guest, the entry released once",
          test_reset_then_window},
