@@ -34,6 +34,7 @@ struct hostfwd_state;
  * @tap:		what the namespace helper reported
  * @tapfd:		tap fds, one per queue, non-blocking
  * @tap_ev:		read events on @tapfd
+ * @tap_rx:		buffer of tap reads (tapio.c), 64-byte aligned
  * @queue:		the tap queue frames go out on: the one being read, or
  *			the queue of the flow whose socket or timer fired, so
  *			that the kernel's flow steering (which follows the
@@ -78,6 +79,7 @@ struct ctx {
 	struct ipc_tap_info tap;
 	int tapfd[TAPIR_MAX_QUEUES];
 	struct event *tap_ev[TAPIR_MAX_QUEUES];
+	uint8_t *tap_rx;
 	unsigned int queue;
 	unsigned int vnet_len;
 	struct in_addr guest4;

@@ -387,7 +387,7 @@ static size_t dhcp_build_reply(const struct ctx *c, const struct dhcp_req *req,
 static void dhcp_send(struct ctx *c, const struct dhcp_req *req, uint8_t type,
                       struct in_addr yiaddr)
 {
-	static uint8_t msg[8 + DHCP_REPLY_MAX];
+	uint8_t msg[8 + DHCP_REPLY_MAX];
 	struct in_addr to = {htonl(INADDR_BROADCAST)};
 	size_t len = 8 + dhcp_build_reply(c, req, type, yiaddr, msg + 8);
 	struct iovec iov = {msg, len};

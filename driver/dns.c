@@ -37,6 +37,7 @@ const char *const dns_syscalls[] = {
  * @mtime:	its modification time
  * @n:		entries in @ns
  * @ns:		nameservers, port 53, in file order
+ * @buf:	the file's text while it is parsed
  */
 struct dns_state {
 	uint64_t checked_ms;
@@ -46,9 +47,8 @@ struct dns_state {
 	struct timespec mtime;
 	int n;
 	union sockaddr_inany ns[DNS_MAX_SERVERS];
+	char buf[RESOLV_MAX];
 };
-
-static char resolv_buf[RESOLV_MAX];
 
 /**
  * parse_scope() - interface index of an IPv6 scope suffix
@@ -169,17 +169,17 @@ int dns_parse_resolv(const char *text, size_t len, union sockaddr_inany *out,
 
 /**
  * read_resolv() - read up to RESOLV_MAX bytes of the resolver file
+ * @s:		cache, whose buffer receives them
  * @fd:		open file
  *
- * Return: bytes read into resolv_buf, or -errno
+ * Return: bytes read into @s->buf, or -errno
  */
-static ssize_t read_resolv(int fd)
+static ssize_t read_resolv(struct dns_state *s, int fd)
 {
 	size_t len = 0;
 
-	while (len < sizeof(resolv_buf)) {
-		ssize_t r =
-		        read(fd, resolv_buf + len, sizeof(resolv_buf) - len);
+	while (len < sizeof(s->buf)) {
+		ssize_t r = read(fd, s->buf + len, sizeof(s->buf) - len);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -225,7 +225,7 @@ static void dns_refresh(struct dns_state *s, const char *path)
 		close(fd);
 		return;
 	}
-	len = read_resolv(fd);
+	len = read_resolv(s, fd);
 	close(fd);
 	if (len < 0) {
 		err_limited(&limit, (int)-len, "dns: read %s", path);
@@ -237,7 +237,7 @@ static void dns_refresh(struct dns_state *s, const char *path)
 	s->ino = st.st_ino;
 	s->size = st.st_size;
 	s->mtime = st.st_mtim;
-	s->n = dns_parse_resolv(resolv_buf, (size_t)len, s->ns,
+	s->n = dns_parse_resolv(s->buf, (size_t)len, s->ns,
 	                        DNS_MAX_SERVERS);
 	debug_msg("dns: %d nameserver(s) in %s", s->n, path);
 }

@@ -69,6 +69,7 @@ struct fwd {
  * @next_id:	id of the next forward added
  * @pool:	sockets inside the namespace, for the splice path
  * @splice:	spliced connections
+ * @udp_buf:	one datagram from a UDP forward's socket
  */
 struct hostfwd_state {
 	struct ctx *c;
@@ -77,10 +78,8 @@ struct hostfwd_state {
 	unsigned int next_id;
 	struct nssock_pool *pool;
 	struct splice_state *splice;
+	uint8_t udp_buf[65536];
 };
-
-/* One datagram; file scope because the loop is single-threaded. */
-static uint8_t udp_buf[65536];
 
 /**
  * hostfwd_spec_str() - "tcp 127.0.0.1:8080 -> 10.0.2.100:80" for messages
@@ -282,18 +281,19 @@ static void tcp_accept_cb(evutil_socket_t lfd, short what, void *arg)
 static void udp_recv_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct fwd *f = arg;
+	uint8_t *buf = f->hs->udp_buf;
 
 	(void)what;
 	for (int i = 0; i < HOSTFWD_BATCH; i++) {
 		union sockaddr_inany peer;
 		socklen_t len = sizeof(peer);
-		ssize_t n = recvfrom((int)lfd, udp_buf, sizeof(udp_buf), 0,
+		ssize_t n = recvfrom((int)lfd, buf, sizeof(f->hs->udp_buf), 0,
 		                     &peer.sa, &len);
 
 		if (n < 0)
 			return;
 		udp_inbound(f->hs->c, (int)lfd, &peer, &f->s.guest_addr,
-		            f->s.guest_port, udp_buf, (size_t)n);
+		            f->s.guest_port, buf, (size_t)n);
 	}
 }
 

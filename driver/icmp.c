@@ -13,7 +13,11 @@
 #include "ndp.h"
 #include "ping.h"
 
-static uint8_t icmp_buf[65536];
+/* Most bytes of the offending packet an ICMPv6 error quotes: the whole
+ * error fits the minimum IPv6 MTU (RFC 4443 2.4 (c)). An ICMP error quotes
+ * less: the IPv4 header and 8 bytes.
+ */
+#define ICMP_QUOTE_MAX (1280 - 40 - 8)
 
 /**
  * icmp_csum() - checksum of an ICMP (no pseudo-header) or ICMPv6 message
@@ -63,14 +67,14 @@ static int icmp_send(struct ctx *c, const struct in6_addr *src,
 /**
  * icmp_echo_local() - answer an echo request to the gateway or DNS address
  * @c:		context
- * @p:		the request
+ * @p:		the request, consumed: it becomes the reply in place, which
+ *		needs neither a copy nor a buffer of 64 KiB
  */
-static void icmp_echo_local(struct ctx *c, const struct pkt *p)
+static void icmp_echo_local(struct ctx *c, struct pkt *p)
 {
-	memcpy(icmp_buf, p->l4, p->l4len);
-	icmp_buf[0] = p->v6 ? ICMP6_ECHO_REPLY : ICMP_ECHOREPLY;
-	icmp_buf[2] = icmp_buf[3] = 0;
-	icmp_send(c, &p->dst, &p->src, icmp_buf, p->l4len);
+	p->l4[0] = p->v6 ? ICMP6_ECHO_REPLY : ICMP_ECHOREPLY;
+	p->l4[2] = p->l4[3] = 0;
+	icmp_send(c, &p->dst, &p->src, p->l4, p->l4len);
 }
 
 /**
@@ -108,16 +112,14 @@ bool icmp_may_answer(const struct ctx *c, const struct pkt *p)
 int icmp_send_unreach(struct ctx *c, const struct pkt *p, uint8_t code)
 {
 	size_t quote = p->l3len + (p->l4len < 8 ? p->l4len : 8);
-	uint8_t *m = icmp_buf;
+	uint8_t m[8 + ICMP_QUOTE_MAX];
 
 	if (!icmp_may_answer(c, p))
 		return -1;
-	if (p->v6) {
-		/* Whole offending packet, within the minimum IPv6 MTU. */
+	if (p->v6) /* Whole offending packet, within the minimum IPv6 MTU. */
 		quote = p->l3len + p->l4len;
-		if (quote > 1280 - 48)
-			quote = 1280 - 48;
-	}
+	if (quote > ICMP_QUOTE_MAX)
+		quote = ICMP_QUOTE_MAX;
 	memset(m, 0, 8);
 	if (p->v6) {
 		m[0] = ICMP6_DST_UNREACH;

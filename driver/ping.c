@@ -65,15 +65,15 @@ _Static_assert(sizeof(struct ping_flow) <= FLOW_ENTRY_SIZE,
  * @warned:	the "ping sockets not allowed" line was printed
  * @gid:	our group as the host sees it, for the warning
  * @range:	net.ipv4.ping_group_range at start, for the warning
+ * @buf:	one reply from a ping socket
  */
 struct ping_state {
 	struct event *expiry;
 	bool warned;
 	gid_t gid;
 	char range[64];
+	uint8_t buf[65536];
 };
-
-static uint8_t ping_buf[65536];
 
 /**
  * ping_key() - the flow table key of an echo flow
@@ -175,10 +175,12 @@ static void ping_reply_to_guest(struct ctx *c, struct ping_flow *f,
 static void ping_sock_ready(evutil_socket_t fd, short what, void *arg)
 {
 	struct ping_flow *f = arg;
+	struct ctx *c = flow_enter(&f->flow);
+	uint8_t *buf = c->ping->buf;
 
 	(void)what;
 	for (int i = 0; i < PING_RECV_BATCH; i++) {
-		ssize_t n = recv(fd, ping_buf, sizeof(ping_buf), MSG_DONTWAIT);
+		ssize_t n = recv(fd, buf, sizeof(c->ping->buf), MSG_DONTWAIT);
 
 		if (n < 0) {
 			/* A pending socket error is cleared by this read. */
@@ -186,7 +188,7 @@ static void ping_sock_ready(evutil_socket_t fd, short what, void *arg)
 				debug_msg("ping socket: %s", strerror(errno));
 			return;
 		}
-		ping_reply_to_guest(f->flow.c, f, ping_buf, (size_t)n);
+		ping_reply_to_guest(c, f, buf, (size_t)n);
 	}
 }
 
@@ -342,6 +344,7 @@ void ping_forward(struct ctx *c, const struct pkt *p)
 	f = (struct ping_flow *)flow_lookup(c->flows, &k);
 	if (!f && !(f = ping_flow_new(c, p, id)))
 		return;
+	flow_enter(&f->flow);
 	f->last = clock_s();
 	if (sendto(f->fd, p->l4, p->l4len, 0, &sa.sa, salen) < 0)
 		ping_send_failed(c, p, errno);

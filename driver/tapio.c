@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <event2/event.h>
@@ -23,7 +24,10 @@ const char *const tapio_syscalls[] = {
 /* Frames handled per wakeup and queue before other events get a turn. */
 #define TAP_BATCH 64
 
-static uint8_t rx_buf[TAP_FRAME_MAX + 16] __attribute__((aligned(64)));
+/* Bytes of a tap read: a frame, its vnet header and room to see a
+ * frame too long.
+ */
+#define TAP_RX_BUF (TAP_FRAME_MAX + 16)
 /* A link set down fails every write (EIO) until it is up again. */
 static struct log_limit write_limit;
 
@@ -89,18 +93,21 @@ static unsigned int queue_of(const struct ctx *c, int fd)
  * @what:	libevent event flags (unused)
  * @arg:	struct ctx
  *
- * Replies to these frames go out on the same queue (@c->queue).
+ * Frames that start a flow tie it to this queue; the flow's frames to the
+ * guest leave on it (flow_enter()).
  */
 static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct ctx *c = arg;
+	uint8_t *rx_buf = c->tap_rx;
 	struct queue_stats *qs;
+	unsigned int q;
 
 	(void)what;
-	c->queue = queue_of(c, fd);
-	qs = &c->stats.queues[c->queue];
+	q = queue_of(c, fd);
+	qs = &c->stats.queues[q];
 	for (int i = 0; i < TAP_BATCH; i++) {
-		ssize_t n = read(fd, rx_buf, sizeof(rx_buf));
+		ssize_t n = read(fd, rx_buf, TAP_RX_BUF);
 		struct frame f;
 
 		if (n < 0) {
@@ -109,6 +116,8 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 			continue;
 		}
 		c->tap_read_errors = 0;
+		/* A flow's handler may have entered another queue. */
+		c->queue = q;
 		if ((size_t)n < c->vnet_len + 14) {
 			c->stats.drops[DROP_SHORT_FRAME]++;
 			continue;
@@ -135,6 +144,12 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
  */
 int tapio_start(struct ctx *c)
 {
+	c->tap_rx = aligned_alloc(64, TAP_RX_BUF);
+	if (!c->tap_rx) {
+		err_errno(errno, "tap %s: allocate the read buffer",
+		          c->tap.ifname);
+		return -1;
+	}
 	for (unsigned int i = 0; i < c->tap.queues; i++) {
 		int fl = fcntl(c->tapfd[i], F_GETFL);
 
@@ -178,6 +193,8 @@ void tapio_stop(struct ctx *c)
 			close(c->tapfd[i]);
 		c->tapfd[i] = -1;
 	}
+	free(c->tap_rx);
+	c->tap_rx = NULL;
 }
 
 /**

@@ -20,12 +20,6 @@
 #include "tcp_internal.h"
 #include "tcp_seg.h"
 
-/* Peeked host data on its way into frames: one batch. */
-static uint8_t peek_buf[TCP_BATCH_BYTES];
-/* Without SO_PEEK_OFF, the bytes in flight are peeked again into this, as
- * often as needed: it stays in the cache, and its contents are never read.
- */
-static uint8_t discard_buf[1 << 16];
 
 /**
  * seq_lt() - sequence number comparison, modulo 2^32
@@ -226,26 +220,27 @@ static uint32_t send_room(const struct ctx *c, const struct tcp_conn *conn)
  *
  * Without SO_PEEK_OFF, MSG_PEEK always starts at the head of the receive
  * queue, which holds the bytes in flight first: those land in the discard
- * buffer, so that peek_buf still receives exactly the bytes wanted.
+ * buffer, so that the peek buffer still receives exactly the bytes wanted.
  *
- * Return: bytes at peek_buf, 0 if none; -1 with errno on failure
+ * Return: bytes at the TCP state's peek_buf, 0 if none; -1 with errno on
+ *	   failure
  */
 static ssize_t peek_at(struct tcp_conn *conn, size_t skip, size_t len,
                        bool *eof)
 {
-	struct iovec iov[TCP_DISCARD_MAX / sizeof(discard_buf) + 1];
+	struct iovec iov[TCP_DISCARD_MAX / TCP_DISCARD_BUF + 1];
+	struct tcp_state *ts = conn->flow.c->tcp;
 	struct msghdr mh = {0};
 	size_t n = 0;
 	ssize_t r;
 
 	for (size_t left = skip; left; n++) {
-		size_t l =
-		        left < sizeof(discard_buf) ? left : sizeof(discard_buf);
+		size_t l = left < TCP_DISCARD_BUF ? left : TCP_DISCARD_BUF;
 
-		iov[n] = (struct iovec){discard_buf, l};
+		iov[n] = (struct iovec){ts->discard_buf, l};
 		left -= l;
 	}
-	iov[n++] = (struct iovec){peek_buf, len};
+	iov[n++] = (struct iovec){ts->peek_buf, len};
 	mh.msg_iov = iov;
 	mh.msg_iovlen = n;
 	*eof = false;
@@ -320,7 +315,7 @@ static unsigned int host_state(const struct tcp_conn *conn)
  *		   payload
  * @c:		context
  * @conn:	connection
- * @n:		bytes at peek_buf
+ * @n:		bytes at the peek buffer
  * @wnd:	window to advertise
  *
  * Return: 0 if all went out; 1 if the tap refused a frame (the rest is
@@ -334,7 +329,8 @@ static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
 	for (size_t off = 0; off < n;) {
 		size_t len = n - off < max ? n - off : max;
 
-		if (tcp_send_data(c, conn, conn->snd_nxt, peek_buf + off, len,
+		if (tcp_send_data(c, conn, conn->snd_nxt,
+		                  c->tcp->peek_buf + off, len,
 		                  wnd)) {
 			/* The peek offset moved past bytes the guest never
 			 * got: move it back, and retry on the timer.
@@ -512,7 +508,7 @@ static int retransmit_first(struct ctx *c, struct tcp_conn *conn)
 		tcp_abort(c, conn, true);
 		return TCP_RELEASED;
 	}
-	tcp_send_data(c, conn, conn->snd_una, peek_buf, len,
+	tcp_send_data(c, conn, conn->snd_una, c->tcp->peek_buf, len,
 	              tcp_rcv_window(conn));
 	return 0;
 }

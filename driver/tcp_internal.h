@@ -26,6 +26,8 @@ struct tcp_seg;
  * frames, before other connections get a turn.
  */
 #define TCP_BATCH_BYTES (1U << 20)
+/* The discard buffer, reused for every TCP_DISCARD_BUF bytes skipped. */
+#define TCP_DISCARD_BUF (1U << 16)
 #define TCP_BATCH_FRAMES 256
 /* Without SO_PEEK_OFF each peek re-reads the bytes in flight into a
  * discard buffer: bound them, so a peek costs at most this much more.
@@ -46,11 +48,17 @@ struct tcp_seg;
  * @peek_off4:	the kernel has SO_PEEK_OFF for TCP over IPv4 (Linux 6.10),
  *		probed at start; connections use it where it has
  * @peek_off6:	the same for IPv6 (Linux 6.12)
+ * @peek_buf:	peeked host data on its way into frames: one batch
+ * @discard_buf: without SO_PEEK_OFF, the bytes in flight are peeked again
+ *		into this, as often as needed: it stays in the cache, and
+ *		its contents are never read
  */
 struct tcp_state {
 	struct tcp_conn *flush_head;
 	bool peek_off4;
 	bool peek_off6;
+	uint8_t peek_buf[TCP_BATCH_BYTES];
+	uint8_t discard_buf[TCP_DISCARD_BUF];
 };
 
 /* Every function below that may release the connection returns

@@ -3,6 +3,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/ip_icmp.h>
@@ -42,7 +43,21 @@ const char *const udp_syscalls[] = {
 /* A whole datagram of either family fits, and truncation shows. */
 #define UDP_RX_BUF 65536
 
-static uint8_t rx_buf[UDP_RX_BATCH][UDP_RX_BUF];
+/**
+ * struct udp_bufs - the UDP module's buffers, one set per context
+ * @rx:		datagrams from host sockets, one batch
+ * @rx_msg:	recvmmsg() headers for @rx
+ * @rx_iov:	their vectors
+ * @tx_msg:	sendmmsg() headers for a guest's datagrams
+ * @tx_iov:	their vectors
+ */
+struct udp_bufs {
+	uint8_t rx[UDP_RX_BATCH][UDP_RX_BUF];
+	struct mmsghdr rx_msg[UDP_RX_BATCH];
+	struct iovec rx_iov[UDP_RX_BATCH];
+	struct mmsghdr tx_msg[UDP_TX_BATCH];
+	struct iovec tx_iov[UDP_TX_BATCH];
+};
 
 /**
  * addr_str() - printable form of an address, for messages
@@ -211,10 +226,11 @@ static void udp_to_guest(struct ctx *c, struct udp_flow *f, const uint8_t *data,
  */
 static void udp_sock_cb(evutil_socket_t fd, short what, void *arg)
 {
-	static struct mmsghdr msg[UDP_RX_BATCH];
-	static struct iovec iov[UDP_RX_BATCH];
 	struct udp_flow *f = arg;
-	struct ctx *c = f->flow.c;
+	struct ctx *c = flow_enter(&f->flow);
+	struct mmsghdr *msg = c->udp->bufs->rx_msg;
+	struct iovec *iov = c->udp->bufs->rx_iov;
+	uint8_t(*rx_buf)[UDP_RX_BUF] = c->udp->bufs->rx;
 
 	(void)what;
 	for (int round = 0; round < UDP_RX_ROUNDS; round++) {
@@ -278,8 +294,8 @@ static void send_error(struct ctx *c, const struct pkt *p, int err)
 static void udp_to_host(struct ctx *c, struct udp_flow *f, const struct pkt *p,
                         const uint8_t *data, size_t len, size_t seg)
 {
-	static struct mmsghdr msg[UDP_TX_BATCH];
-	static struct iovec iov[UDP_TX_BATCH];
+	struct mmsghdr *msg = c->udp->bufs->tx_msg;
+	struct iovec *iov = c->udp->bufs->tx_iov;
 	size_t nseg = len ? (len + seg - 1) / seg : 1;
 
 	for (size_t base = 0; base < nseg; base += UDP_TX_BATCH) {
@@ -451,6 +467,7 @@ void udp_input(struct ctx *c, struct pkt *p)
 	f = udp_flow_lookup(c->flows, &k);
 	if (!f && !(f = flow_open(c, p, &k)))
 		return;
+	flow_enter(&f->flow);
 	flow_quote(f, p);
 	udp_to_host(c, f, p, p->l4 + sizeof(uh), ulen - sizeof(uh),
 	            uso ? p->vh->gso_size : ulen - sizeof(uh));
@@ -503,12 +520,14 @@ void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
 	if (!f) {
 		inbound_key(c, peer, gaddr, gport, &k);
 		f = udp_flow_add_inbound(c, &k, lfd, peer);
+		if (f)
+			flow_place(c->flows, &f->flow);
 	}
 	if (!f) {
 		c->stats.drops[DROP_FLOW_LIMIT]++;
 		return;
 	}
-	udp_to_guest(c, f, data, len);
+	udp_to_guest(flow_enter(&f->flow), f, data, len);
 }
 
 /**
@@ -539,7 +558,15 @@ void udp_listener_closed(struct ctx *c, int lfd)
  */
 int udp_init(struct ctx *c)
 {
-	return udp_flow_table_init(c);
+	if (udp_flow_table_init(c))
+		return -1;
+	c->udp->bufs = calloc(1, sizeof(*c->udp->bufs));
+	if (!c->udp->bufs) {
+		err_errno(errno, "udp: allocate buffers");
+		udp_flow_table_cleanup(c);
+		return -1;
+	}
+	return 0;
 }
 
 /**
@@ -548,6 +575,8 @@ int udp_init(struct ctx *c)
  */
 void udp_cleanup(struct ctx *c)
 {
+	if (c->udp)
+		free(c->udp->bufs);
 	udp_flow_table_cleanup(c);
 	/* The resolver cache serves UDP and TCP; UDP ends last of the two. */
 	dns_cleanup(c);

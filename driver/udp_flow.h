@@ -80,11 +80,13 @@ _Static_assert(sizeof(struct udp_flow) <= FLOW_ENTRY_SIZE,
  * @lru_head:	least recently used flow
  * @lru_tail:	most recently used flow
  * @timer:	1 s expiry sweep, pending while flows exist
+ * @bufs:	receive and send buffers (udp.c)
  */
 struct udp_state {
 	struct udp_flow *lru_head;
 	struct udp_flow *lru_tail;
 	struct event *timer;
+	struct udp_bufs *bufs;
 };
 
 int udp_flow_table_init(struct ctx *c);
