@@ -237,8 +237,7 @@ static void dns_refresh(struct dns_state *s, const char *path)
 	s->ino = st.st_ino;
 	s->size = st.st_size;
 	s->mtime = st.st_mtim;
-	s->n = dns_parse_resolv(s->buf, (size_t)len, s->ns,
-	                        DNS_MAX_SERVERS);
+	s->n = dns_parse_resolv(s->buf, (size_t)len, s->ns, DNS_MAX_SERVERS);
 	debug_msg("dns: %d nameserver(s) in %s", s->n, path);
 }
 

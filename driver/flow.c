@@ -157,7 +157,11 @@ int flow_table_init(struct flow_table *t, struct ctx *c,
 	t->nbuckets = 2;
 	while (t->nbuckets < t->size * 2)
 		t->nbuckets <<= 1;
-	t->mem = calloc(t->size, FLOW_ENTRY_SIZE);
+	/* Entries on cache lines: FLOW_ENTRY_SIZE is a multiple of 64. Not
+	 * zeroed here, which would make every page resident at start:
+	 * flow_alloc() zeroes an entry when it hands it out.
+	 */
+	t->mem = aligned_alloc(64, (size_t)t->size * FLOW_ENTRY_SIZE);
 	t->link = calloc((size_t)t->size * FLOW_SIDES, sizeof(*t->link));
 	t->state = calloc(t->size, sizeof(*t->state));
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));

@@ -25,9 +25,9 @@ const char *const tapio_syscalls[] = {
 #define TAP_BATCH 64
 
 /* Bytes of a tap read: a frame, its vnet header and room to see a
- * frame too long.
+ * frame too long, rounded up to the alignment, as aligned_alloc() wants.
  */
-#define TAP_RX_BUF (TAP_FRAME_MAX + 16)
+#define TAP_RX_BUF ((TAP_FRAME_MAX + 16 + 63) & ~63U)
 /* A link set down fails every write (EIO) until it is up again. */
 static struct log_limit write_limit;
 

@@ -20,7 +20,6 @@
 #include "tcp_internal.h"
 #include "tcp_seg.h"
 
-
 /**
  * seq_lt() - sequence number comparison, modulo 2^32
  * @a:		one
@@ -330,8 +329,7 @@ static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
 		size_t len = n - off < max ? n - off : max;
 
 		if (tcp_send_data(c, conn, conn->snd_nxt,
-		                  c->tcp->peek_buf + off, len,
-		                  wnd)) {
+		                  c->tcp->peek_buf + off, len, wnd)) {
 			/* The peek offset moved past bytes the guest never
 			 * got: move it back, and retry on the timer.
 			 */

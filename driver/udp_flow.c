@@ -221,19 +221,21 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct flow_key *k, bool dns)
 	const struct timeval one = {1, 0};
 	static struct log_limit limit;
 	struct udp_state *s = c->udp;
+	struct flow_common *fc;
 	struct udp_flow *f;
 
-	if (!make_room(c))
+	if (!make_room(c) || !(fc = flow_alloc(c->flows, FLOW_UDP)))
 		return NULL;
-	if (!flow_count(c->flows, FLOW_UDP) && evtimer_add(s->timer, &one)) {
+	/* The sweep runs while flows exist: the first one starts it. */
+	if (flow_count(c->flows, FLOW_UDP) == 1 &&
+	    evtimer_add(s->timer, &one)) {
 		err_limited(&limit, 0,
 		            "udp: start the flow expiry timer: libevent "
 		            "failed, dropping the new flow");
+		flow_release(c->flows, &fc);
 		return NULL;
 	}
-	f = (struct udp_flow *)flow_alloc(c->flows, FLOW_UDP);
-	if (!f)
-		return NULL;
+	f = (struct udp_flow *)fc;
 	guest_key(&f->flow.key, k);
 	f->fd = -1;
 	f->dns = dns;

@@ -260,7 +260,8 @@ static void queue_affinity_body(void)
 	CHECK(fd >= 0 && write(fd, "data", 4) == 4);
 	g.tap = g.tap1;
 	while (!got && next_seg(&g, &s))
-		got = s.dport == 40010 && s.len == 4 && !memcmp(s.data, "data", 4);
+		got = s.dport == 40010 && s.len == 4 &&
+		      !memcmp(s.data, "data", 4);
 	CHECK(got);
 	g.tap = q0;
 	while (take_seg(&g, &s))
