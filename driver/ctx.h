@@ -48,6 +48,7 @@ struct hostfwd_state;
  * @gw6:		gateway in IPv6 (fd00::2)
  * @dns6:		DNS forwarder in IPv6 (fd00::3)
  * @guest_mac:		last source MAC seen from the guest
+ * @ip4_id:		identification of the next IPv4 packet to the guest
  * @stats:		datapath counters
  * @flows:		every TCP, UDP and ping flow (flow.c)
  * @tcp:		TCP state besides its flows (tcp.c)
@@ -89,6 +90,7 @@ struct ctx {
 	struct in6_addr gw6;
 	struct in6_addr dns6;
 	uint8_t guest_mac[6];
+	uint16_t ip4_id;
 	struct stats stats;
 	struct flow_table *flows;
 	struct tcp_state *tcp;

@@ -97,8 +97,8 @@ static void frag_hdrs_init(struct ctx *c, struct frag_hdrs *h,
 	if (!h->v6) {
 		eth_header_to_guest(c, &h->eh, inany_v4(src), ETHERTYPE_IP);
 		/* Draws the datagram's one IP id. */
-		ip4_build_header(&h->ih4, inany_v4(src), inany_v4(dst), proto,
-		                 0);
+		ip4_build_header(c, &h->ih4, inany_v4(src), inany_v4(dst),
+		                 proto, 0);
 		return;
 	}
 	memcpy(h->eh.ether_dhost, c->guest_mac, 6);

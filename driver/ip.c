@@ -124,7 +124,7 @@ int ip_output(struct ctx *c, const struct in6_addr *src,
 		l4len += l4[i].iov_len;
 	if (inany_is_v4(src)) {
 		eth_header_to_guest(c, &eh, inany_v4(src), ETHERTYPE_IP);
-		ip4_build_header(&ih4, inany_v4(src), inany_v4(dst), proto,
+		ip4_build_header(c, &ih4, inany_v4(src), inany_v4(dst), proto,
 		                 l4len);
 		iov[1] = (struct iovec){&ih4, sizeof(ih4)};
 	} else {

@@ -58,22 +58,21 @@ void ip4_input(struct ctx *c, struct frame *f)
 
 /**
  * ip4_build_header() - fill an IPv4 header for a packet to the guest
+ * @c:		context, whose counter gives the identification
  * @ih:		header to fill (20 bytes, no options)
  * @src:	source address
  * @dst:	destination address
  * @proto:	L4 protocol
  * @l4len:	L4 length; with GSO, the length of the whole super-packet
  */
-void ip4_build_header(struct iphdr *ih, struct in_addr src, struct in_addr dst,
-                      uint8_t proto, size_t l4len)
+void ip4_build_header(struct ctx *c, struct iphdr *ih, struct in_addr src,
+                      struct in_addr dst, uint8_t proto, size_t l4len)
 {
-	static uint16_t next_id;
-
 	memset(ih, 0, sizeof(*ih));
 	ih->version = 4;
 	ih->ihl = 5;
 	ih->tot_len = htons((uint16_t)(sizeof(*ih) + l4len));
-	ih->id = htons(next_id++);
+	ih->id = htons(c->ip4_id++);
 	ih->frag_off = htons(IP_DF);
 	ih->ttl = 64;
 	ih->protocol = proto;

@@ -13,7 +13,7 @@
 struct frame;
 
 void ip4_input(struct ctx *c, struct frame *f);
-void ip4_build_header(struct iphdr *ih, struct in_addr src, struct in_addr dst,
-                      uint8_t proto, size_t l4len);
+void ip4_build_header(struct ctx *c, struct iphdr *ih, struct in_addr src,
+                      struct in_addr dst, uint8_t proto, size_t l4len);
 
 #endif /* TAPIR_IP4_H */

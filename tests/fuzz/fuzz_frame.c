@@ -16,7 +16,6 @@
 #define RESET_EVERY 256
 
 static struct fuzz_env env;
-static unsigned long inputs;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -63,9 +62,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		               len - (vnet ? FUZZ_VNET_LEN : 0));
 	fuzz_feed(&env, buf, len, vnet);
 	free(buf);
-	if (++inputs % RESET_EVERY == 0) {
-		fuzz_env_close(&env);
-		fuzz_env_open(&env);
-	}
+	fuzz_env_tick(&env, RESET_EVERY);
 	return 0;
 }

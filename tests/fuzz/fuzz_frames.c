@@ -28,7 +28,6 @@ static const uint64_t steps[16] = {
 };
 
 static struct fuzz_env env;
-static unsigned long inputs;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -93,9 +92,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		one_record(data[off], data + off + 3, len);
 		off += 3 + len;
 	}
-	if (++inputs % RESET_EVERY == 0) {
-		fuzz_env_close(&env);
-		fuzz_env_open(&env);
-	}
+	fuzz_env_tick(&env, RESET_EVERY);
 	return 0;
 }

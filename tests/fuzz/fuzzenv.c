@@ -300,6 +300,22 @@ void fuzz_env_close(struct fuzz_env *e)
 }
 
 /**
+ * fuzz_env_tick() - count an input; every @every inputs, rebuild the context
+ * @e:		environment
+ * @every:	inputs between rebuilds
+ *
+ * State carries across inputs (an open connection, a pending fragment),
+ * which lets the fuzzer build on it; the rebuild bounds how much.
+ */
+void fuzz_env_tick(struct fuzz_env *e, unsigned long every)
+{
+	if (++e->inputs % every)
+		return;
+	fuzz_env_close(e);
+	fuzz_env_open(e);
+}
+
+/**
  * flow_of() - the record of a TCP connection, created if new
  * @gport:	guest port
  * @rport:	remote port

@@ -26,16 +26,19 @@
  * @o:		options, kept by @c
  * @c:		the context
  * @peer:	the guest's end of the tap socketpair
+ * @inputs:	inputs run since the environment was first opened
  */
 struct fuzz_env {
 	struct opts o;
 	struct ctx c;
 	int peer;
+	unsigned long inputs;
 };
 
 void fuzz_sandbox(void);
 void fuzz_env_open(struct fuzz_env *e);
 void fuzz_env_close(struct fuzz_env *e);
+void fuzz_env_tick(struct fuzz_env *e, unsigned long every);
 void fuzz_feed(struct fuzz_env *e, const uint8_t *buf, size_t len, bool vnet);
 void fuzz_fix_csums(uint8_t *frame, size_t len);
 void fuzz_fix_tcp(uint8_t *frame, size_t len);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "driver/ctx.h"
 #include "driver/flow.h"
 #include "tests/unit/unit.h"
 
@@ -275,7 +276,54 @@ static void test_keyed_hash(void)
 	CHECK(flow_key_mix(1, &a) != flow_key_mix(1, &b));
 }
 
+/* A flow the guest starts takes the queue being read; entering a flow
+ * selects its queue; flows host peers start spread over the queues, each
+ * staying where it was put (32 flows all on one queue: once in 2^31).
+ */
+static void test_queues(void)
+{
+	const unsigned int cap[FLOW_TYPES] = {64, 8, 8};
+	unsigned int on[2] = {0, 0};
+	struct flow_common *f, *g;
+	struct flow_table t;
+	struct ctx c;
+
+	memset(&c, 0, sizeof(c));
+	c.tap.queues = 2;
+	CHECK(!flow_table_init(&t, &c, cap));
+	c.queue = 1;
+	g = add(&t, FLOW_TCP, 0);
+	CHECK(g && g->queue == 1);
+	c.queue = 0;
+	CHECK(g && flow_enter(g) == &c && c.queue == 1);
+	for (unsigned int n = 1; n <= 32; n++) {
+		unsigned int q;
+
+		f = add(&t, FLOW_TCP, n);
+		CHECK(f != NULL);
+		if (!f)
+			break;
+		flow_place(&t, f);
+		q = f->queue;
+		CHECK(q < 2 && c.queue == q);
+		flow_place(&t, f);
+		CHECK(f->queue == q);
+		on[q < 2 ? q : 0]++;
+	}
+	CHECK(on[0] && on[1]);
+	c.tap.queues = 1;
+	f = add(&t, FLOW_TCP, 40);
+	CHECK(f != NULL);
+	if (f) {
+		flow_place(&t, f);
+		CHECK(f->queue == 0);
+	}
+	flow_table_free(&t);
+}
+
 const struct unit_case unit_cases[] = {
+        {"flow: queues: the queue read, entering, placing by hash",
+         test_queues},
         {"flow: insert and lookup by key, type and side", test_insert_lookup},
         {"flow: a released flow is not found", test_release},
         {"flow: per-type limits", test_full},
