@@ -94,7 +94,8 @@ static const char usage_options[] =
         "                           full TCP window of frames fits)\n"
         "      --offload=on|off     virtio-net header, checksum and TSO/USO\n"
         "                           offloads on the tap (default on)\n"
-        "      --queues=N           tap queues, 1..16 (default 1)\n"
+        "      --queues=N           tap queues, 1..16 (default 1, or "
+        "$TAPIR_QUEUES)\n"
         "      --pcap=FILE          write a packet capture of the tap\n"
         "      --debug              log details on stderr, counters at exit\n"
         "      --forward-mode=tap|splice\n"
@@ -655,6 +656,32 @@ static void report_getopt_error(int c, const char *arg)
 }
 
 /**
+ * queues_from_env() - TAPIR_QUEUES as the default of --queues
+ * @o:		options, defaults filled
+ *
+ * rootlesskit, podman and Docker start tapir with slirp4netns's flags
+ * only: the environment is how their users ask for queues. --queues on
+ * the command line wins.
+ *
+ * Return: 0 on success or when unset, -1 after one error line
+ */
+static int queues_from_env(struct opts *o)
+{
+	const char *s = getenv("TAPIR_QUEUES");
+	unsigned long v;
+
+	if (!s || !*s)
+		return 0;
+	if (parse_uint(s, 1, TAPIR_MAX_QUEUES, &v)) {
+		err_msg("TAPIR_QUEUES must be an integer in 1..%d, not \"%s\"",
+		        TAPIR_MAX_QUEUES, s);
+		return -1;
+	}
+	o->queues = (unsigned int)v;
+	return 0;
+}
+
+/**
  * cli_parse() - parse and validate the whole command line
  * @argc:	argument count, including the program (or subcommand) name
  * @argv:	arguments
@@ -672,6 +699,8 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 	int c, ret;
 
 	opts_defaults(o, mode);
+	if (queues_from_env(o))
+		return -1;
 	/* 0, not 1: glibc then also forgets a cluster an error cut short
 	 * and re-reads the '+' of @shortopts, which it caches otherwise.
 	 */

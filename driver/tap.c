@@ -82,6 +82,34 @@ static bool tap_of_other_kind(const char *ifname, short flags)
 }
 
 /**
+ * tap_set_up_again() - set a recreated tap up, as the one it replaced was
+ * @nl:		netlink socket in the target netns
+ * @ifname:	tap name
+ * @queues:	fds in @fds, closed on failure
+ * @fds:	the new tap's queues
+ * @op:		on failure, the step that failed
+ * @oplen:	size of @op
+ *
+ * Return: 0 on success, -errno on failure
+ */
+static int tap_set_up_again(struct nl *nl, const char *ifname,
+                            unsigned int queues, int *fds, char *op,
+                            size_t oplen)
+{
+	struct link_state st;
+	int ret = link_get(nl, ifname, &st);
+
+	if (!ret)
+		ret = link_set_up(nl, st.ifindex);
+	if (ret) {
+		snprintf(op, oplen, "set recreated tap %s up", ifname);
+		for (unsigned int i = 0; i < queues; i++)
+			close(fds[i]);
+	}
+	return ret;
+}
+
+/**
  * tap_open_queues() - attach to or create @ifname with @queues queues
  * @nl:		netlink socket in the target netns, to delete a misfit tap
  * @ifname:	tap name
@@ -94,8 +122,10 @@ static bool tap_of_other_kind(const char *ifname, short flags)
  * rootlesskit pre-creates a persistent single-queue tap; the kernel refuses
  * to attach to it with a different IFF_MULTI_QUEUE setting (EINVAL), so an
  * existing tap of the wrong kind is deleted and created anew. Nothing uses
- * the tap yet at this point: only its name matters to rootlesskit. Any
- * other interface of that name is left alone.
+ * the tap yet at this point: only its name matters to rootlesskit. The new
+ * one is set up if the old one was (a guest that brought its link up
+ * before tapir started would otherwise wait forever); addresses are not
+ * carried over. Any other interface of that name is left alone.
  *
  * Return: 0 on success, -errno on failure
  */
@@ -117,6 +147,10 @@ int tap_open_queues(struct nl *nl, const char *ifname, bool vnet,
 			return ret;
 		}
 		ret = tap_attach_all(ifname, flags, queues, fds);
+		if (!ret && st.up &&
+		    (ret = tap_set_up_again(nl, ifname, queues, fds, op,
+		                            oplen)))
+			return ret;
 	}
 	if (ret) {
 		snprintf(op, oplen, "attach tap %s via /dev/net/tun%s", ifname,

@@ -83,8 +83,10 @@ else
 
 	echo "=== make check-asan"
 	# Attach mode runs isolated in the first pass and plainly in this
-	# one (tapir run isolates by default in both): the matrix covers both.
-	TAPIR_TEST_ISOLATION=0 make -j"$jobs" check-asan 2>&1 |
+	# one (tapir run isolates by default in both), and every tapir here
+	# has two tap queues (TAPIR_QUEUES, which --queues in a test
+	# overrides): the matrix covers both of each.
+	TAPIR_TEST_ISOLATION=0 TAPIR_QUEUES=2 make -j"$jobs" check-asan 2>&1 |
 		tee "$work/asan.log" || status=1
 	add_summary "$work/asan.log"
 

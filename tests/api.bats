@@ -70,8 +70,8 @@ HELPERS='
 			(.return.to_guest.tcp | keys_unsorted),
 			(.return.drops.bad_checksum | type),
 			(.return.flows.udp | type), (.return.tap.rx_frames > 0),
-			(.return.queues | length),
-			(.return.queues[0].rx_frames == .return.tap.rx_frames)]"
+			(.return.queues | length == (env.TAPIR_QUEUES // \"1\" | tonumber)),
+			([.return.queues[].rx_frames] | add) == .return.tap.rx_frames]"
 		cut -d" " -f3- "$SCEN_DIR/info" | jq -r --arg s "$S" ".return |
 			\"info \(.driver) \(.version) \(.pid > 0) \(.mode) \(.ifname) \(.mtu) \(.cidr) \(.options.forward_mode) \(.forwards.count) \(.options.api_socket == \$s)\""
 		echo "listening: $(ss -Hltn "sport = :18080 or sport = :18082" | awk "{print \$4}" | sort | xargs)"
@@ -110,7 +110,7 @@ HELPERS='
 	has_line 'too-large rc=1 {"error":{"desc":"bad request: too large message"}}'
 	has_line 'stats rc=0'
 	has_line 'info rc=0'
-	has_line '[["tap","to_host","to_guest","drops","flows","queues"],["rx_frames","rx_bytes","tx_frames","tx_bytes"],["packets","bytes"],"number","number",true,1,true]'
+	has_line '[["tap","to_host","to_guest","drops","flows","queues"],["rx_frames","rx_bytes","tx_frames","tx_bytes"],["packets","bytes"],"number","number",true,true,true]'
 	has_line 'info tapir 0.1.0 true run tap0 1500 10.0.2.0/24 tap 3 true'
 	# Forward 1 was removed: its port is free again; 3 and 4 listen.
 	has_line 'listening: 127.0.0.1:18082 [::1]:18080'

@@ -114,7 +114,8 @@ tap_is() {
 		nsrun "$pid" ip tuntap add name tap0 mode tap
 		nsrun "$pid" ip link set tap0 up
 		nsrun "$pid" ip -d link show dev tap0 | sed "s/^/before: /"
-		start_tapir t --mtu 65520 "$pid" tap0
+		# One queue whatever TAPIR_QUEUES says: this is the tap reused.
+		start_tapir t --queues 1 --mtu 65520 "$pid" tap0
 		show_tap "$pid" tap0
 	'
 	echo "$output"
@@ -137,7 +138,7 @@ tap_is() {
 		nsrun "$pid" ip tuntap add name tap0 mode tap vnet_hdr
 		nsrun "$pid" ip link set tap0 up
 		nsrun "$pid" ip -d link show dev tap0 | sed "s/^/before: /"
-		start_tapir t --offload off "$pid" tap0
+		start_tapir t --queues 1 --offload off "$pid" tap0
 		show_tap "$pid" tap0
 	'
 	echo "$output"
@@ -148,7 +149,7 @@ tap_is() {
 	has_line "addr4: "
 }
 
-@test "attach --queues 2: a single-queue tap is recreated multi-queue" {
+@test "attach --queues 2: a single-queue tap is recreated multi-queue, up as it was" {
 	run sbx '
 		pid=$(userns_holder)
 		nsrun "$pid" ip tuntap add name tap0 mode tap
@@ -164,4 +165,5 @@ tap_is() {
 	[[ "$(after)" == *"vnet_hdr on multi_queue numqueues 2 "* ]]
 	[[ "$(after)" =~ \ numtxqueues\ ([0-9]+)\ numrxqueues\ ([0-9]+) ]]
 	((BASH_REMATCH[1] >= 2 && BASH_REMATCH[2] >= 2))
+	[[ "$(link_line tap0)" == *",UP"* ]]
 }

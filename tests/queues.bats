@@ -94,3 +94,36 @@ done
 	[ "$(awk 'NF == 2 && $1 > 0 && $2 > 0' <<<"$output" | wc -l)" -eq 2 ]
 	has_line "$(printf 'true\ttrue\ttrue')"
 }
+
+@test "queues: TAPIR_QUEUES sets the default, --queues wins, a bad value is one clear line" {
+	run in_sandbox '
+		q="ip -d link show dev tap0 | grep -o \"numqueues [0-9]*\" || echo single"
+		TAPIR_QUEUES=2 as_user "$TAPIR_BIN" run -- sh -c "$q"
+		TAPIR_QUEUES=2 as_user "$TAPIR_BIN" run --queues 1 -- sh -c "$q"
+		TAPIR_QUEUES=17 as_user "$TAPIR_BIN" run -- true 2>&1 || echo "exit $?"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "numqueues 2" ]
+	[ "${lines[1]}" = "single" ]
+	[ "${lines[2]}" = 'tapir: TAPIR_QUEUES must be an integer in 1..16, not "17"' ]
+	# tapir run: 125 for its own errors, as podman and docker run.
+	[ "${lines[3]}" = "exit 125" ]
+}
+
+@test "queues: under rootlesskit 1.1.0, TAPIR_QUEUES=2 gives its tap0 two queues, up, and fetches work" {
+	run in_sandbox '
+		mkdir -m 0777 "$SCEN_DIR/tmp"
+		export TMPDIR=$SCEN_DIR/tmp
+		nginx_start web 127.0.0.1:8080
+		TAPIR_QUEUES=2 as_user rootlesskit --net=slirp4netns \
+			--slirp4netns-binary="$TAPIR_BIN" -- sh -c "
+			ip -d link show tap0 | grep -o \"<.*> \|multi_queue numqueues [0-9]*\"
+			curl -sS --max-time 5 http://10.0.2.2:8080/"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "multi_queue numqueues 2"
+	[[ "$output" == *",UP,LOWER_UP> "* ]]
+	has_line "tapir test page"
+}

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "driver/cli.h"
@@ -245,6 +246,8 @@ static void test_parse_defaults(void)
 	char *argv[] = {"tapir", "42", "tap0", NULL};
 	struct in_addr net;
 
+	/* The suite's multi-queue pass sets it; the defaults are without. */
+	unsetenv("TAPIR_QUEUES");
 	inet_pton(AF_INET, "10.0.2.0", &net);
 	CHECK(parse(CLI_ATTACH, argv) == 0);
 	CHECK(o.mode == CLI_ATTACH);
@@ -466,7 +469,35 @@ static void test_parse_repeated(void)
 	CHECK(o.run_argv == run + 1);
 }
 
+/**
+ * test_queues_env() - TAPIR_QUEUES is the default of --queues, which wins;
+ *		       a bad value fails the parse
+ */
+static void test_queues_env(void)
+{
+	char *attach[] = {"tapir", "42", "tap0", NULL};
+	char *flag[] = {"tapir", "--queues", "2", "42", "tap0", NULL};
+	const char *saved = getenv("TAPIR_QUEUES");
+	char *keep = saved ? strdup(saved) : NULL;
+
+	setenv("TAPIR_QUEUES", "3", 1);
+	CHECK(parse(CLI_ATTACH, attach) == 0 && o.queues == 3);
+	CHECK(parse(CLI_ATTACH, flag) == 0 && o.queues == 2);
+	setenv("TAPIR_QUEUES", "", 1);
+	CHECK(parse(CLI_ATTACH, attach) == 0 && o.queues == 1);
+	setenv("TAPIR_QUEUES", "17", 1);
+	CHECK(parse(CLI_ATTACH, attach) == -1);
+	setenv("TAPIR_QUEUES", "2x", 1);
+	CHECK(parse(CLI_ATTACH, attach) == -1);
+	if (keep)
+		setenv("TAPIR_QUEUES", keep, 1);
+	else
+		unsetenv("TAPIR_QUEUES");
+	free(keep);
+}
+
 const struct unit_case unit_cases[] = {
+        {"queues: TAPIR_QUEUES is the default, --queues wins", test_queues_env},
         {"cidr: network addresses, prefixes 1-25", test_cidr_valid},
         {"cidr: slirp4netns error texts", test_cidr_errors},
         {"mac: six hex pairs only", test_mac},
