@@ -93,6 +93,28 @@ uint64_t flow_key_mix(uint64_t seed, const struct flow_key *k)
 }
 
 /**
+ * flow_key_guest() - the guest-side key of a flow, every other field zero
+ * @k:		filled
+ * @type:	enum flow_type
+ * @gaddr:	guest address
+ * @gport:	guest port, or the ping echo id as the guest sent it
+ * @faddr:	far address: where the guest sends to
+ * @fport:	far port, host order; 0 for ping
+ */
+void flow_key_guest(struct flow_key *k, enum flow_type type,
+                    const struct in6_addr *gaddr, uint16_t gport,
+                    const struct in6_addr *faddr, uint16_t fport)
+{
+	memset(k, 0, sizeof(*k));
+	k->gaddr = *gaddr;
+	k->faddr = *faddr;
+	k->gport = gport;
+	k->fport = fport;
+	k->type = (uint8_t)type;
+	k->side = FLOW_SIDE_GUEST;
+}
+
+/**
  * flow_key_hash() - the table's hash of a key
  * @t:		table, for the seed
  * @k:		key

@@ -148,6 +148,9 @@ int flow_table_init(struct flow_table *t, struct ctx *c,
 void flow_table_free(struct flow_table *t);
 int flow_init(struct ctx *c);
 void flow_cleanup(struct ctx *c);
+void flow_key_guest(struct flow_key *k, enum flow_type type,
+                    const struct in6_addr *gaddr, uint16_t gport,
+                    const struct in6_addr *faddr, uint16_t fport);
 uint64_t flow_key_mix(uint64_t seed, const struct flow_key *k);
 uint64_t flow_key_hash(const struct flow_table *t, const struct flow_key *k);
 struct flow_common *flow_alloc(struct flow_table *t, enum flow_type type);

@@ -76,24 +76,6 @@ struct ping_state {
 };
 
 /**
- * ping_key() - the flow table key of an echo flow
- * @k:		filled
- * @guest:	guest address
- * @dst:	destination
- * @id:		echo id, network order
- */
-static void ping_key(struct flow_key *k, const struct in6_addr *guest,
-                     const struct in6_addr *dst, uint16_t id)
-{
-	memset(k, 0, sizeof(*k));
-	k->gaddr = *guest;
-	k->faddr = *dst;
-	k->gport = id;
-	k->type = FLOW_PING;
-	k->side = FLOW_SIDE_GUEST;
-}
-
-/**
  * ping_flow_free() - close a flow's socket and release its entry
  * @c:		context
  * @fp:		flow; set to NULL
@@ -262,7 +244,7 @@ static struct ping_flow *ping_flow_new(struct ctx *c, const struct pkt *p,
 		c->stats.drops[DROP_FLOW_LIMIT]++;
 		return NULL;
 	}
-	ping_key(&f->flow.key, &p->src, &p->dst, id);
+	flow_key_guest(&f->flow.key, FLOW_PING, &p->src, id, &p->dst, 0);
 	f->fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	               p->v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
 	if (f->fd < 0) {
@@ -340,7 +322,7 @@ void ping_forward(struct ctx *c, const struct pkt *p)
 	if (fwd_outbound_or_reject(c, p, 0, &sa, &salen))
 		return;
 	memcpy(&id, p->l4 + 4, 2);
-	ping_key(&k, &p->src, &p->dst, id);
+	flow_key_guest(&k, FLOW_PING, &p->src, id, &p->dst, 0);
 	f = (struct ping_flow *)flow_lookup(c->flows, &k);
 	if (!f && !(f = ping_flow_new(c, p, id)))
 		return;

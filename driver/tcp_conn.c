@@ -10,27 +10,6 @@ _Static_assert(TCP_CONN_DEAD_FROM % 8 == 0,
                "ASan poisons whole 8-byte granules");
 
 /**
- * tcp_key() - the flow key of a four-tuple
- * @k:		key to fill
- * @gaddr:	guest address
- * @gport:	guest port
- * @raddr:	remote address
- * @rport:	remote port
- */
-static void tcp_key(struct flow_key *k, const struct in6_addr *gaddr,
-                    uint16_t gport, const struct in6_addr *raddr,
-                    uint16_t rport)
-{
-	memset(k, 0, sizeof(*k));
-	k->gaddr = *gaddr;
-	k->faddr = *raddr;
-	k->gport = gport;
-	k->fport = rport;
-	k->type = FLOW_TCP;
-	k->side = FLOW_SIDE_GUEST;
-}
-
-/**
  * tcp_isn() - initial sequence number for a new connection, as RFC 6528
  * @t:		flow table, for the secret
  * @gaddr:	guest address
@@ -50,7 +29,7 @@ uint32_t tcp_isn(const struct flow_table *t, const struct in6_addr *gaddr,
 	uint64_t ns = clock_ns();
 	struct flow_key k;
 
-	tcp_key(&k, gaddr, gport, raddr, rport);
+	flow_key_guest(&k, FLOW_TCP, gaddr, gport, raddr, rport);
 	/* A different key than the table's, so buckets reveal nothing. */
 	return (uint32_t)flow_key_mix(~t->seed, &k) + (uint32_t)(ns >> 6);
 }
@@ -71,7 +50,7 @@ struct tcp_conn *tcp_conn_lookup(const struct flow_table *t,
 {
 	struct flow_key k;
 
-	tcp_key(&k, gaddr, gport, raddr, rport);
+	flow_key_guest(&k, FLOW_TCP, gaddr, gport, raddr, rport);
 	/* The flow part is first: a TCP flow is a connection. */
 	return (struct tcp_conn *)flow_lookup(t, &k);
 }
@@ -98,7 +77,7 @@ struct tcp_conn *tcp_conn_alloc(struct flow_table *t,
 	if (!conn)
 		return NULL;
 	conn->fd = -1;
-	tcp_key(&conn->flow.key, gaddr, gport, raddr, rport);
+	flow_key_guest(&conn->flow.key, FLOW_TCP, gaddr, gport, raddr, rport);
 	flow_hash(t, &conn->flow, FLOW_SIDE_GUEST);
 	return conn;
 }

@@ -13,22 +13,6 @@
 #include "udp_flow.h"
 
 /**
- * guest_key() - the flow table key of a UDP flow as the guest sees it
- * @k:		filled
- * @in:		guest and far addresses and ports; the rest is ignored
- */
-static void guest_key(struct flow_key *k, const struct flow_key *in)
-{
-	memset(k, 0, sizeof(*k));
-	k->gaddr = in->gaddr;
-	k->faddr = in->faddr;
-	k->gport = in->gport;
-	k->fport = in->fport;
-	k->type = FLOW_UDP;
-	k->side = FLOW_SIDE_GUEST;
-}
-
-/**
  * peer_key() - the flow table key of a host peer on a listener
  * @k:		filled
  * @lfd:	listener
@@ -114,7 +98,8 @@ struct udp_flow *udp_flow_lookup(const struct flow_table *t,
 {
 	struct flow_key key;
 
-	guest_key(&key, k);
+	flow_key_guest(&key, FLOW_UDP, &k->gaddr, k->gport, &k->faddr,
+	               k->fport);
 	/* The flow part is first: a UDP flow table entry is a udp_flow. */
 	return (struct udp_flow *)flow_lookup(t, &key);
 }
@@ -236,7 +221,8 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct flow_key *k, bool dns)
 		return NULL;
 	}
 	f = (struct udp_flow *)fc;
-	guest_key(&f->flow.key, k);
+	flow_key_guest(&f->flow.key, FLOW_UDP, &k->gaddr, k->gport, &k->faddr,
+	               k->fport);
 	f->fd = -1;
 	f->dns = dns;
 	f->last = clock_s();
