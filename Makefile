@@ -20,9 +20,10 @@ WARN := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
 # Lazily evaluated, so that `make help` or `make lint` works before the
 # libraries are installed.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+# Datapath threads (driver/thread.c), one per tap queue.
+PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -pthread
 ALL_CFLAGS = $(WARN) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -I. $(PKG_CFLAGS) \
-	-DTAPIR_VERSION='"$(VERSION)"' -MMD -MP
+	-pthread -DTAPIR_VERSION='"$(VERSION)"' -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_CFLAGS)
 
 LIB_SRCS := $(filter-out driver/main.c,$(wildcard driver/*.c)) \

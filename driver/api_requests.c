@@ -18,6 +18,7 @@
 #include "api.h"
 #include "inany.h"
 #include "stats.h"
+#include "thread.h"
 #include "tcp.h"
 #include "version.h"
 #include "ipc/msg.h"
@@ -576,16 +577,17 @@ static const char *proto_name(int i)
 /**
  * queues_json() - the per-queue counters, one object per tap queue
  * @c:		context
+ * @st:		counters of every thread, added up
  *
  * Return: new reference to an array, or NULL on ENOMEM
  */
-static json_t *queues_json(const struct ctx *c)
+static json_t *queues_json(const struct ctx *c, const struct stats *st)
 {
 	json_t *a = json_array();
 
 	for (unsigned int q = 0; a && q < c->tap.queues && q < TAPIR_MAX_QUEUES;
 	     q++) {
-		const struct queue_stats *s = &c->stats.queues[q];
+		const struct queue_stats *s = &st->queues[q];
 
 		if (json_array_append_new(
 		            a, json_pack("{s:I,s:I,s:I,s:I}", "rx_frames",
@@ -610,8 +612,10 @@ static json_t *queues_json(const struct ctx *c)
  */
 static char *get_stats(struct ctx *c)
 {
-	const struct stats *s = &c->stats;
+	struct stats sum;
+	const struct stats *s = &sum;
 
+	threads_stats(c, &sum);
 	return ok_reply(json_pack(
 	        "{s:{s:I,s:I,s:I,s:I},s:o,s:o,s:o,s:o,s:o}", "tap", "rx_frames",
 	        (json_int_t)s->tap_rx_frames, "rx_bytes",
@@ -621,7 +625,7 @@ static char *get_stats(struct ctx *c)
 	        "to_guest", dir_json(s->to_guest), "drops",
 	        counts_json(s->drops, DROP_REASONS, drop_name), "flows",
 	        counts_json(s->flows, PROTO_COUNT, proto_name), "queues",
-	        queues_json(c)));
+	        queues_json(c, s)));
 }
 
 /**

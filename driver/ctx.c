@@ -23,3 +23,25 @@ void ctx_set_addresses(struct ctx *c)
 	inet_pton(AF_INET6, "fd00::2", &c->gw6);
 	inet_pton(AF_INET6, "fd00::3", &c->dns6);
 }
+
+/**
+ * ctx_queue_first() - the first tap queue a context reads and writes
+ * @c:		context
+ *
+ * Return: its thread's queue, or 0 when one thread serves every queue
+ */
+unsigned int ctx_queue_first(const struct ctx *c)
+{
+	return c->threads ? c->thread : 0;
+}
+
+/**
+ * ctx_queue_count() - how many tap queues a context reads and writes
+ * @c:		context
+ *
+ * Return: 1 for a thread of a set, else every queue of the tap
+ */
+unsigned int ctx_queue_count(const struct ctx *c)
+{
+	return c->threads ? 1 : c->tap.queues;
+}

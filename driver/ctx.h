@@ -26,6 +26,8 @@ struct frag_state;
 struct ndp_state;
 struct dns_state;
 struct hostfwd_state;
+struct thread_set;
+struct frame;
 
 /**
  * struct ctx - the running driver
@@ -73,6 +75,14 @@ struct hostfwd_state;
  *			fuzzers ask for a few, so a context is cheap to build
  * @frag_slots:		datagrams reassembled at once; 0 = FRAG_SLOTS
  * @resolv_conf:	resolver file dns.c re-reads; NULL = /etc/resolv.conf
+ * @threads:		the datapath threads (thread.c), or NULL when this one
+ *			thread serves every tap queue
+ * @thread:		index of this context's thread, which is also its
+ *			queue; 0 is the main thread
+ * @rx:			the frame being handled, as read from the tap or
+ *			handed over, for passing it to another thread; NULL
+ *			for a datagram rebuilt from fragments
+ * @rx_hops:		threads that had @rx before this one
  */
 struct ctx {
 	const struct opts *o;
@@ -112,8 +122,14 @@ struct ctx {
 	unsigned int tcp_conns;
 	unsigned int frag_slots;
 	const char *resolv_conf;
+	struct thread_set *threads;
+	unsigned int thread;
+	const struct frame *rx;
+	unsigned int rx_hops;
 };
 
 void ctx_set_addresses(struct ctx *c);
+unsigned int ctx_queue_first(const struct ctx *c);
+unsigned int ctx_queue_count(const struct ctx *c);
 
 #endif /* TAPIR_CTX_H */

@@ -498,8 +498,9 @@ struct ctx *flow_enter(struct flow_common *f)
  */
 void flow_place(struct flow_table *t, struct flow_common *f)
 {
-	unsigned int n = t->c->tap.queues;
+	unsigned int n = ctx_queue_count(t->c);
 
-	f->queue = n > 1 ? (uint8_t)(flow_key_hash(t, &f->key) % n) : 0;
+	f->queue = (uint8_t)(ctx_queue_first(t->c) +
+	                     (n > 1 ? flow_key_hash(t, &f->key) % n : 0));
 	flow_enter(f);
 }

@@ -466,6 +466,22 @@ static bool is_ndp(const struct pkt *p)
 }
 
 /**
+ * deliver_whole() - hand a reassembled datagram to its protocol
+ * @c:		context
+ * @whole:	the datagram
+ *
+ * It is no frame another thread could take: a miss is handled here.
+ */
+static void deliver_whole(struct ctx *c, struct pkt *whole)
+{
+	const struct frame *rx = c->rx;
+
+	c->rx = NULL;
+	ip_l4_input(c, whole);
+	c->rx = rx;
+}
+
+/**
  * frag_deliver() - count a reassembly verdict and pass a whole datagram on
  * @c:		context
  * @v:		verdict
@@ -481,7 +497,7 @@ static void frag_deliver(struct ctx *c, enum frag_verdict v, struct pkt *whole)
 	if (v == FRAG_DROPPED || (v == FRAG_COMPLETE && is_ndp(whole)))
 		c->stats.drops[DROP_FRAGMENT]++;
 	else if (v == FRAG_COMPLETE)
-		ip_l4_input(c, whole);
+		deliver_whole(c, whole);
 }
 
 /**

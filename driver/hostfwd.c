@@ -29,6 +29,7 @@
 #include "nssock.h"
 #include "splice.h"
 #include "tcp.h"
+#include "thread.h"
 #include "udp.h"
 
 /* Syscalls the forwards make once running: listeners added through the
@@ -185,6 +186,9 @@ static void to_tap(struct ctx *c, const struct fwd *f, int fd,
 	fwd_guest_source(c, peer, &src, &sport);
 	if (inany_is_v4(&f->s.guest_addr) && !inany_is_v4(&src))
 		inany_from_v4(&src, c->gw4);
+	if (thread_accept(c, fd, &src, sport, &f->s.guest_addr,
+	                  f->s.guest_port))
+		return;
 	if (tcp_accept_inbound(c, fd, &src, sport, &f->s.guest_addr,
 	                       f->s.guest_port) < 0)
 		fwd_reset_close(fd);
@@ -338,6 +342,22 @@ static const struct fwd *find_duplicate(const struct hostfwd_state *hs,
 }
 
 /**
+ * count_udp() - tell the datapath threads how many UDP forwards are open
+ * @c:		context
+ *
+ * Guest replies to a UDP forward's flows can reach any thread.
+ */
+static void count_udp(struct ctx *c)
+{
+	const struct hostfwd_state *hs = c->hostfwd;
+	int n = 0;
+
+	for (size_t i = 0; i < hs->n; i++)
+		n += hs->fwds[i]->s.udp;
+	thread_set_udp_forwards(c, n);
+}
+
+/**
  * hostfwd_add() - listen for a new forward
  * @c:		context
  * @s:		forward to add; @s->id is set on success
@@ -386,6 +406,7 @@ int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why, size_t whylen)
 	}
 	f->s.id = s->id = hs->next_id++;
 	hs->fwds[hs->n++] = f;
+	count_udp(c);
 	if (!s->udp && c->o->forward_mode == FORWARD_SPLICE)
 		nssock_prime(hs->pool);
 	debug_msg("forward %u added: %s", s->id, name);
@@ -412,6 +433,7 @@ int hostfwd_remove(struct ctx *c, unsigned int id)
 		memmove(&hs->fwds[i], &hs->fwds[i + 1],
 		        (hs->n - i - 1) * sizeof(hs->fwds[0]));
 		hs->n--;
+		count_udp(c);
 		debug_msg("forward %u removed", id);
 		return 0;
 	}

@@ -12,6 +12,7 @@
 #include "ip.h"
 #include "ndp.h"
 #include "ping.h"
+#include "thread.h"
 
 /* Most bytes of the offending packet an ICMPv6 error quotes: the whole
  * error fits the minimum IPv6 MTU (RFC 4443 2.4 (c)). An ICMP error quotes
@@ -151,6 +152,10 @@ void icmp_input(struct ctx *c, struct pkt *p)
 		c->stats.drops[DROP_BAD_CHECKSUM]++;
 		return;
 	}
+	/* Neighbour discovery answers from the main thread's state. */
+	if (p->v6 && p->l4[0] >= ND_ROUTER_SOLICIT && p->l4[0] <= ND_REDIRECT &&
+	    thread_pass_to_main(c))
+		return;
 	c->stats.to_host[PROTO_ICMP].packets++;
 	c->stats.to_host[PROTO_ICMP].bytes += p->l4len;
 	if (p->v6 && ndp_input(c, p))

@@ -115,19 +115,26 @@ void err_errno(int err, const char *fmt, ...)
 void err_limited(struct log_limit *l, int err, const char *fmt, ...)
 {
 	uint64_t now = clock_ms();
+	uint64_t next = __atomic_load_n(&l->next_ms, __ATOMIC_RELAXED);
+	unsigned long left_out;
 	char suffix[64] = "";
 	va_list ap;
 
-	if (l->printed && now < l->next_ms) {
-		l->suppressed++;
+	/* Of threads hitting the same site, the one that moves @next_ms on
+	 * prints; the others count, so the site prints once per interval
+	 * however many threads there are.
+	 */
+	if ((next && now < next) ||
+	    !__atomic_compare_exchange_n(&l->next_ms, &next, now + LOG_LIMIT_MS,
+	                                 false, __ATOMIC_RELAXED,
+	                                 __ATOMIC_RELAXED)) {
+		__atomic_add_fetch(&l->suppressed, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (l->suppressed)
+	left_out = __atomic_exchange_n(&l->suppressed, 0, __ATOMIC_RELAXED);
+	if (left_out)
 		snprintf(suffix, sizeof(suffix), " (%lu more since the last)",
-		         l->suppressed);
-	l->printed = true;
-	l->suppressed = 0;
-	l->next_ms = now + LOG_LIMIT_MS;
+		         left_out);
 	va_start(ap, fmt);
 	vprint(fmt, ap, err, suffix);
 	va_end(ap);

@@ -11,13 +11,12 @@
 #define LOG_LIMIT_MS 5000
 
 /**
- * struct log_limit - rate limit of one message's call site
- * @printed:	the site printed before
- * @next_ms:	clock_ms() from which it may print again
+ * struct log_limit - rate limit of one message's call site, shared by the
+ *		      datapath threads (atomics)
+ * @next_ms:	clock_ms() from which it may print again; 0 = never printed
  * @suppressed:	lines left out since it last printed
  */
 struct log_limit {
-	bool printed;
 	uint64_t next_ms;
 	unsigned long suppressed;
 };

@@ -28,6 +28,7 @@
 #include "ndp.h"
 #include "ping.h"
 #include "tcp.h"
+#include "thread.h"
 #include "udp.h"
 
 /* Syscalls of the event loop itself (libevent, epoll), once running,
@@ -170,10 +171,12 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	if (flow_init(c) || tcp_init(c) || udp_init(c) || ping_init(c) ||
 	    frag_init(c) || ndp_init(c))
 		return -1;
-	if (tapio_start(c) || lifecycle_start(c) || fdlimit_init(c))
+	if (threads_prepare(c) || tapio_start(c) || lifecycle_start(c) ||
+	    fdlimit_init(c))
 		return -1;
 	/* Clients may send requests as soon as they see the ready byte. */
-	if (hostfwd_init(c) || hostfwd_publish(c) || api_init(c) || isolate(c))
+	if (hostfwd_init(c) || hostfwd_publish(c) || api_init(c) ||
+	    isolate(c) || threads_start(c))
 		return -1;
 	lifecycle_signal_ready(c);
 	return 0;
@@ -219,6 +222,7 @@ static void print_stats(const struct ctx *c)
  */
 void loop_cleanup(struct ctx *c)
 {
+	threads_stop(c);
 	print_stats(c);
 	lifecycle_stop(c);
 	api_cleanup(c);

@@ -19,6 +19,7 @@ static const char *const drop_names[DROP_REASONS] = {
         [DROP_SOCKET] = "socket",
         [DROP_GSO_SEGMENTS] = "gso_segments",
         [DROP_BAD_ADDRESS] = "bad_address",
+        [DROP_HANDOFF] = "handoff",
 };
 
 static const char *const proto_names[PROTO_COUNT] = {

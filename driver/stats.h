@@ -24,6 +24,7 @@ enum drop_reason {
 	DROP_SOCKET,        /* host socket refused the data */
 	DROP_GSO_SEGMENTS, /* USO frame of more datagrams than a kernel makes */
 	DROP_BAD_ADDRESS,  /* address not allowed there (IPv4-mapped in IPv6) */
+	DROP_HANDOFF,      /* another datapath thread's inbox was full */
 	DROP_REASONS
 };
 

@@ -10,11 +10,11 @@
 
 #include "seccomp.h"
 #include "eth.h"
-#include "lifecycle.h"
 #include "log.h"
 #include "pcap.h"
 #include "tcp.h"
 #include "tapio.h"
+#include "thread.h"
 
 /* Syscalls of frame I/O, once running. */
 const char *const tapio_syscalls[] = {
@@ -35,6 +35,21 @@ static struct log_limit write_limit;
 #define TAP_READ_ERRORS_MAX 256
 
 /**
+ * say_gone() - the line that says why tapir stops reading the tap
+ * @c:		context
+ * @err:	errno of the last read
+ */
+static void say_gone(const struct ctx *c, int err)
+{
+	if (err == EBADFD)
+		err_msg("tap %s is gone (deleted, or its namespace closed): "
+		        "exiting",
+		        c->tap.ifname);
+	else
+		err_errno(err, "read from tap %s: exiting", c->tap.ifname);
+}
+
+/**
  * tap_read_failed() - a read from the tap failed: drained, one bad frame,
  *		       or gone
  * @c:		context
@@ -51,6 +66,7 @@ static struct log_limit write_limit;
 static bool tap_read_failed(struct ctx *c, int err)
 {
 	static struct log_limit limit;
+	static bool gone_said;
 
 	if (err == EAGAIN || err == EINTR)
 		return false;
@@ -61,15 +77,25 @@ static bool tap_read_failed(struct ctx *c, int err)
 		            c->tap.ifname);
 		return false;
 	}
-	if (err == EBADFD)
-		err_msg("tap %s is gone (deleted, or its namespace closed): "
-		        "exiting",
-		        c->tap.ifname);
-	else
-		err_errno(err, "read from tap %s: exiting", c->tap.ifname);
+	/* Every queue's thread sees it: one line says it. */
+	if (!__atomic_exchange_n(&gone_said, true, __ATOMIC_RELAXED))
+		say_gone(c, err);
 	tapio_stop_reading(c);
-	lifecycle_fail(c);
+	thread_fail(c);
 	return true;
+}
+
+/**
+ * queue_end() - one past the last tap queue @c reads
+ * @c:		context
+ *
+ * Return: the end of its range, within TAPIR_MAX_QUEUES
+ */
+static unsigned int queue_end(const struct ctx *c)
+{
+	unsigned int end = ctx_queue_first(c) + ctx_queue_count(c);
+
+	return end < TAPIR_MAX_QUEUES ? end : TAPIR_MAX_QUEUES;
 }
 
 /**
@@ -81,10 +107,10 @@ static bool tap_read_failed(struct ctx *c, int err)
  */
 static unsigned int queue_of(const struct ctx *c, int fd)
 {
-	for (unsigned int q = 0; q < c->tap.queues && q < TAPIR_MAX_QUEUES; q++)
+	for (unsigned int q = ctx_queue_first(c); q < queue_end(c); q++)
 		if (c->tapfd[q] == fd)
 			return q;
-	return 0;
+	return ctx_queue_first(c);
 }
 
 /**
@@ -130,7 +156,9 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 		qs->rx_frames++;
 		qs->rx_bytes += f.len;
 		pcap_frame(c, f.data, f.len);
+		c->rx = &f;
 		eth_input(c, &f);
+		c->rx = NULL;
 	}
 	/* One ACK per connection for the whole batch, not one per segment. */
 	tcp_flush(c);
@@ -150,7 +178,7 @@ int tapio_start(struct ctx *c)
 		          c->tap.ifname);
 		return -1;
 	}
-	for (unsigned int i = 0; i < c->tap.queues; i++) {
+	for (unsigned int i = ctx_queue_first(c); i < queue_end(c); i++) {
 		int fl = fcntl(c->tapfd[i], F_GETFL);
 
 		if (fl < 0 || fcntl(c->tapfd[i], F_SETFL, fl | O_NONBLOCK)) {
@@ -174,7 +202,7 @@ int tapio_start(struct ctx *c)
  */
 void tapio_stop_reading(struct ctx *c)
 {
-	for (unsigned int i = 0; i < c->tap.queues; i++)
+	for (unsigned int i = ctx_queue_first(c); i < queue_end(c); i++)
 		if (c->tap_ev[i])
 			event_del(c->tap_ev[i]);
 }
@@ -185,7 +213,7 @@ void tapio_stop_reading(struct ctx *c)
  */
 void tapio_stop(struct ctx *c)
 {
-	for (unsigned int i = 0; i < c->tap.queues; i++) {
+	for (unsigned int i = ctx_queue_first(c); i < queue_end(c); i++) {
 		if (c->tap_ev[i])
 			event_free(c->tap_ev[i]);
 		c->tap_ev[i] = NULL;
@@ -219,13 +247,15 @@ int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
 	 */
 	struct virtio_net_hdr_mrg_rxbuf hdr = {0};
 	struct iovec v[16];
-	unsigned int q = c->queue < c->tap.queues ? c->queue : 0;
+	unsigned int q = c->queue;
 	size_t len = 0;
 	int n = 0;
 	ssize_t ret;
 
 	if (iovcnt > 14 || c->vnet_len > sizeof(hdr))
 		return -1;
+	if (q < ctx_queue_first(c) || q >= queue_end(c))
+		q = ctx_queue_first(c);
 	if (c->vnet_len) {
 		if (vh)
 			hdr.hdr = *vh;

@@ -33,6 +33,7 @@
 #include "ip.h"
 #include "log.h"
 #include "tcp.h"
+#include "thread.h"
 #include "tcp_conn.h"
 #include "tcp_internal.h"
 #include "tcp_seg.h"
@@ -532,6 +533,9 @@ void tcp_input(struct ctx *c, struct pkt *p)
 		conn_segment(flow_enter(&conn->flow), conn, &s);
 		return;
 	}
+	/* Not a new connection: another thread may own it. */
+	if ((s.flags & (TH_SYN | TH_ACK)) != TH_SYN && thread_pass_miss(c))
+		return;
 	if (s.flags & TH_RST) {
 		/* Discarded as RFC 9293 3.10.7.1 says, but counted. */
 		c->stats.drops[DROP_NO_FLOW]++;

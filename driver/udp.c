@@ -20,6 +20,7 @@
 #include "ip.h"
 #include "log.h"
 #include "tapio.h"
+#include "thread.h"
 #include "udp.h"
 #include "udp_flow.h"
 
@@ -458,13 +459,16 @@ void udp_input(struct ctx *c, struct pkt *p)
 		c->stats.drops[DROP_GSO_SEGMENTS]++;
 		return;
 	}
-	if (!p->v6 && ntohs(uh.dest) == 67 && dhcp_input(c, p))
+	if (!p->v6 && ntohs(uh.dest) == 67 &&
+	    (thread_pass_to_main(c) || dhcp_input(c, p)))
 		return;
 	k.gaddr = p->src;
 	k.faddr = p->dst;
 	k.gport = ntohs(uh.source);
 	k.fport = ntohs(uh.dest);
 	f = udp_flow_lookup(c->flows, &k);
+	if (!f && thread_may_own_udp(c) && thread_pass_miss(c))
+		return;
 	if (!f && !(f = flow_open(c, p, &k)))
 		return;
 	flow_enter(&f->flow);

@@ -1,0 +1,785 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - datapath threads: one context per tap queue, and their hand-offs
+ *
+ * With --queues N (N > 1) each tap queue gets a thread with its own
+ * context: event base, flow table, buffers, timers and counters. Thread 0
+ * is the main thread, which also keeps the API, the forwards' listeners
+ * and the lifecycle. A flow belongs to the thread whose queue its first
+ * guest frame came in on; tun keeps steering the flow's frames to that
+ * queue, because its frames to the guest leave there.
+ *
+ * Threads share nothing on the frame path. They talk through inboxes: a
+ * mutex-protected list woken by an eventfd. What goes through them:
+ * - frames a thread has no flow for, which may belong to a flow another
+ *   thread owns (a forward's flow whose entry in tun's steering table aged
+ *   out, after ~3 s without a frame to the guest): passed along the ring of
+ *   threads, and the last one handles them as a miss;
+ * - DHCP and NDP, whose state only the main thread keeps;
+ * - connections accepted on a forward, to the thread their hash picks;
+ * - a request for a copy of the counters (get_stats), a failure that ends
+ *   tapir, and the stop at exit.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <event2/event.h>
+
+#include "ctx.h"
+#include "dns.h"
+#include "eth.h"
+#include "flow.h"
+#include "frag.h"
+#include "fwd.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "ping.h"
+#include "seccomp.h"
+#include "seed.h"
+#include "tapio.h"
+#include "tcp.h"
+#include "thread.h"
+#include "udp.h"
+
+/* Syscalls of starting, waking and stopping threads, once running. */
+const char *const thread_syscalls[] = {
+        "clone",  "clone3", "set_robust_list", "rseq",   "futex",
+        "munmap", "exit",   "madvise",         "gettid", NULL,
+};
+
+/* Bytes queued in one inbox at most: a thread that stalls can't make
+ * another one grow without a bound. Beyond it, frames are dropped.
+ */
+#define INBOX_BYTES_MAX (8U << 20)
+/* How long get_stats waits for a thread's copy of its counters. */
+#define STATS_WAIT_MS 200
+
+/**
+ * enum msg_type - what a message in an inbox asks for
+ * @MSG_FRAME:	handle a frame another thread read
+ * @MSG_ACCEPT:	take a connection accepted on a forward
+ * @MSG_STATS:	copy the counters for get_stats
+ * @MSG_FAIL:	(to the main thread) end tapir: the datapath can't go on
+ * @MSG_STOP:	end the thread's loop
+ */
+enum msg_type {
+	MSG_FRAME,
+	MSG_ACCEPT,
+	MSG_STATS,
+	MSG_FAIL,
+	MSG_STOP,
+};
+
+/**
+ * struct msg - one inbox entry
+ * @next:	next in the inbox
+ * @type:	enum msg_type
+ * @hops:	MSG_FRAME: threads that had it before, reader included
+ * @fd:		MSG_ACCEPT: the accepted socket, owned by the message
+ * @src:	MSG_ACCEPT: client as the guest sees it
+ * @dst:	MSG_ACCEPT: guest address
+ * @sport:	MSG_ACCEPT: client port
+ * @dport:	MSG_ACCEPT: guest port
+ * @len:	MSG_FRAME: bytes of @data: vnet header, then the frame
+ * @data:	MSG_FRAME: the bytes
+ */
+struct msg {
+	struct msg *next;
+	enum msg_type type;
+	unsigned int hops;
+	int fd;
+	struct in6_addr src;
+	struct in6_addr dst;
+	uint16_t sport;
+	uint16_t dport;
+	size_t len;
+	uint8_t data[];
+};
+
+/**
+ * struct thread - a datapath thread and its inbox
+ * @c:		its context (the main one for thread 0)
+ * @set:	the set it is in
+ * @tid:	pthread, once @started
+ * @started:	the thread runs (never set for thread 0)
+ * @efd:	eventfd that wakes it for the inbox
+ * @ev:		read event on @efd in its loop
+ * @lock:	protects @head, @tail, @bytes, @snap and @snap_gen
+ * @cond:	signalled when @snap_gen changes
+ * @head:	first message, or NULL
+ * @tail:	where the next message goes
+ * @bytes:	frame bytes queued
+ * @snap:	copy of its counters, for get_stats
+ * @snap_gen:	copies made so far
+ */
+struct thread {
+	struct ctx *c;
+	struct thread_set *set;
+	pthread_t tid;
+	bool started;
+	int efd;
+	struct event *ev;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct msg *head;
+	struct msg **tail;
+	size_t bytes;
+	struct stats snap;
+	uint64_t snap_gen;
+};
+
+/**
+ * struct thread_set - every datapath thread
+ * @n:			threads, one per tap queue
+ * @seed:		hash seed that spreads forwarded connections
+ * @udp_forwards:	UDP forwards open now: only then can a guest datagram
+ *			belong to a flow of the main thread's (atomic)
+ * @t:			the threads, [0] the main one
+ */
+struct thread_set {
+	unsigned int n;
+	uint64_t seed;
+	int udp_forwards;
+	struct thread t[TAPIR_MAX_QUEUES];
+};
+
+/**
+ * post() - queue a message for a thread and wake it
+ * @t:		receiver
+ * @m:		message, owned by the inbox from here on
+ *
+ * Return: 0, or -1 if the inbox is full (the message is freed, its fd
+ *	   left to the caller)
+ */
+static int post(struct thread *t, struct msg *m)
+{
+	static struct log_limit limit;
+	uint64_t one = 1;
+	bool wake;
+
+	m->next = NULL;
+	pthread_mutex_lock(&t->lock);
+	if (m->type == MSG_FRAME && t->bytes + m->len > INBOX_BYTES_MAX) {
+		pthread_mutex_unlock(&t->lock);
+		free(m);
+		return -1;
+	}
+	t->bytes += m->type == MSG_FRAME ? m->len : 0;
+	wake = !t->head;
+	*t->tail = m;
+	t->tail = &m->next;
+	pthread_mutex_unlock(&t->lock);
+	/* A full eventfd counter (never, at 2^64 - 2) or a closed one at
+	 * exit: the message still waits in the list for the next wakeup.
+	 */
+	if (wake && write(t->efd, &one, sizeof(one)) < 0)
+		err_limited(&limit, errno, "wake datapath thread %u",
+		            (unsigned int)(t - t->set->t));
+	return 0;
+}
+
+/**
+ * msg_new() - a zeroed message with room for @len data bytes
+ * @type:	enum msg_type
+ * @len:	data bytes
+ *
+ * Return: the message, or NULL on ENOMEM
+ */
+static struct msg *msg_new(enum msg_type type, size_t len)
+{
+	struct msg *m = calloc(1, sizeof(*m) + len);
+
+	if (m) {
+		m->type = type;
+		m->fd = -1;
+		m->len = len;
+	}
+	return m;
+}
+
+/**
+ * pass_frame() - give the frame being handled to another thread
+ * @c:		context reading it
+ * @to:		receiver's index
+ * @hops:	hops it will have made
+ *
+ * Return: true: the frame is the receiver's (or dropped, and counted)
+ */
+static bool pass_frame(struct ctx *c, unsigned int to, unsigned int hops)
+{
+	const struct frame *f = c->rx;
+	struct msg *m = msg_new(MSG_FRAME, c->vnet_len + f->len);
+
+	if (m) {
+		m->hops = hops;
+		if (c->vnet_len)
+			memcpy(m->data, f->vh, c->vnet_len);
+		memcpy(m->data + c->vnet_len, f->data, f->len);
+	}
+	if (!m || post(&c->threads->t[to], m))
+		c->stats.drops[DROP_HANDOFF]++;
+	return true;
+}
+
+/**
+ * thread_pass_miss() - a frame matched no flow here: may another thread
+ *			own one?
+ * @c:		context
+ *
+ * The frame goes on to the next thread of the ring, until every thread
+ * has seen it; the last one treats it as a miss. Frames rebuilt here (a
+ * reassembled datagram) can't be passed and are a miss here.
+ *
+ * Return: true if the frame was passed on (or dropped): stop handling it
+ */
+bool thread_pass_miss(struct ctx *c)
+{
+	unsigned int hops;
+
+	if (!c->threads || !c->rx)
+		return false;
+	hops = c->rx_hops + 1;
+	if (hops >= c->threads->n)
+		return false;
+	return pass_frame(c, (c->thread + 1) % c->threads->n, hops);
+}
+
+/**
+ * thread_pass_to_main() - hand a frame to the main thread, whose state it
+ *			   needs (DHCP leases, router adverts)
+ * @c:		context
+ *
+ * Return: true if passed (or dropped); false if @c is the main thread's
+ *	   or the frame can't be passed: handle it here
+ */
+bool thread_pass_to_main(struct ctx *c)
+{
+	if (!c->threads || !c->thread || !c->rx)
+		return false;
+	return pass_frame(c, 0, c->threads->n);
+}
+
+/**
+ * thread_may_own_udp() - could a guest datagram without a flow here
+ *			  belong to another thread's flow?
+ * @c:		context
+ *
+ * Only flows a host peer started on a UDP forward are made by another
+ * thread than the guest's (the main one, whose listener they share).
+ *
+ * Return: true if a miss should be passed on before opening a flow
+ */
+bool thread_may_own_udp(const struct ctx *c)
+{
+	return c->threads &&
+	       __atomic_load_n(&c->threads->udp_forwards, __ATOMIC_RELAXED);
+}
+
+/**
+ * thread_set_udp_forwards() - how many UDP forwards are open now
+ * @c:		main context
+ * @n:		their number
+ */
+void thread_set_udp_forwards(struct ctx *c, int n)
+{
+	if (c->threads)
+		__atomic_store_n(&c->threads->udp_forwards, n,
+		                 __ATOMIC_RELAXED);
+}
+
+/**
+ * thread_accept() - give a connection accepted on a forward to the thread
+ *		     its hash picks
+ * @c:		main context
+ * @fd:		accepted socket
+ * @src:	client as the guest will see it
+ * @sport:	client port
+ * @dst:	guest address
+ * @dport:	guest port
+ *
+ * Return: true if another thread takes it (or it was refused and closed);
+ *	   false: the caller's thread is the one
+ */
+bool thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
+                   uint16_t sport, const struct in6_addr *dst, uint16_t dport)
+{
+	struct thread_set *set = c->threads;
+	struct flow_key k;
+	unsigned int to;
+	struct msg *m;
+
+	if (!set)
+		return false;
+	flow_key_guest(&k, FLOW_TCP, dst, dport, src, sport);
+	to = (unsigned int)(flow_key_mix(set->seed, &k) % set->n);
+	if (to == c->thread)
+		return false;
+	m = msg_new(MSG_ACCEPT, 0);
+	if (!m) {
+		fwd_reset_close(fd);
+		return true;
+	}
+	m->fd = fd;
+	m->src = *src;
+	m->dst = *dst;
+	m->sport = sport;
+	m->dport = dport;
+	post(&set->t[to], m);
+	return true;
+}
+
+/**
+ * thread_fail() - the datapath of @c can't go on: end tapir
+ * @c:		context
+ */
+void thread_fail(struct ctx *c)
+{
+	struct msg *m;
+
+	if (!c->threads || !c->thread) {
+		lifecycle_fail(c);
+		return;
+	}
+	m = msg_new(MSG_FAIL, 0);
+	if (!m || post(&c->threads->t[0], m))
+		abort(); /* can't happen: only frames are ever refused */
+}
+
+/**
+ * stats_add() - add every counter of @s to @sum
+ * @sum:	total
+ * @s:		one thread's counters
+ */
+static void stats_add(struct stats *sum, const struct stats *s)
+{
+	sum->tap_rx_frames += s->tap_rx_frames;
+	sum->tap_rx_bytes += s->tap_rx_bytes;
+	sum->tap_tx_frames += s->tap_tx_frames;
+	sum->tap_tx_bytes += s->tap_tx_bytes;
+	for (int p = 0; p < PROTO_COUNT; p++) {
+		sum->to_host[p].packets += s->to_host[p].packets;
+		sum->to_host[p].bytes += s->to_host[p].bytes;
+		sum->to_guest[p].packets += s->to_guest[p].packets;
+		sum->to_guest[p].bytes += s->to_guest[p].bytes;
+		sum->flows[p] += s->flows[p];
+	}
+	for (int r = 0; r < DROP_REASONS; r++)
+		sum->drops[r] += s->drops[r];
+	for (int q = 0; q < TAPIR_MAX_QUEUES; q++) {
+		sum->queues[q].rx_frames += s->queues[q].rx_frames;
+		sum->queues[q].rx_bytes += s->queues[q].rx_bytes;
+		sum->queues[q].tx_frames += s->queues[q].tx_frames;
+		sum->queues[q].tx_bytes += s->queues[q].tx_bytes;
+	}
+}
+
+/**
+ * wait_snapshot() - wait until thread @t copied its counters after @gen
+ * @t:		worker, its lock held
+ * @gen:	@t->snap_gen before the request
+ *
+ * A thread busy with a batch answers within it; one that doesn't in
+ * STATS_WAIT_MS leaves its previous copy in the sum.
+ */
+static void wait_snapshot(struct thread *t, uint64_t gen)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += STATS_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	while (t->snap_gen == gen &&
+	       pthread_cond_timedwait(&t->cond, &t->lock, &until) != ETIMEDOUT)
+		;
+}
+
+/**
+ * threads_stats() - the counters of every thread, added up
+ * @c:		main context
+ * @sum:	filled
+ *
+ * Each thread writes only its own counters; the others' are read from the
+ * copy each makes when asked, so no counter is read while written.
+ */
+void threads_stats(struct ctx *c, struct stats *sum)
+{
+	*sum = c->stats;
+	if (!c->threads)
+		return;
+	for (unsigned int i = 1; i < c->threads->n; i++) {
+		struct thread *t = &c->threads->t[i];
+		struct msg *m = msg_new(MSG_STATS, 0);
+		uint64_t gen;
+
+		pthread_mutex_lock(&t->lock);
+		gen = t->snap_gen;
+		pthread_mutex_unlock(&t->lock);
+		if (m)
+			post(t, m);
+		pthread_mutex_lock(&t->lock);
+		if (m)
+			wait_snapshot(t, gen);
+		stats_add(sum, &t->snap);
+		pthread_mutex_unlock(&t->lock);
+	}
+}
+
+/**
+ * handle_frame() - run a frame another thread passed through eth_input()
+ * @c:		context
+ * @m:		MSG_FRAME
+ */
+static void handle_frame(struct ctx *c, struct msg *m)
+{
+	struct frame f;
+
+	if (m->len < c->vnet_len + 14)
+		return;
+	f.vh = c->vnet_len ? (void *)m->data : NULL;
+	f.data = m->data + c->vnet_len;
+	f.len = m->len - c->vnet_len;
+	c->rx = &f;
+	c->rx_hops = m->hops;
+	c->queue = c->thread;
+	eth_input(c, &f);
+	c->rx = NULL;
+	c->rx_hops = 0;
+}
+
+/**
+ * handle() - act on one message
+ * @c:		receiving context
+ * @t:		its thread
+ * @m:		message, freed here
+ */
+static void handle(struct ctx *c, struct thread *t, struct msg *m)
+{
+	switch (m->type) {
+	case MSG_FRAME:
+		handle_frame(c, m);
+		break;
+	case MSG_ACCEPT:
+		c->queue = c->thread;
+		if (tcp_accept_inbound(c, m->fd, &m->src, m->sport, &m->dst,
+		                       m->dport) < 0)
+			fwd_reset_close(m->fd);
+		break;
+	case MSG_STATS:
+		pthread_mutex_lock(&t->lock);
+		t->snap = c->stats;
+		t->snap_gen++;
+		pthread_cond_broadcast(&t->cond);
+		pthread_mutex_unlock(&t->lock);
+		break;
+	case MSG_FAIL:
+		lifecycle_fail(c);
+		break;
+	case MSG_STOP:
+		event_base_loopbreak(c->base);
+		break;
+	}
+	free(m);
+}
+
+/**
+ * inbox_cb() - drain the inbox
+ * @fd:		eventfd
+ * @what:	unused
+ * @arg:	struct thread
+ *
+ * The list is taken whole under the lock and handled without it, so that
+ * a sender never waits for a batch of frames.
+ */
+static void inbox_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct thread *t = arg;
+	struct msg *m, *next;
+	uint64_t v;
+
+	(void)what;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		debug_msg("read datapath thread wakeup: %s", strerror(errno));
+	pthread_mutex_lock(&t->lock);
+	m = t->head;
+	t->head = NULL;
+	t->tail = &t->head;
+	t->bytes = 0;
+	pthread_mutex_unlock(&t->lock);
+	for (; m; m = next) {
+		next = m->next;
+		handle(t->c, t, m);
+	}
+	tcp_flush(t->c);
+}
+
+/**
+ * inbox_init() - the lock, list and eventfd of a thread, watched in its loop
+ * @t:		thread, its @c set up with a base
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int inbox_init(struct thread *t)
+{
+	pthread_condattr_t ca;
+
+	t->efd = -1;
+	t->tail = &t->head;
+	if (pthread_mutex_init(&t->lock, NULL) || pthread_condattr_init(&ca) ||
+	    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) ||
+	    pthread_cond_init(&t->cond, &ca)) {
+		err_msg("datapath thread: initialise a lock failed");
+		return -1;
+	}
+	pthread_condattr_destroy(&ca);
+	t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (t->efd < 0) {
+		err_errno(errno, "datapath thread: eventfd");
+		return -1;
+	}
+	t->ev = event_new(t->c->base, t->efd, EV_READ | EV_PERSIST, inbox_cb,
+	                  t);
+	if (!t->ev || event_add(t->ev, NULL)) {
+		err_msg("datapath thread: watch the inbox: libevent failed");
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * worker_ctx() - a context for the thread of queue @q, sharing the main
+ *		  one's options and addresses
+ * @c:		main context
+ * @q:		queue, 1 or more
+ *
+ * The queue's fd moves from the main context to the new one.
+ *
+ * Return: the context, or NULL after printing one error line
+ */
+static struct ctx *worker_ctx(struct ctx *c, unsigned int q)
+{
+	struct ctx *w = calloc(1, sizeof(*w));
+
+	if (!w) {
+		err_errno(errno, "datapath thread %u: allocate", q);
+		return NULL;
+	}
+	w->o = c->o;
+	w->tap = c->tap;
+	w->vnet_len = c->vnet_len;
+	w->target_pidfd = -1;
+	w->spare_fd = -1;
+	for (int i = 0; i < TAPIR_MAX_QUEUES; i++)
+		w->tapfd[i] = -1;
+	w->tapfd[q] = c->tapfd[q];
+	c->tapfd[q] = -1;
+	ctx_set_addresses(w);
+	memcpy(w->guest_mac, c->guest_mac, 6);
+	w->tcp_conns = c->tcp_conns;
+	w->frag_slots = c->frag_slots;
+	w->resolv_conf = c->resolv_conf;
+	w->threads = c->threads;
+	w->thread = q;
+	w->queue = q;
+	w->run_child = c->run_child;
+	w->base = event_base_new();
+	if (!w->base) {
+		err_msg("datapath thread %u: create event loop: libevent "
+		        "failed",
+		        q);
+		return w;
+	}
+	return w;
+}
+
+/**
+ * worker_cleanup() - release a worker's context, its thread stopped
+ * @w:		context, built fully or partly
+ */
+static void worker_cleanup(struct ctx *w)
+{
+	frag_cleanup(w);
+	ping_cleanup(w);
+	udp_cleanup(w);
+	tcp_cleanup(w);
+	flow_cleanup(w);
+	dns_cleanup(w);
+	tapio_stop(w);
+	if (w->base)
+		event_base_free(w->base);
+	free(w);
+}
+
+/**
+ * worker_init() - set up the modules of a worker's context
+ * @w:		context from worker_ctx()
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int worker_init(struct ctx *w)
+{
+	if (!w->base)
+		return -1;
+	if (flow_init(w) || tcp_init(w) || udp_init(w) || ping_init(w) ||
+	    frag_init(w) || tapio_start(w))
+		return -1;
+	return 0;
+}
+
+/**
+ * threads_prepare() - a context per tap queue, before isolation
+ * @c:		main context: tap attached, modules set up, not reading yet
+ *
+ * One thread serves every queue when there is one queue, or when frames
+ * are captured (--pcap writes them in the order they happen).
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int threads_prepare(struct ctx *c)
+{
+	struct thread_set *set;
+
+	if (c->tap.queues < 2 || c->o->pcap[0])
+		return 0;
+	set = calloc(1, sizeof(*set));
+	if (!set) {
+		err_errno(errno, "datapath threads: allocate");
+		return -1;
+	}
+	set->n = c->tap.queues;
+	set->seed = seed_u64();
+	c->threads = set;
+	c->thread = 0;
+	c->queue = 0;
+	for (unsigned int i = 0; i < set->n; i++) {
+		struct thread *t = &set->t[i];
+
+		t->set = set;
+		t->efd = -1;
+		t->c = i ? worker_ctx(c, i) : c;
+		if (!t->c || (i && worker_init(t->c)) || inbox_init(t))
+			return -1;
+	}
+	return 0;
+}
+
+/**
+ * worker_main() - body of a datapath thread: its loop, until MSG_STOP
+ * @arg:	struct thread
+ *
+ * Return: NULL
+ */
+static void *worker_main(void *arg)
+{
+	struct thread *t = arg;
+
+	if (event_base_dispatch(t->c->base) < 0) {
+		err_msg("datapath thread %u: event loop failed", t->c->thread);
+		thread_fail(t->c);
+	}
+	return NULL;
+}
+
+/**
+ * threads_start() - start the threads of queues 1 and up
+ * @c:		main context, isolated
+ *
+ * Started after isolation, as unsharing a user namespace needs a process
+ * of one thread; they inherit the seccomp filter. Signals stay with the
+ * main thread, whose loop handles them.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int threads_start(struct ctx *c)
+{
+	sigset_t all, old;
+	int ret = 0;
+
+	if (!c->threads)
+		return 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (unsigned int i = 1; i < c->threads->n && !ret; i++) {
+		struct thread *t = &c->threads->t[i];
+
+		ret = pthread_create(&t->tid, NULL, worker_main, t);
+		if (ret)
+			err_errno(ret, "start datapath thread %u", i);
+		else
+			t->started = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret ? -1 : 0;
+}
+
+/**
+ * inbox_cleanup() - free what is left in an inbox, and its eventfd
+ * @t:		thread, stopped
+ */
+static void inbox_cleanup(struct thread *t)
+{
+	struct msg *m, *next;
+
+	for (m = t->head; m; m = next) {
+		next = m->next;
+		if (m->fd >= 0)
+			close(m->fd);
+		free(m);
+	}
+	t->head = NULL;
+	t->tail = &t->head;
+	if (t->ev)
+		event_free(t->ev);
+	t->ev = NULL;
+	if (t->efd >= 0)
+		close(t->efd);
+	t->efd = -1;
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->cond);
+}
+
+/**
+ * threads_stop() - stop and join every thread, free their contexts
+ * @c:		main context, its loop ended (or never started)
+ *
+ * The main context's counters get the workers' added, for the summary
+ * --debug prints at exit.
+ */
+void threads_stop(struct ctx *c)
+{
+	struct thread_set *set = c->threads;
+
+	if (!set)
+		return;
+	for (unsigned int i = 1; i < set->n; i++) {
+		struct thread *t = &set->t[i];
+		struct msg *m;
+
+		if (!t->started)
+			continue;
+		m = msg_new(MSG_STOP, 0);
+		if (!m || post(t, m))
+			abort(); /* can't happen: only frames are ever refused */
+		pthread_join(t->tid, NULL);
+		t->started = false;
+	}
+	for (unsigned int i = 0; i < set->n; i++) {
+		struct thread *t = &set->t[i];
+
+		if (!t->set)
+			continue;
+		if (t->c)
+			inbox_cleanup(t);
+		if (i && t->c) {
+			stats_add(&c->stats, &t->c->stats);
+			worker_cleanup(t->c);
+		}
+	}
+	free(set);
+	c->threads = NULL;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - datapath threads: one context per tap queue, and their hand-offs
+ */
+#ifndef TAPIR_THREAD_H
+#define TAPIR_THREAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+struct ctx;
+struct stats;
+
+int threads_prepare(struct ctx *c);
+int threads_start(struct ctx *c);
+void threads_stop(struct ctx *c);
+bool thread_pass_miss(struct ctx *c);
+bool thread_pass_to_main(struct ctx *c);
+bool thread_may_own_udp(const struct ctx *c);
+void thread_set_udp_forwards(struct ctx *c, int n);
+bool thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
+                   uint16_t sport, const struct in6_addr *dst, uint16_t dport);
+void thread_fail(struct ctx *c);
+void threads_stats(struct ctx *c, struct stats *sum);
+
+#endif /* TAPIR_THREAD_H */
