@@ -11,15 +11,16 @@
 # Each level runs BENCH_HTTP_TIME seconds (default: BENCH_TIME, at most 10).
 #
 # Output: the proof lines, then one JSON line per concurrency level with
-# requests/s, failed requests (socket errors and non-2xx/3xx answers) and
-# the p50/p99 latency; the last line is the last level.
+# requests/s, failed requests (socket errors and non-2xx/3xx answers),
+# the p50/p99 latency, the forwarder's CPU in all and per thread and, for
+# tapir, each tap queue's counters; the last line is the last level.
 set -euo pipefail
 
 # shellcheck source=benchmark/lib.sh
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 usage() {
-	echo "usage: $0 tapir|tapir-X.Y|slirp4netns|builtin|pasta|veth [--mtu M] [--concurrency LIST]" >&2
+	echo "usage: $0 tapir|tapir-X.Y|tapir-qN|slirp4netns|builtin|pasta|veth [--mtu M] [--concurrency LIST]" >&2
 	exit 2
 }
 
@@ -105,30 +106,34 @@ bench_snapshot before
 results=() ok_bytes=0
 for c in $OPT_CONCURRENCY; do
 	threads=$((c < 2 ? c : 2))
-	bench_cpu_ticks "${BENCH_CPU_PID:-}"
-	t0=$BENCH_TICKS
+	bench_snapshot level_before
 	bench_log "wrk -c $c ($http_time s) $url"
 	rc=0
 	as_user timeout -k 5 $((http_time + 30)) wrk -t "$threads" -c "$c" \
 		-d "${http_time}s" --latency --timeout 5s "$url" \
 		>"$SCEN_DIR/wrk.out" 2>&1 || rc=$?
 	((rc == 0)) || bench_die "wrk -c $c failed (status $rc): $(tail -n3 "$SCEN_DIR/wrk.out")"
-	bench_cpu_ticks "${BENCH_CPU_PID:-}"
+	bench_snapshot level_after
 	read -r req rps failed p50 p99 < <(parse_wrk "$SCEN_DIR/wrk.out") ||
 		bench_die "cannot parse the output of wrk -c $c"
 	((req > 0)) || bench_die "wrk -c $c completed no request"
 	ok_bytes=$((ok_bytes + (req - failed > 0 ? req - failed : 0) * page_size))
 	cpu=null
-	[[ -n "${BENCH_CPU_PID:-}" ]] && cpu=$(bench_ticks_to_s $((BENCH_TICKS - t0)))
+	# bench_snapshot sets the BENCH_SNAP_* variables through printf -v.
+	# shellcheck disable=SC2154
+	[[ -n "${BENCH_CPU_PID:-}" ]] &&
+		cpu=$(bench_ticks_to_s $((BENCH_SNAP_level_after_CPU - BENCH_SNAP_level_before_CPU)))
+	spread=$(bench_thread_queue_fields level_before level_after "$http_time")
 	results+=("$(jq -cn --argjson mtu "$OPT_MTU" --argjson c "$c" \
 		--argjson t "$threads" --argjson s "$http_time" \
 		--argjson req "$req" --argjson rps "$rps" --argjson failed "$failed" \
-		--argjson p50 "$p50" --argjson p99 "$p99" --argjson cpu "$cpu" '{
+		--argjson p50 "$p50" --argjson p99 "$p99" --argjson cpu "$cpu" \
+		--argjson spread "$spread" '{
 		bench: "http", mtu: $mtu, concurrency: $c, threads: $t,
 		seconds: $s, requests: $req, rps: $rps, failed: $failed,
 		p50_ms: $p50, p99_ms: $p99, driver_cpu_s: $cpu,
 		driver_cpu_us_per_req: (if $cpu == null then null
-			else ($cpu * 1e6 / $req * 10 | round / 10) end)}')")
+			else ($cpu * 1e6 / $req * 10 | round / 10) end)} + $spread')")
 done
 bench_snapshot after
 

@@ -5,7 +5,8 @@
 #   benchmark/benchmark-iperf3-net.sh DRIVER MTU [--reverse] [--parallel N]
 #
 # DRIVER is tapir, tapir-X.Y (tapir on the path of Linux X.Y < 6.10, which
-# has no TCP SO_PEEK_OFF, e.g. tapir-6.1), slirp4netns, pasta, veth (the
+# has no TCP SO_PEEK_OFF, e.g. tapir-6.1), tapir-qN (N tap queues),
+# tapir-sandbox, slirp4netns, pasta, veth (the
 # rootful kernel baseline) or loopback (iperf3 on the sandbox host's own
 # loopback: no namespace, the machine's ceiling; MTU is only recorded);
 # see benchmark/lib.sh for how each is started. The iperf3 server listens
@@ -26,7 +27,7 @@ set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 usage() {
-	echo "usage: $0 tapir|tapir-X.Y|slirp4netns|pasta|veth|loopback MTU [--reverse] [--parallel N]" >&2
+	echo "usage: $0 tapir|tapir-X.Y|tapir-qN|slirp4netns|pasta|veth|loopback MTU [--reverse] [--parallel N]" >&2
 	exit 2
 }
 

@@ -28,6 +28,14 @@
 #                the proof checks the tap holder's /proc/PID/status
 #                (Seccomp 2). Every tapir and slirp4netns line records that
 #                status as "isolation".
+#   tapir-qN     tapir with N tap queues (1..16): rootlesskit, and so tapir,
+#                run with TAPIR_QUEUES=N (rootlesskit passes only
+#                slirp4netns's flags, and TAPIR_QUEUES is the default of
+#                --queues); tapir-q1 is the explicit one-queue baseline,
+#                whatever TAPIR_QUEUES the caller has. The proof checks
+#                that get_stats lists N queues and get_info's tap has N;
+#                with BENCH_QUEUE_THREADS=1, also that the tap holder has at
+#                least N threads (one datapath thread per queue)
 #   slirp4netns  rootlesskit --net=slirp4netns --slirp4netns-binary=$SLIRP4NETNS_BIN
 #   pasta        rootlesskit --net=pasta (rootlesskit >= 2), else pasta itself
 #   veth         a veth pair made by root: the rootful kernel baseline
@@ -54,6 +62,11 @@
 #                     from BENCH_TOOLS_DIR as above)
 #   BENCH_ROUND       the round this run belongs to, copied into every JSON
 #                     line (default 1; run-matrix.sh sets it)
+#   BENCH_QUEUE_THREADS=1
+#                     tapir-qN: refuse unless the tap holder runs at least
+#                     N threads (default 0: the thread count is recorded
+#                     and shown in the proof, not required, since a tapir
+#                     that serves every queue from one thread is valid)
 #   BENCH_SKIP_STATIC_IDENTITY=1
 #                     tests only: skip the --version and byte-identity
 #                     checks, to show that the runtime proof alone refuses
@@ -203,13 +216,27 @@ bench_imitated() {
 	echo "${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
 }
 
+# bench_queues_of DRIVER: prints N for tapir-qN (tapir with N tap
+# queues), nothing for any other driver.
+bench_queues_of() {
+	[[ "$1" =~ ^tapir-q([1-9][0-9]?)$ ]] || return 0
+	echo "${BASH_REMATCH[1]}"
+}
+
 # bench_check_driver DRIVER CHOICES...: the usage check of a script's
 # DRIVER. tapir-X.Y is accepted where tapir is, for kernels without TCP
-# SO_PEEK_OFF (older than 6.10): that is the path it exists to measure.
+# SO_PEEK_OFF (older than 6.10): that is the path it exists to measure;
+# so are tapir-sandbox and tapir-qN.
 bench_check_driver() {
 	local driver=$1 v ma mi
 	shift
 	if [[ "$driver" == tapir-sandbox ]]; then
+		driver=tapir
+	elif [[ "$driver" =~ ^tapir-q ]]; then
+		v=$(bench_queues_of "$driver")
+		if ! [[ "$v" =~ ^[0-9]+$ ]] || ((v > 16)); then
+			bench_die "unknown driver '$driver' (tapir-qN: N tap queues, 1..16)"
+		fi
 		driver=tapir
 	elif [[ "$driver" == tapir-* ]]; then
 		v=$(bench_imitated "$driver")
@@ -234,7 +261,8 @@ bench_package() {
 }
 
 # bench_resolve DRIVER: sets BENCH_DRIVER, BENCH_KIND (tapir for
-# tapir-X.Y, else the driver), BENCH_IMITATED (X.Y or empty),
+# tapir-X.Y and tapir-qN, else the driver), BENCH_IMITATED (X.Y or
+# empty), BENCH_QUEUES (N of tapir-qN, or empty),
 # BENCH_BIN_ORIG (as configured, resolved), BENCH_BIN (what is run),
 # BENCH_VERSION, BENCH_PACKAGE and BENCH_SHA256, after the static checks:
 # the banner names the driver, and the binary is not byte-identical to
@@ -245,6 +273,8 @@ bench_resolve() {
 	kind=$driver BENCH_ISOLATE=""
 	[[ -n "$BENCH_IMITATED" ]] && kind=tapir
 	[[ "$driver" == tapir-sandbox ]] && kind=tapir BENCH_ISOLATE=1
+	BENCH_QUEUES=$(bench_queues_of "$driver")
+	[[ -n "$BENCH_QUEUES" ]] && kind=tapir
 	BENCH_KIND=$kind BENCH_PACKAGE="" BENCH_SHIM="" BENCH_SHIM_SHA256=""
 	if [[ "$driver" == veth || "$driver" == loopback ]]; then
 		BENCH_BIN_ORIG="" BENCH_BIN="" BENCH_SHA256=""
@@ -372,6 +402,11 @@ bench_start_rootlesskit() { # ROOTLESSKIT_ARGS...
 	if [[ -n "${BENCH_SHIM:-}" ]]; then
 		read -r -a envw <<<"$(oldkernel_env "$BENCH_IMITATED" "$BENCH_SHIM")"
 		envtext="LD_PRELOAD=${BENCH_SHIM##*/} TAPIR_OLDKERNEL=$BENCH_IMITATED "
+	fi
+	# tapir-qN: the same way, since rootlesskit has no flag for queues.
+	if [[ -n "${BENCH_QUEUES:-}" ]]; then
+		envw+=("TAPIR_QUEUES=$BENCH_QUEUES")
+		envtext+="TAPIR_QUEUES=$BENCH_QUEUES "
 	fi
 	# --copy-up=/etc as dockerd-rootless.sh does (rootlesskit then writes
 	# its own resolv.conf into a copy of /etc); it also works with
@@ -537,30 +572,101 @@ bench_api() { # JSON: one request to the driver's API socket, reply on stdout
 	printf '%s\n' "$1" | timeout 5 socat -t 5 - "UNIX-CONNECT:$BENCH_API_SOCK"
 }
 
-bench_tcp_stats() { # prints "TO_HOST TO_GUEST" tcp bytes from get_stats
-	local reply
-	reply=$(bench_api '{"execute":"get_stats"}') || return 1
+# bench_tcp_stats REPLY: prints "TO_HOST TO_GUEST" tcp bytes from a
+# get_stats reply.
+bench_tcp_stats() {
 	jq -er '[.return.to_host.tcp.bytes, .return.to_guest.tcp.bytes] |
 		map(numbers) | if length == 2 then "\(.[0]) \(.[1])" else error end' \
-		<<<"$reply" 2>/dev/null || {
-		bench_log "get_stats reply: ${reply:-<none>}"
+		<<<"$1" 2>/dev/null || {
+		bench_log "get_stats reply: ${1:-<none>}"
 		return 1
 	}
 }
 
+# bench_queue_stats REPLY: prints the "queues" array of a get_stats
+# reply, one {rx_frames, rx_bytes, tx_frames, tx_bytes} per tap queue, or
+# null when there is none.
+bench_queue_stats() {
+	jq -c '.return.queues | if type == "array" then
+		map({rx_frames, rx_bytes, tx_frames, tx_bytes}) else null end' \
+		<<<"$1" 2>/dev/null || echo null
+}
+
+# bench_thread_ticks PID: prints PID's threads as JSON, [{tid, comm,
+# ticks}] sorted by tid, ticks being utime+stime; [] without a PID. A
+# thread that exits while it is read is left out.
+bench_thread_ticks() {
+	local pid=$1 f stat comm tid
+	local -a v
+	[[ -n "$pid" ]] || {
+		echo '[]'
+		return
+	}
+	for f in "/proc/$pid/task/"*/stat; do
+		{ stat=$(<"$f"); } 2>/dev/null || continue
+		comm=${stat#*\(} comm=${comm%\)*}
+		read -r -a v <<<"${stat##*) }"
+		tid=${f#/proc/"$pid"/task/} tid=${tid%/stat}
+		printf '%s\t%s\t%s\n' "$tid" "$((v[11] + v[12]))" "$comm"
+	done | jq -Rsc 'split("\n") | map(select(length > 0) | split("\t")
+		| {tid: (.[0] | tonumber), comm: .[2], ticks: (.[1] | tonumber)})
+		| sort_by(.tid)'
+}
+
 # bench_snapshot NAME: record the counters the proof compares, before or
-# after the workload: tap bytes, tapir's TCP bytes, the driver's CPU.
+# after the workload: tap bytes, tapir's TCP bytes and per-queue counters
+# (one get_stats), the driver's CPU, in all and per thread.
 bench_snapshot() {
-	local name=$1 tap stats=""
+	local name=$1 tap stats="" queues=null reply
 	tap=$(bench_tap_bytes)
 	[[ -n "$tap" ]] || bench_die "no $BENCH_IFNAME in the namespace's /proc/net/dev"
 	if [[ "$BENCH_KIND" == tapir ]]; then
-		stats=$(bench_tcp_stats) || stats="none"
+		reply=$(bench_api '{"execute":"get_stats"}') || reply=""
+		stats=$(bench_tcp_stats "$reply") || stats="none"
+		queues=$(bench_queue_stats "$reply")
 	fi
 	printf -v "BENCH_SNAP_${name}_TAP" '%s' "$tap"
 	printf -v "BENCH_SNAP_${name}_STATS" '%s' "$stats"
+	printf -v "BENCH_SNAP_${name}_QUEUES" '%s' "$queues"
 	bench_cpu_ticks "${BENCH_CPU_PID:-}"
 	printf -v "BENCH_SNAP_${name}_CPU" '%s' "$BENCH_TICKS"
+	printf -v "BENCH_SNAP_${name}_TIME" '%s' "$EPOCHREALTIME"
+	printf -v "BENCH_SNAP_${name}_THREADS" '%s' \
+		"$(bench_thread_ticks "${BENCH_CPU_PID:-}")"
+}
+
+# bench_thread_queue_fields BEFORE AFTER SECONDS: the JSON fields of how
+# the work spread between two snapshots. "threads": per thread of the
+# driver's process, its CPU seconds, its share of the threads' CPU and
+# its use of one core over SECONDS, the workload's own measured time (the
+# snapshots take longer, around a workload that the driver is idle
+# before and after; "snapshot_s" is their distance); a thread gone by
+# AFTER is not counted. For tapir, "queues": how much each tap queue's
+# counters grew, and "queue_byte_share": each queue's share of the bytes
+# (rx + tx).
+bench_thread_queue_fields() {
+	local b=$1 a=$2 tb ta qb qa wb wa
+	tb="BENCH_SNAP_${b}_THREADS" ta="BENCH_SNAP_${a}_THREADS"
+	qb="BENCH_SNAP_${b}_QUEUES" qa="BENCH_SNAP_${a}_QUEUES"
+	wb="BENCH_SNAP_${b}_TIME" wa="BENCH_SNAP_${a}_TIME"
+	jq -cn --argjson tb "${!tb:-[]}" --argjson ta "${!ta:-[]}" \
+		--argjson qb "${!qb:-null}" --argjson qa "${!qa:-null}" \
+		--argjson wb "${!wb}" --argjson wa "${!wa}" --argjson s "$3" \
+		--argjson hz "$(getconf CLK_TCK)" '
+		def r4: . * 10000 | round / 10000;
+		($tb | map({key: (.tid | tostring), value: .ticks}) | from_entries) as $before
+		| [$ta[] | {tid, comm, t: (.ticks - ($before[.tid | tostring] // 0))}] as $d
+		| ($d | map(.t) | add // 0) as $sum
+		| (if ($ta | length) == 0 then {} else {snapshot_s: ($wa - $wb | r4), threads: [$d[]
+			| {tid, comm, cpu_s: (.t / $hz | r4),
+			   share: (if $sum > 0 then .t / $sum | r4 else null end),
+			   core_share: (if $s > 0 then .t / $hz / $s | r4 else null end)}]} end)
+		+ (if $qa == null or $qb == null or ($qa | length) != ($qb | length) then {}
+		   else [range(0; $qa | length) as $i
+			| $qa[$i] | with_entries(.value -= $qb[$i][.key])] as $q
+		   | ($q | map(.rx_bytes + .tx_bytes) | add // 0) as $tot
+		   | {queues: $q, queue_byte_share: (if $tot > 0 then
+			$q | map((.rx_bytes + .tx_bytes) / $tot | r4) else null end)} end)'
 }
 
 # ---- the identity proof ---------------------------------------------
@@ -735,20 +841,25 @@ bench_prove_path() {
 			bench_refuse "tapir's get_stats TCP bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg), less than the $bytes payload bytes measured"
 		bench_proof "tapir's get_stats TCP bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg) >= $bytes"
 		bench_prove_kernel_path "$holder"
+		bench_prove_queues "$holder"
 	fi
-	[[ "$BENCH_KIND" == tapir ]] || BENCH_TCP_PEEK=null BENCH_SHIM_MAPPED=""
+	[[ "$BENCH_KIND" == tapir ]] || BENCH_TCP_PEEK=null BENCH_SHIM_MAPPED="" \
+		BENCH_QUEUE_COUNT=null BENCH_TASKS=""
 	BENCH_PROOF_JSON=$(jq -cn --arg ns "$ns" --arg ifc "$BENCH_IFNAME" \
 		--arg holder "$holder" --arg exe "$exe" \
 		--argjson peek "$BENCH_TCP_PEEK" --arg shim "$BENCH_SHIM_MAPPED" \
 		--argjson tap "$tap_delta" --argjson stats "$stats_delta" \
 		--argjson iso "${BENCH_ISOLATION:-null}" \
+		--argjson queues "${BENCH_QUEUE_COUNT:-null}" --arg tasks "${BENCH_TASKS:-}" \
 		'{netns: $ns, ifname: $ifc,
 		  tap_holder_pid: ($holder | if . == "" then null else tonumber end),
 		  exe: ($exe | if . == "" then null else . end),
 		  tap_bytes: $tap, stats_tcp_bytes: $stats}
 		 + (if $peek == null then {} else {tcp_peek: $peek} end)
 		 + (if $iso == null then {} else {isolation: $iso} end)
-		 + (if $shim == "" then {} else {shim_loaded: $shim} end)')
+		 + (if $shim == "" then {} else {shim_loaded: $shim} end)
+		 + (if $queues == null then {} else {queues: $queues} end)
+		 + (if $tasks == "" then {} else {tasks: ($tasks | tonumber)} end)')
 }
 
 # bench_prove_isolation PID: record how the tap holder is isolated, as
@@ -797,6 +908,35 @@ bench_prove_kernel_path() {
 	[[ "$(jq -r '"\(.ipv4) \(.ipv6)"' <<<"$BENCH_TCP_PEEK")" == "discard discard" ]] ||
 		bench_refuse "tapir's get_info says tcp_peek $BENCH_TCP_PEEK, not discard for IPv4 and IPv6: this is not the path of Linux $BENCH_IMITATED"
 	bench_proof "pid $pid has the shim $shim mapped (TAPIR_OLDKERNEL=$BENCH_IMITATED), and tapir's get_info reports tcp_peek ipv4 discard, ipv6 discard: the path of a kernel without TCP SO_PEEK_OFF"
+}
+
+# bench_prove_queues PID: record how many tap queues tapir ran with
+# (BENCH_QUEUE_COUNT, from the get_stats "queues" of the last snapshot)
+# and how many threads PID has (BENCH_TASKS). For tapir-qN, refuse unless
+# get_stats lists N queues and get_info's tap report says N: a
+# TAPIR_QUEUES that did not reach tapir must not be reported as N queues.
+# With BENCH_QUEUE_THREADS=1, also refuse unless PID runs at least N
+# threads, one per queue (N > 1).
+bench_prove_queues() {
+	local pid=$1 n=${BENCH_QUEUES:-} info reply
+	BENCH_QUEUE_COUNT=$(jq 'if type == "array" then length else null end' \
+		<<<"${BENCH_SNAP_after_QUEUES:-null}")
+	BENCH_TASKS=$(find "/proc/$pid/task" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+	if [[ -z "$n" ]]; then
+		bench_proof "tapir ran with ${BENCH_QUEUE_COUNT/null/an unknown number of} tap queue(s) (get_stats) and $BENCH_TASKS thread(s)"
+		return 0
+	fi
+	[[ "$BENCH_QUEUE_COUNT" == "$n" ]] ||
+		bench_refuse "tapir's get_stats lists ${BENCH_QUEUE_COUNT/null/no} queues, not the $n of $BENCH_DRIVER (TAPIR_QUEUES=$n)"
+	reply=$(bench_api '{"execute":"get_info"}') || reply=""
+	info=$(jq -r '.return.tap.queues // .return.queues // "none"' <<<"$reply" 2>/dev/null) ||
+		info=none
+	[[ "$info" == "$n" ]] ||
+		bench_refuse "tapir's get_info says its tap has $info queues, not the $n of $BENCH_DRIVER"
+	if [[ "${BENCH_QUEUE_THREADS:-0}" == 1 ]] && ((n > 1 && BENCH_TASKS < n)); then
+		bench_refuse "pid $pid runs $BENCH_TASKS thread(s), fewer than one per queue ($n; BENCH_QUEUE_THREADS=1)"
+	fi
+	bench_proof "tapir's get_stats lists $n tap queues and get_info's tap has $n (TAPIR_QUEUES=$n); pid $pid runs $BENCH_TASKS thread(s)$([[ "${BENCH_QUEUE_THREADS:-0}" == 1 ]] && echo ", at least one per queue (BENCH_QUEUE_THREADS=1)")"
 }
 
 # bench_prove_listener: the forward's host side, the one listener on
@@ -954,14 +1094,16 @@ bench_server_done() {
 }
 
 # bench_iperf3_fields BENCH MTU DIRECTION STREAMS: the JSON fields of an
-# iperf3 result (after bench_iperf3 and the snapshots).
+# iperf3 result (after bench_iperf3 and the snapshots), with the driver's
+# threads and tapir's queues (bench_thread_queue_fields).
 bench_iperf3_fields() {
 	jq -cn --arg bench "$1" --argjson mtu "$2" --arg dir "$3" \
 		--argjson streams "$4" --argjson bytes "$IPERF_BYTES" \
 		--argjson seconds "$IPERF_SECONDS" --argjson bps "$IPERF_BPS" \
 		--argjson retrans "$IPERF_RETRANS" --argjson cpu "$(bench_cpu_s)" \
 		--argjson aborted "$IPERF_ABORTED" \
-		--argjson intervals "$IPERF_INTERVALS" --argjson stall "$IPERF_STALL" '{
+		--argjson intervals "$IPERF_INTERVALS" --argjson stall "$IPERF_STALL" \
+		--argjson spread "$(bench_thread_queue_fields before after "$IPERF_SECONDS")" '{
 		bench: $bench, mtu: $mtu, direction: $dir, streams: $streams,
 		seconds: ($seconds * 1000 | round / 1000), bytes: $bytes,
 		gbps: ($bps / 1e9 * 1000 | round / 1000),
@@ -969,7 +1111,8 @@ bench_iperf3_fields() {
 		stalled: ($stall != null), stall: $stall, intervals: $intervals,
 		driver_cpu_s: $cpu,
 		driver_cpu_s_per_gb: (if $cpu == null then null
-			else ($cpu / ($bytes / 1e9) * 10000 | round / 10000) end)}'
+			else ($cpu / ($bytes / 1e9) * 10000 | round / 10000) end)}
+		+ $spread'
 }
 
 # ---- output -----------------------------------------------------------

@@ -10,6 +10,9 @@
 #   stalls   the per-second evidence of every stalled or lost connection
 #   plot     the data file of benchmark/plot.gp: one line per net cell,
 #            median, min and max per driver
+#   queues   the tables of the queues suite (lines with "suite": "queues",
+#            which the others leave out): tapir with 1 and N tap queues,
+#            each thread's share of the CPU, each queue's share of the bytes
 #
 # Each input line is one driver in one cell (bench and its keys: MTU and
 # direction, concurrency or mode) in one round, or an {"error": ...}
@@ -151,7 +154,8 @@ def goals:
 	  + "(≥ 2× in \($r | map(select(. >= 2)) | length) of \($r | length) rounds).";
 
 def tables:
-	(if any(.[]; .bench == "iperf3-net") then
+	map(select(.suite != "queues"))
+	| (if any(.[]; .bench == "iperf3-net") then
 	  (goals, ""),
 	  table("iperf3, namespace ↔ host (Gbit/s)"; "iperf3-net"; ["mtu", "direction"];
 		["MTU", "direction"]; "gbps"; "Gbit/s";
@@ -199,7 +203,7 @@ def stalls:
 	  "" end;
 
 def plot:
-	[.[] | select(.bench == "iperf3-net")] as $rows
+	[.[] | select(.bench == "iperf3-net" and .suite != "queues")] as $rows
 	| ($rows | map(select(.verified)) | map(.driver) | unique | sort_by(drank, .)) as $d
 	| if ($d | length) == 0 then empty else
 	  ("cell " + ($d | map(., . + "_min", . + "_max") | join(" "))),
@@ -209,7 +213,68 @@ def plot:
 		 | if .n == 0 then "- - -" else "\(.med) \(.min) \(.max)" end] | join(" ")))
 	  end;
 
+# ---- the queues suite ----
+
+# qbase: the baseline driver of the queues tables, tapir-q1 when it ran
+# (else tapir): the "vs q1" column is each round's ratio to it.
+def qbase: if any(.[]; .driver == "tapir-q1") then "tapir-q1" else "tapir" end;
+
+# per_index(f): [[numbers] per line] -> the median of each position, over
+# the lines that have it.
+def per_index: (map(length) | max // 0) as $n
+	| [range(0; $n) as $i | map(.[$i] | select(type == "number")) | median];
+
+# threads_text: the threads' shares of the driver's CPU (median per
+# thread, in tid order) and the cores the process used in all, e.g.
+# "55 / 45 % (1.62 cores)"; "–" without thread data.
+def threads_text:
+	map(select(.threads != null))
+	| if length == 0 then "–" else
+	  (map([.threads[].share]) | per_index | map(if . == null then "–" else pct end) | join(" / "))
+	  + " % (\(map([.threads[].core_share] | add) | median | dec) cores)" end;
+
+# queue_share_text: each tap queue's share of the bytes (median per queue),
+# e.g. "70 / 30 %"; "–" without queue data.
+def queue_share_text:
+	map(select(.queue_byte_share != null) | .queue_byte_share)
+	| if length == 0 then "–" else (per_index | map(if . == null then "–" else pct end) | join(" / ")) + " %" end;
+
+# qtable($title; $bench; $keys; $keyheads; $m; $unit; $cpuhead; $cpu): one
+# table of the queues suite, a row per cell and driver.
+def qtable($title; $bench; $keys; $keyheads; $m; $unit; $cpuhead; $cpu):
+	. as $all
+	| qbase as $base
+	| [.[] | select(.bench == $bench)]
+	| group_by([($keys[] as $k | .[$k] | if $k == "direction" then . == "host-ns" else . // 0 end), (.driver | drank), .driver])
+	| map({key: .[0], driver: .[0].driver, ok: map(verified),
+		failed: map(select(.error != null))}) as $cells
+	| if ($cells | length) == 0 then empty else
+	  "### \($title)", "",
+	  "| \($keyheads + ["driver", $unit, "vs \($base | ltrimstr("tapir-"))", $cpuhead, "per-thread CPU %", "per-queue byte share", "notes"] | join(" | ")) |",
+	  "|\(($keyheads + ["", "", "", "", "", "", ""]) | map("---") | join("|"))|",
+	  ($cells[] as $c
+	   | "| " + ([($keys[] as $k | $c.key[$k] | if $k == "direction" then dirname else num end),
+		$c.driver, value($c; $m; if $m == "gbps" then dec else num end),
+		(ratios($all; $keys; $m; $c.ok; $base) | stats | show(dec; "×")),
+		($c.ok | map(.[$cpu]) | stats | show(num)),
+		($c.ok | threads_text), ($c.ok | queue_share_text),
+		notes($all; $c; false)] | join(" | ")) + " |"),
+	  "" end;
+
+def queues:
+	map(select(.suite == "queues"))
+	| (qbase as $b | "Baseline: \($b); the other drivers are tapir with more tap queues (TAPIR_QUEUES=N, proven by get_stats and get_info). "
+	  + "Per-thread CPU %: each thread's share of the driver's CPU, in thread-id order, and the cores the process used; "
+	  + "per-queue byte share: each tap queue's share of the frames' bytes, both directions.", ""),
+	qtable("tap queues: iperf3, namespace ↔ host (Gbit/s)"; "iperf3-net";
+		["mtu", "direction", "streams"]; ["MTU", "direction", "-P"]; "gbps"; "Gbit/s";
+		"driver CPU s/GB"; "driver_cpu_s_per_gb"),
+	qtable("tap queues: HTTP through a port forward (nginx, 1 KiB page, wrk)"; "http";
+		["concurrency"]; ["concurrency"]; "rps"; "requests/s";
+		"forwarder CPU µs/request"; "driver_cpu_us_per_req");
+
 if $what == "tables" then tables
+elif $what == "queues" then queues
 elif $what == "context" then context
 elif $what == "stalls" then stalls
 elif $what == "plot" then plot

@@ -10,6 +10,11 @@
 #   http  benchmark-http.sh        concurrency 1, 8, 16, 32, 128
 #   port  benchmark-iperf3-port.sh host → namespace, MTU 65520
 #   rr    benchmark-rr.sh          rr and crr, MTU 65520
+#   queues (only when asked for)   tapir's tap queues: benchmark-iperf3-net.sh
+#                                  BENCH_QUEUE_DRIVERS × MTU × both
+#                                  directions × iperf3 -P BENCH_QUEUE_STREAMS,
+#                                  and benchmark-http.sh through a forward at
+#                                  BENCH_QUEUE_CONCURRENCY, per driver
 #
 # in BENCH_ROUNDS rounds. A round runs every driver of a cell back to back,
 # in an order that rotates by one from round to round, then the next cell;
@@ -43,6 +48,14 @@
 # slirp4netns builtin pasta", plus veth for http), BENCH_MTUS (default
 # "1500 65520"), BENCH_DOC (default docs/benchmarks.md; empty: leave it
 # alone), BENCH_RESULTS, and those of benchmark/lib.sh (TAPIR_BIN, ...).
+# The queues suite (BENCH_SUITES=queues; not in the default) has its own:
+# BENCH_QUEUE_DRIVERS (default "tapir-q1 tapir-q2": tapir with TAPIR_QUEUES
+# 1 and 2; the first is the baseline of the "vs" column),
+# BENCH_QUEUE_STREAMS (iperf3 -P, default "1 2 4 8") and
+# BENCH_QUEUE_CONCURRENCY (HTTP, default "1 8 16 32 128"; empty: no HTTP
+# cells); BENCH_QUEUE_THREADS=1 makes the proof require a thread per
+# queue (benchmark/lib.sh). Its lines carry "suite": "queues", and its
+# tables replace their own generated section of BENCH_DOC.
 # Needs root.
 set -euo pipefail
 
@@ -55,6 +68,9 @@ results=${BENCH_RESULTS:-$bench/results}
 : "${BENCH_DRIVERS:=tapir tapir-sandbox tapir-6.1 slirp4netns pasta veth}"
 : "${BENCH_FWD_DRIVERS:=tapir slirp4netns builtin pasta}"
 : "${BENCH_MTUS:=1500 65520}"
+: "${BENCH_QUEUE_DRIVERS:=tapir-q1 tapir-q2}"
+: "${BENCH_QUEUE_STREAMS:=1 2 4 8}"
+BENCH_QUEUE_CONCURRENCY=${BENCH_QUEUE_CONCURRENCY-1 8 16 32 128}
 BENCH_DOC=${BENCH_DOC-$root/docs/benchmarks.md}
 # What the docs say produced the numbers.
 if [[ -z "${BENCH_COMMAND:-}" ]]; then
@@ -112,17 +128,21 @@ run_cell() {
 		>>"$out/cell.jsonl"
 }
 
-# finish_cell: the cell's lines of this round go to results.jsonl; in a
-# net cell each line gets the round's loopback figure and its share of it.
+# finish_cell [SUITE]: the cell's lines of this round go to
+# results.jsonl; in a net cell each line gets the round's loopback figure
+# and its share of it. SUITE, when given, is recorded as "suite" in every
+# line, so that its cells stay out of the main tables.
 finish_cell() {
 	local lo
 	touch "$out/cell.jsonl"
 	lo=$(jq -s '[.[] | select(.driver == "loopback" and .verified == true)
 		| .gbps][0]' "$out/cell.jsonl")
-	jq -c --argjson lo "$lo" 'if .bench == "iperf3-net" then
+	jq -c --argjson lo "$lo" --arg suite "${1:-}" 'if .bench == "iperf3-net" then
 		. + {loopback_gbps: $lo, loopback_share: (if $lo != null and
 			.gbps != null then .gbps / $lo * 1000 | round / 1000
-			else null end)} else . end' "$out/cell.jsonl" >>"$out/results.jsonl"
+			else null end)} else . end
+		| if $suite == "" then . else . + {suite: $suite} end' \
+		"$out/cell.jsonl" >>"$out/results.jsonl"
 	rm -f "$out/cell.jsonl"
 }
 
@@ -132,7 +152,9 @@ meta() { # NAME=VALUE...: the JSON object of an error line (numbers stay numbers
 	for kv in "$@"; do
 		args+=(--arg "${kv%%=*}" "${kv#*=}")
 	done
-	jq -cn "${args[@]}" '$ARGS.named | map_values(tonumber? // .)'
+	# Not map_values(tonumber? // .): jq 1.6 drops the numeric ones then.
+	jq -cn "${args[@]}" 'reduce ($ARGS.named | to_entries[]) as $e ({};
+		.[$e.key] = ($e.value | if test("^[0-9]+$") then tonumber else . end))'
 }
 
 run_net() {
@@ -185,6 +207,35 @@ run_rr() {
 	finish_cell
 }
 
+# run_queues: tapir's tap queues, BENCH_QUEUE_DRIVERS side by side: one
+# cell per MTU, direction and iperf3 -P (no loopback baseline: the ratio
+# that matters is between the drivers), then HTTP through a forward.
+run_queues() {
+	local d m r dir p
+	for m in $BENCH_MTUS; do
+		for r in "" --reverse; do
+			dir=ns-host
+			[[ -n "$r" ]] && dir=host-ns
+			for p in $BENCH_QUEUE_STREAMS; do
+				# shellcheck disable=SC2086 # word lists
+				for d in $(rotate $BENCH_QUEUE_DRIVERS); do
+					run_cell "queues-net-$d-$m-$dir-P$p" \
+						"$(meta bench=iperf3-net driver="$d" mtu="$m" direction="$dir" streams="$p")" \
+						benchmark-iperf3-net.sh "$d" "$m" $r --parallel "$p"
+				done
+				finish_cell queues
+			done
+		done
+	done
+	[[ -n "$BENCH_QUEUE_CONCURRENCY" ]] || return 0
+	# shellcheck disable=SC2086 # word lists
+	for d in $(rotate $BENCH_QUEUE_DRIVERS); do
+		run_cell "queues-http-$d" "$(meta bench=http driver="$d")" \
+			benchmark-http.sh "$d" --concurrency "$BENCH_QUEUE_CONCURRENCY"
+	done
+	finish_cell queues
+}
+
 # ---- report -------------------------------------------------------------
 
 report_jq() { # WHAT FILE: one part of the report (benchmark/report.jq)
@@ -203,10 +254,13 @@ plot() {
 	return 0
 }
 
-# update_doc TABLE_FILE: replace the generated section of docs/benchmarks.md.
+# update_doc TABLE_FILE [NAME]: replace the generated section of
+# docs/benchmarks.md, or the one named NAME (its markers say
+# "GENERATED NAME by" and "END GENERATED NAME").
 update_doc() {
-	local table=$1 begin='<!-- BEGIN GENERATED by benchmark/run-matrix.sh -->'
-	local end='<!-- END GENERATED -->' section
+	local table=$1 name=${2:+ $2}
+	local begin="<!-- BEGIN GENERATED$name by benchmark/run-matrix.sh -->"
+	local end="<!-- END GENERATED$name -->" section
 	[[ -n "$BENCH_DOC" && -f "$BENCH_DOC" ]] || return 0
 	if ! grep -qF "$begin" "$BENCH_DOC" || ! grep -qF "$end" "$BENCH_DOC"; then
 		log "$BENCH_DOC has no generated-section markers; not updated"
@@ -227,28 +281,58 @@ update_doc() {
 	log "updated $BENCH_DOC"
 }
 
+# report_header JSONL: the lines that say where the numbers come from.
+report_header() {
+	local jsonl=$1
+	echo "Generated by \`$BENCH_COMMAND\` (BENCH_TIME=$BENCH_TIME, BENCH_ROUNDS=$BENCH_ROUNDS) on $(date -u -r "$jsonl" '+%Y-%m-%d %H:%M UTC'),"
+	echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(. /etc/os-release && echo "$PRETTY_NAME")."
+	echo "Every number passed the identity proof (benchmark/lib.sh) in every round; raw JSON: \`${jsonl#"$root"/}\`."
+	echo "Each figure is \`median [min–max]\` over the rounds; ratios are taken within each round, then their median and range."
+	echo
+}
+
+# report DIR: table.md from DIR/results.jsonl, printed; the chart; the
+# doc's generated sections, each only when this run has lines for it
+# (the main one, and "queues" for the queues suite's).
 report() {
 	local dir=$1 table="$1/table.md" jsonl="$1/results.jsonl"
+	local main="$1/main.md" queues="$1/queues.md" part
 	[[ -s "$jsonl" ]] || {
 		log "no results in $dir"
 		return 1
 	}
 	# shellcheck source=/dev/null
 	[[ -f "$dir/meta.env" ]] && source "$dir/meta.env"
-	{
-		echo "Generated by \`$BENCH_COMMAND\` (BENCH_TIME=$BENCH_TIME, BENCH_ROUNDS=$BENCH_ROUNDS) on $(date -u -r "$jsonl" '+%Y-%m-%d %H:%M UTC'),"
-		echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(. /etc/os-release && echo "$PRETTY_NAME")."
-		echo "Every number passed the identity proof (benchmark/lib.sh) in every round; raw JSON: \`${jsonl#"$root"/}\`."
-		echo "Each figure is \`median [min–max]\` over the rounds; ratios are taken within each round, then their median and range."
-		echo
-		report_jq context "$jsonl"
-		echo
-		report_jq tables "$jsonl"
-		report_jq stalls "$jsonl"
-	} >"$table"
+	jq -c 'select(.suite != "queues")' "$jsonl" >"$dir/main.jsonl"
+	jq -c 'select(.suite == "queues")' "$jsonl" >"$dir/queues.jsonl"
+	: >"$main"
+	: >"$queues"
+	if [[ -s "$dir/main.jsonl" ]]; then
+		{
+			report_header "$jsonl"
+			report_jq context "$dir/main.jsonl"
+			echo
+			report_jq tables "$dir/main.jsonl"
+			report_jq stalls "$dir/main.jsonl"
+		} >"$main"
+	fi
+	if [[ -s "$dir/queues.jsonl" ]]; then
+		{
+			report_header "$jsonl"
+			report_jq context "$dir/queues.jsonl"
+			echo
+			report_jq queues "$dir/queues.jsonl"
+			report_jq stalls "$dir/queues.jsonl"
+		} >"$queues"
+	fi
+	cat "$main" "$queues" >"$table"
 	cat "$table"
 	plot "$dir"
-	update_doc "$table"
+	for part in main queues; do
+		[[ -s "$dir/$part.md" ]] || continue
+		update_doc "$dir/$part.md" "${part/main/}"
+	done
+	rm -f "$dir/main.jsonl" "$dir/queues.jsonl"
 }
 
 if [[ "${1:-}" == --report ]]; then
@@ -269,8 +353,8 @@ if ! [[ "$BENCH_ROUNDS" =~ ^[0-9]+$ ]] || ((BENCH_ROUNDS < 1 || BENCH_ROUNDS > 1
 fi
 for suite in $BENCH_SUITES; do
 	case $suite in
-	net | http | port | rr) ;;
-	*) die "unknown suite '$suite' (net, http, port, rr)" ;;
+	net | http | port | rr | queues) ;;
+	*) die "unknown suite '$suite' (net, http, port, rr, queues)" ;;
 	esac
 done
 "$root/hack/install-deps.sh"
