@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "log.h"
@@ -94,7 +95,9 @@ static const char usage_options[] =
         "                           full TCP window of frames fits)\n"
         "      --offload=on|off     virtio-net header, checksum and TSO/USO\n"
         "                           offloads on the tap (default on)\n"
-        "      --queues=N           tap queues, 1..16 (default 1, or "
+        "      --queues=N|auto      tap queues, 1..16, or auto: one per "
+        "online\n"
+        "                           CPU, at most 8 (default 1, or "
         "$TAPIR_QUEUES)\n"
         "      --pcap=FILE          write a packet capture of the tap\n"
         "      --debug              log details on stderr, counters at exit\n"
@@ -340,6 +343,47 @@ unsigned int cli_auto_txqueuelen(unsigned int mtu)
 }
 
 /**
+ * cli_auto_queues() - the queue count --queues auto means
+ * @online:	online CPUs, as sysconf(_SC_NPROCESSORS_ONLN) gave it (-1 if
+ *		it failed)
+ *
+ * Each queue gets a datapath thread of its own, so one per CPU; the cap
+ * keeps a many-core host from giving every container dozens of threads,
+ * each with its own buffers and event loop.
+ *
+ * Return: @online clamped to 1..TAPIR_AUTO_QUEUES_MAX
+ */
+unsigned int cli_auto_queues(long online)
+{
+	if (online < 1)
+		return 1;
+	if (online > TAPIR_AUTO_QUEUES_MAX)
+		return TAPIR_AUTO_QUEUES_MAX;
+	return (unsigned int)online;
+}
+
+/**
+ * parse_queues() - parse a --queues or TAPIR_QUEUES value
+ * @s:		input: an integer in 1..TAPIR_MAX_QUEUES, or "auto"
+ * @out:	queue count
+ *
+ * Return: 0 on success, -1 if @s is neither
+ */
+static int parse_queues(const char *s, unsigned int *out)
+{
+	unsigned long v;
+
+	if (!strcmp(s, "auto")) {
+		*out = cli_auto_queues(sysconf(_SC_NPROCESSORS_ONLN));
+		return 0;
+	}
+	if (parse_uint(s, 1, TAPIR_MAX_QUEUES, &v))
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/**
  * resolve_outbound() - turn an address literal or interface name into an
  *			address of @family
  * @s:		input
@@ -536,13 +580,12 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		o->offload = !strcmp(arg, "on");
 		break;
 	case OPT_QUEUES:
-		if (parse_uint(arg, 1, TAPIR_MAX_QUEUES, &v)) {
-			err_msg("queues must be an integer in 1..%d, not "
-			        "\"%s\"",
+		if (parse_queues(arg, &o->queues)) {
+			err_msg("queues must be an integer in 1..%d or "
+			        "\"auto\", not \"%s\"",
 			        TAPIR_MAX_QUEUES, arg);
 			return -1;
 		}
-		o->queues = (unsigned int)v;
 		break;
 	case OPT_PCAP:
 		if (strlen(arg) >= sizeof(o->pcap)) {
@@ -668,16 +711,15 @@ static void report_getopt_error(int c, const char *arg)
 static int queues_from_env(struct opts *o)
 {
 	const char *s = getenv("TAPIR_QUEUES");
-	unsigned long v;
 
 	if (!s || !*s)
 		return 0;
-	if (parse_uint(s, 1, TAPIR_MAX_QUEUES, &v)) {
-		err_msg("TAPIR_QUEUES must be an integer in 1..%d, not \"%s\"",
+	if (parse_queues(s, &o->queues)) {
+		err_msg("TAPIR_QUEUES must be an integer in 1..%d or \"auto\", "
+		        "not \"%s\"",
 		        TAPIR_MAX_QUEUES, s);
 		return -1;
 	}
-	o->queues = (unsigned int)v;
 	return 0;
 }
 

@@ -16,6 +16,8 @@
 #define TAPIR_MTU_MIN 68
 #define TAPIR_MTU_MAX 65521
 #define TAPIR_MAX_QUEUES 16
+/* --queues auto: one queue per online CPU, up to this many. */
+#define TAPIR_AUTO_QUEUES_MAX 8
 #define TAPIR_TXQLEN_MAX 1000000
 #define TAPIR_MAX_PUBLISH 64
 #define API_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
@@ -76,7 +78,7 @@ struct publish {
  * @outbound6:		its address, resolved likewise
  * @txqueuelen:		--txqueuelen, 0 = sized automatically
  * @offload:		--offload on|off
- * @queues:		--queues, 1..TAPIR_MAX_QUEUES
+ * @queues:		--queues, 1..TAPIR_MAX_QUEUES (auto already resolved)
  * @debug:		--debug
  * @pcap:		--pcap file, or empty
  * @forward_mode:	--forward-mode tap|splice
@@ -133,5 +135,6 @@ int cli_parse_mac(const char *s, uint8_t mac[6]);
 int cli_parse_publish(const char *s, struct publish *p, char *why,
                       size_t whylen);
 unsigned int cli_auto_txqueuelen(unsigned int mtu);
+unsigned int cli_auto_queues(long online);
 
 #endif /* TAPIR_CLI_H */

@@ -106,9 +106,41 @@ done
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "numqueues 2" ]
 	[ "${lines[1]}" = "single" ]
-	[ "${lines[2]}" = 'tapir: TAPIR_QUEUES must be an integer in 1..16, not "17"' ]
+	[ "${lines[2]}" = 'tapir: TAPIR_QUEUES must be an integer in 1..16 or "auto", not "17"' ]
 	# tapir run: 125 for its own errors, as podman and docker run.
 	[ "${lines[3]}" = "exit 125" ]
+}
+
+@test "queues: --queues auto and TAPIR_QUEUES=auto give one queue per online CPU, at most 8" {
+	# What sysconf(_SC_NPROCESSORS_ONLN) says, not nproc: auto counts
+	# the CPUs online, not those this process may run on.
+	local want
+	want=$(getconf _NPROCESSORS_ONLN)
+	[ "$want" -le 8 ] || want=8
+	run in_sandbox '
+		# In the namespace: how many queues get_stats counts ($1: socket).
+		cat >"$SCEN_DIR/count" <<-"EOF"
+			"$TAPIR_BIN" api "$1" "{\"execute\":\"get_stats\"}" |
+				jq -r ".return.queues | length"
+		EOF
+		chmod a+r "$SCEN_DIR/count"
+		c=$SCEN_DIR/count
+		a1=$SCEN_DIR/a1.sock a2=$SCEN_DIR/a2.sock a3=$SCEN_DIR/a3.sock
+		as_user "$TAPIR_BIN" run --queues auto -a "$a1" -- sh "$c" "$a1"
+		TAPIR_QUEUES=auto as_user "$TAPIR_BIN" run -a "$a2" -- sh "$c" "$a2"
+		TAPIR_QUEUES=auto as_user "$TAPIR_BIN" run --queues 1 -a "$a3" -- \
+			sh "$c" "$a3"
+		as_user "$TAPIR_BIN" run --queues automatic -- true 2>&1 ||
+			echo "exit $?"
+	'
+	echo "want $want"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$want" ]
+	[ "${lines[1]}" = "$want" ]
+	[ "${lines[2]}" = 1 ]
+	[ "${lines[3]}" = 'tapir: queues must be an integer in 1..16 or "auto", not "automatic"' ]
+	[ "${lines[4]}" = "exit 125" ]
 }
 
 @test "queues: under rootlesskit 1.1.0, TAPIR_QUEUES=2 gives its tap0 two queues, up, and fetches work" {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "driver/cli.h"
 #include "tests/unit/unit.h"
@@ -239,6 +240,21 @@ static void test_auto_txqueuelen(void)
 }
 
 /**
+ * test_auto_queues() - one queue per online CPU, 1..8 whatever sysconf says
+ */
+static void test_auto_queues(void)
+{
+	CHECK(cli_auto_queues(-1) == 1); /* sysconf failed */
+	CHECK(cli_auto_queues(0) == 1);
+	CHECK(cli_auto_queues(1) == 1);
+	CHECK(cli_auto_queues(2) == 2);
+	CHECK(cli_auto_queues(7) == 7);
+	CHECK(cli_auto_queues(8) == 8);
+	CHECK(cli_auto_queues(9) == 8);
+	CHECK(cli_auto_queues(256) == 8);
+}
+
+/**
  * test_parse_defaults() - PID TAPNAME alone gives slirp4netns's defaults
  */
 static void test_parse_defaults(void)
@@ -365,6 +381,9 @@ static void test_parse_errors(void)
 	        {"tapir", "--txqueuelen", "0", "1", "tap0"},
 	        {"tapir", "--queues", "17", "1", "tap0"},
 	        {"tapir", "--queues", "0", "1", "tap0"},
+	        {"tapir", "--queues", "Auto", "1", "tap0"},
+	        {"tapir", "--queues", "auto2", "1", "tap0"},
+	        {"tapir", "--queues", "", "1", "tap0"},
 	        {"tapir", "--offload", "yes", "1", "tap0"},
 	        {"tapir", "--cidr", "10.0.2.100/24", "1", "tap0"},
 	        {"tapir", "--macaddress", "02:00:00:aa:bb:cc", "1", "tap0"},
@@ -471,12 +490,14 @@ static void test_parse_repeated(void)
 
 /**
  * test_queues_env() - TAPIR_QUEUES is the default of --queues, which wins;
- *		       a bad value fails the parse
+ *		       either may be "auto"; a bad value fails the parse
  */
 static void test_queues_env(void)
 {
 	char *attach[] = {"tapir", "42", "tap0", NULL};
 	char *flag[] = {"tapir", "--queues", "2", "42", "tap0", NULL};
+	char *autoflag[] = {"tapir", "--queues=auto", "42", "tap0", NULL};
+	unsigned int online = cli_auto_queues(sysconf(_SC_NPROCESSORS_ONLN));
 	const char *saved = getenv("TAPIR_QUEUES");
 	char *keep = saved ? strdup(saved) : NULL;
 
@@ -488,6 +509,13 @@ static void test_queues_env(void)
 	setenv("TAPIR_QUEUES", "17", 1);
 	CHECK(parse(CLI_ATTACH, attach) == -1);
 	setenv("TAPIR_QUEUES", "2x", 1);
+	CHECK(parse(CLI_ATTACH, attach) == -1);
+	setenv("TAPIR_QUEUES", "auto", 1);
+	CHECK(parse(CLI_ATTACH, attach) == 0 && o.queues == online);
+	CHECK(parse(CLI_ATTACH, flag) == 0 && o.queues == 2);
+	setenv("TAPIR_QUEUES", "2", 1);
+	CHECK(parse(CLI_ATTACH, autoflag) == 0 && o.queues == online);
+	setenv("TAPIR_QUEUES", "autox", 1);
 	CHECK(parse(CLI_ATTACH, attach) == -1);
 	if (keep)
 		setenv("TAPIR_QUEUES", keep, 1);
@@ -503,6 +531,7 @@ const struct unit_case unit_cases[] = {
         {"mac: six hex pairs only", test_mac},
         {"publish: [HOSTIP:]HOSTPORT:GUESTPORT[/proto]", test_publish},
         {"txqueuelen: holds a full window, above 1000", test_auto_txqueuelen},
+        {"queues: auto is the online CPUs, 1..8", test_auto_queues},
         {"parse: defaults", test_parse_defaults},
         {"parse: rootlesskit 1.1.0 argv", test_parse_rootlesskit},
         {"parse: permuted options, last wins", test_parse_permuted},
