@@ -28,6 +28,7 @@ struct dns_state;
 struct hostfwd_state;
 struct thread_set;
 struct frame;
+struct pkt;
 
 /**
  * struct ctx - the running driver
@@ -80,9 +81,10 @@ struct frame;
  * @thread:		index of this context's thread, which is also its
  *			queue; 0 is the main thread
  * @rx:			the frame being handled, as read from the tap or
- *			handed over, for passing it to another thread; NULL
- *			for a datagram rebuilt from fragments
- * @rx_hops:		threads that had @rx before this one
+ *			handed over, for passing it to another thread
+ * @rx_hops:		times @rx was passed on to get here
+ * @rx_whole:		the datagram reassembled from @rx and the fragments
+ *			before it, while it is handled; else NULL
  */
 struct ctx {
 	const struct opts *o;
@@ -126,6 +128,7 @@ struct ctx {
 	unsigned int thread;
 	const struct frame *rx;
 	unsigned int rx_hops;
+	const struct pkt *rx_whole;
 };
 
 void ctx_set_addresses(struct ctx *c);

@@ -9,6 +9,7 @@
 #include "ip4.h"
 #include "ip6.h"
 #include "tapio.h"
+#include "thread.h"
 
 const uint8_t eth_router6_mac[6] = {0x52, 0x56, 0, 0, 0, 2};
 
@@ -37,7 +38,7 @@ void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,
 {
 	if ((src.s_addr & c->mask4.s_addr) != (c->gw4.s_addr & c->mask4.s_addr))
 		src = c->gw4;
-	memcpy(eh->ether_dhost, c->guest_mac, 6);
+	thread_guest_mac(c, eh->ether_dhost);
 	eth_special_mac(eh->ether_shost, src);
 	eh->ether_type = htons(ethertype);
 }
@@ -76,8 +77,11 @@ void eth_learn_guest(struct ctx *c, const struct frame *f)
 {
 	const struct ether_header *eh = (const void *)f->data;
 
-	if (!(eh->ether_shost[0] & 1))
+	if (!(eh->ether_shost[0] & 1) &&
+	    memcmp(c->guest_mac, eh->ether_shost, 6)) {
 		memcpy(c->guest_mac, eh->ether_shost, 6);
+		thread_learn_mac(c);
+	}
 }
 
 /**

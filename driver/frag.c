@@ -470,15 +470,14 @@ static bool is_ndp(const struct pkt *p)
  * @c:		context
  * @whole:	the datagram
  *
- * It is no frame another thread could take: a miss is handled here.
+ * Marked as the one being handled: a thread without its flow passes the
+ * whole datagram on, not the last fragment.
  */
 static void deliver_whole(struct ctx *c, struct pkt *whole)
 {
-	const struct frame *rx = c->rx;
-
-	c->rx = NULL;
+	c->rx_whole = whole;
 	ip_l4_input(c, whole);
-	c->rx = rx;
+	c->rx_whole = NULL;
 }
 
 /**

@@ -342,19 +342,23 @@ static const struct fwd *find_duplicate(const struct hostfwd_state *hs,
 }
 
 /**
- * count_udp() - tell the datapath threads how many UDP forwards are open
+ * publish_udp_ports() - tell the datapath threads the guest ports of the
+ *			 UDP forwards
  * @c:		context
  *
- * Guest replies to a UDP forward's flows can reach any thread.
+ * The guest's replies to a UDP forward's flows, which the main thread
+ * owns, come from those ports and may reach any thread.
  */
-static void count_udp(struct ctx *c)
+static void publish_udp_ports(struct ctx *c)
 {
 	const struct hostfwd_state *hs = c->hostfwd;
-	int n = 0;
+	uint16_t ports[HOSTFWD_MAX];
+	size_t n = 0;
 
 	for (size_t i = 0; i < hs->n; i++)
-		n += hs->fwds[i]->s.udp;
-	thread_set_udp_forwards(c, n);
+		if (hs->fwds[i]->s.udp)
+			ports[n++] = hs->fwds[i]->s.guest_port;
+	thread_set_udp_ports(c, ports, n);
 }
 
 /**
@@ -406,7 +410,7 @@ int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why, size_t whylen)
 	}
 	f->s.id = s->id = hs->next_id++;
 	hs->fwds[hs->n++] = f;
-	count_udp(c);
+	publish_udp_ports(c);
 	if (!s->udp && c->o->forward_mode == FORWARD_SPLICE)
 		nssock_prime(hs->pool);
 	debug_msg("forward %u added: %s", s->id, name);
@@ -433,7 +437,7 @@ int hostfwd_remove(struct ctx *c, unsigned int id)
 		memmove(&hs->fwds[i], &hs->fwds[i + 1],
 		        (hs->n - i - 1) * sizeof(hs->fwds[0]));
 		hs->n--;
-		count_udp(c);
+		publish_udp_ports(c);
 		debug_msg("forward %u removed", id);
 		return 0;
 	}

@@ -9,7 +9,9 @@
  * only without PROT_EXEC.
  */
 
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/mman.h>
@@ -131,13 +133,39 @@ static int allow_noexec_memory(scmp_filter_ctx f)
 }
 
 /**
- * load() - build a filter from @lists and load it
- * @lists:	NULL-terminated name lists
- * @n:		number of lists
+ * allow_threads() - clone() for new threads only; clone3() says ENOSYS
+ * @f:		filter
+ *
+ * clone3() passes its flags in memory, where a filter can't look, so it
+ * fails as on a kernel before 5.3 and glibc falls back to clone(), whose
+ * flags must then make a thread: no fork, no new namespace. Builds with
+ * sanitizers allow both outright (sanitizer_syscalls).
  *
  * Return: 0 on success, -errno on failure
  */
-static int load(const char *const *const *lists, size_t n)
+static int allow_threads(scmp_filter_ctx f)
+{
+	int ret;
+
+	if (isolation_sanitized())
+		return 0;
+	ret = seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (!ret)
+		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+		                       SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD,
+		                               CLONE_THREAD));
+	return ret;
+}
+
+/**
+ * load() - build a filter from @lists and load it
+ * @lists:	NULL-terminated name lists
+ * @n:		number of lists
+ * @threads:	the process may start threads (allow_threads())
+ *
+ * Return: 0 on success, -errno on failure
+ */
+static int load(const char *const *const *lists, size_t n, bool threads)
 {
 	scmp_filter_ctx f = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int ret;
@@ -152,6 +180,8 @@ static int load(const char *const *const *lists, size_t n)
 		ret = allow_list(f, sanitizer_syscalls);
 	if (!ret)
 		ret = allow_noexec_memory(f);
+	if (!ret && threads)
+		ret = allow_threads(f);
 	if (!ret)
 		ret = seccomp_load(f);
 	seccomp_release(f);
@@ -167,8 +197,8 @@ static int load(const char *const *const *lists, size_t n)
  */
 int seccomp_apply(void)
 {
-	int ret =
-	        load(tapir_lists, sizeof(tapir_lists) / sizeof(tapir_lists[0]));
+	int ret = load(tapir_lists,
+	               sizeof(tapir_lists) / sizeof(tapir_lists[0]), true);
 
 	if (ret) {
 		err_errno(-ret, "seccomp: load the filter");
@@ -187,7 +217,7 @@ int seccomp_apply_nssock(void)
 {
 	const char *const *const lists[] = {process_syscalls,
 	                                    nssock_helper_syscalls};
-	int ret = load(lists, 2);
+	int ret = load(lists, 2, false);
 
 	if (ret)
 		errno = -ret;

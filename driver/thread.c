@@ -12,8 +12,9 @@
  * mutex-protected list woken by an eventfd. What goes through them:
  * - frames a thread has no flow for, which may belong to a flow another
  *   thread owns (a forward's flow whose entry in tun's steering table aged
- *   out, after ~3 s without a frame to the guest): passed along the ring of
- *   threads, and the last one handles them as a miss;
+ *   out, after ~3 s without a frame to the guest; a datagram reassembled
+ *   from fragments, which tun steers by addresses alone): passed round the
+ *   ring of threads and back to the reader, which handles them as a miss;
  * - DHCP and NDP, whose state only the main thread keeps;
  * - connections accepted on a forward, to the thread their hash picks;
  * - a request for a copy of the counters (get_stats), a failure that ends
@@ -31,10 +32,13 @@
 #include <event2/event.h>
 
 #include "ctx.h"
+#include "clock.h"
+#include "dhcp.h"
 #include "dns.h"
 #include "eth.h"
 #include "flow.h"
 #include "frag.h"
+#include "ip.h"
 #include "fwd.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -45,18 +49,24 @@
 #include "tcp.h"
 #include "thread.h"
 #include "udp.h"
+#include "udp_flow.h"
 
-/* Syscalls of starting, waking and stopping threads, once running. */
+/* Syscalls of starting, waking and stopping threads, once running, but
+ * clone() and clone3(), which seccomp.c allows for threads only. glibc's
+ * malloc asks sched_getaffinity() for the CPUs when it makes an arena for
+ * a thread (the sandbox hides /sys and /proc/stat).
+ */
 const char *const thread_syscalls[] = {
-        "clone",  "clone3", "set_robust_list", "rseq",   "futex",
-        "munmap", "exit",   "madvise",         "gettid", NULL,
+        "set_robust_list",   "rseq",   "futex", "munmap", "exit", "madvise",
+        "sched_getaffinity", "gettid", NULL,
 };
 
-/* Bytes queued in one inbox at most: a thread that stalls can't make
- * another one grow without a bound. Beyond it, frames are dropped.
+/* Bytes of messages queued in one inbox at most: a thread that stalls
+ * can't make another one grow without a bound. Beyond it, frames are
+ * dropped and accepted connections reset.
  */
 #define INBOX_BYTES_MAX (8U << 20)
-/* How long get_stats waits for a thread's copy of its counters. */
+/* How long get_stats waits for the threads' copies of their counters. */
 #define STATS_WAIT_MS 200
 
 /**
@@ -79,7 +89,7 @@ enum msg_type {
  * struct msg - one inbox entry
  * @next:	next in the inbox
  * @type:	enum msg_type
- * @hops:	MSG_FRAME: threads that had it before, reader included
+ * @hops:	MSG_FRAME: times it was passed on
  * @fd:		MSG_ACCEPT: the accepted socket, owned by the message
  * @src:	MSG_ACCEPT: client as the guest sees it
  * @dst:	MSG_ACCEPT: guest address
@@ -109,11 +119,14 @@ struct msg {
  * @started:	the thread runs (never set for thread 0)
  * @efd:	eventfd that wakes it for the inbox
  * @ev:		read event on @efd in its loop
- * @lock:	protects @head, @tail, @bytes, @snap and @snap_gen
+ * @stop:	its MSG_STOP, made beforehand so that stopping can't fail
+ * @fail:	its MSG_FAIL to the main thread, made beforehand too
+ * @lock:	protects @head, @tail, @bytes, @stats_asked, @snap, @snap_gen
  * @cond:	signalled when @snap_gen changes
  * @head:	first message, or NULL
  * @tail:	where the next message goes
- * @bytes:	frame bytes queued
+ * @bytes:	bytes of the frame and accept messages queued
+ * @stats_asked: a MSG_STATS is queued: get_stats doesn't queue another
  * @snap:	copy of its counters, for get_stats
  * @snap_gen:	copies made so far
  */
@@ -124,29 +137,51 @@ struct thread {
 	bool started;
 	int efd;
 	struct event *ev;
+	struct msg *stop;
+	struct msg *fail;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct msg *head;
 	struct msg **tail;
 	size_t bytes;
+	bool stats_asked;
 	struct stats snap;
 	uint64_t snap_gen;
 };
 
 /**
- * struct thread_set - every datapath thread
+ * struct thread_set - every datapath thread, and what they share
  * @n:			threads, one per tap queue
  * @seed:		hash seed that spreads forwarded connections
- * @udp_forwards:	UDP forwards open now: only then can a guest datagram
- *			belong to a flow of the main thread's (atomic)
+ * @guest_mac:		the guest's MAC, learnt by any thread (atomic)
+ * @frag_udp_until:	clock_ms() until which a UDP flow opened from a
+ *			reassembled datagram may live on another thread than
+ *			its plain datagrams' (atomic)
+ * @udp_ports:		bit per guest port of a UDP forward: replies from it
+ *			may belong to the main thread's flows (atomic bytes)
  * @t:			the threads, [0] the main one
  */
 struct thread_set {
 	unsigned int n;
 	uint64_t seed;
-	int udp_forwards;
+	uint64_t guest_mac;
+	uint64_t frag_udp_until;
+	uint8_t udp_ports[65536 / 8];
 	struct thread t[TAPIR_MAX_QUEUES];
 };
+
+/**
+ * msg_size() - bytes a message counts for against INBOX_BYTES_MAX
+ * @m:		message
+ *
+ * Return: its size, 0 for the ones that can't pile up
+ */
+static size_t msg_size(const struct msg *m)
+{
+	if (m->type == MSG_FRAME || m->type == MSG_ACCEPT)
+		return sizeof(*m) + m->len;
+	return 0;
+}
 
 /**
  * post() - queue a message for a thread and wake it
@@ -164,18 +199,18 @@ static int post(struct thread *t, struct msg *m)
 
 	m->next = NULL;
 	pthread_mutex_lock(&t->lock);
-	if (m->type == MSG_FRAME && t->bytes + m->len > INBOX_BYTES_MAX) {
+	if (msg_size(m) && t->bytes + msg_size(m) > INBOX_BYTES_MAX) {
 		pthread_mutex_unlock(&t->lock);
 		free(m);
 		return -1;
 	}
-	t->bytes += m->type == MSG_FRAME ? m->len : 0;
+	t->bytes += msg_size(m);
 	wake = !t->head;
 	*t->tail = m;
 	t->tail = &m->next;
 	pthread_mutex_unlock(&t->lock);
-	/* A full eventfd counter (never, at 2^64 - 2) or a closed one at
-	 * exit: the message still waits in the list for the next wakeup.
+	/* Can't fail but for a closed fd: the message then waits in the
+	 * list, and the thread sees it at its next wakeup.
 	 */
 	if (wake && write(t->efd, &one, sizeof(one)) < 0)
 		err_limited(&limit, errno, "wake datapath thread %u",
@@ -203,24 +238,50 @@ static struct msg *msg_new(enum msg_type type, size_t len)
 }
 
 /**
- * pass_frame() - give the frame being handled to another thread
- * @c:		context reading it
- * @to:		receiver's index
- * @hops:	hops it will have made
+ * frame_msg() - a copy of what @c is handling, as a frame
+ * @c:		context with @c->rx
  *
- * Return: true: the frame is the receiver's (or dropped, and counted)
+ * A datagram reassembled here (@c->rx_whole) goes as one frame: the
+ * Ethernet header of its last fragment, its rebuilt IP header and the
+ * whole payload, and a zero vnet header (nothing left to offload).
+ *
+ * Return: the message, or NULL on ENOMEM
+ */
+static struct msg *frame_msg(const struct ctx *c)
+{
+	const struct pkt *w = c->rx_whole;
+	const struct frame *f = c->rx;
+	size_t l3 = w ? (size_t)(w->l4 - w->l3) + w->l4len : 0;
+	struct msg *m;
+
+	m = msg_new(MSG_FRAME, c->vnet_len + (w ? ETH_HLEN_ + l3 : f->len));
+	if (!m)
+		return NULL;
+	if (w) {
+		memcpy(m->data + c->vnet_len, f->data, ETH_HLEN_);
+		memcpy(m->data + c->vnet_len + ETH_HLEN_, w->l3, l3);
+		return m;
+	}
+	if (c->vnet_len)
+		memcpy(m->data, f->vh, c->vnet_len);
+	memcpy(m->data + c->vnet_len, f->data, f->len);
+	return m;
+}
+
+/**
+ * pass_frame() - give what @c is handling to another thread
+ * @c:		context
+ * @to:		receiver's index
+ * @hops:	times it will have been passed
+ *
+ * Return: true: it is the receiver's (or dropped, and counted)
  */
 static bool pass_frame(struct ctx *c, unsigned int to, unsigned int hops)
 {
-	const struct frame *f = c->rx;
-	struct msg *m = msg_new(MSG_FRAME, c->vnet_len + f->len);
+	struct msg *m = frame_msg(c);
 
-	if (m) {
+	if (m)
 		m->hops = hops;
-		if (c->vnet_len)
-			memcpy(m->data, f->vh, c->vnet_len);
-		memcpy(m->data + c->vnet_len, f->data, f->len);
-	}
 	if (!m || post(&c->threads->t[to], m))
 		c->stats.drops[DROP_HANDOFF]++;
 	return true;
@@ -231,22 +292,17 @@ static bool pass_frame(struct ctx *c, unsigned int to, unsigned int hops)
  *			own one?
  * @c:		context
  *
- * The frame goes on to the next thread of the ring, until every thread
- * has seen it; the last one treats it as a miss. Frames rebuilt here (a
- * reassembled datagram) can't be passed and are a miss here.
+ * The frame goes round the ring of threads and back to the one that read
+ * it, which then treats it as a miss: a flow it opens lives on the queue
+ * its frames come in on.
  *
  * Return: true if the frame was passed on (or dropped): stop handling it
  */
 bool thread_pass_miss(struct ctx *c)
 {
-	unsigned int hops;
-
-	if (!c->threads || !c->rx)
+	if (!c->threads || !c->rx || c->rx_hops >= c->threads->n)
 		return false;
-	hops = c->rx_hops + 1;
-	if (hops >= c->threads->n)
-		return false;
-	return pass_frame(c, (c->thread + 1) % c->threads->n, hops);
+	return pass_frame(c, (c->thread + 1) % c->threads->n, c->rx_hops + 1);
 }
 
 /**
@@ -267,29 +323,98 @@ bool thread_pass_to_main(struct ctx *c)
 /**
  * thread_may_own_udp() - could a guest datagram without a flow here
  *			  belong to another thread's flow?
- * @c:		context
+ * @c:		context handling it
+ * @gport:	its guest (source) port
  *
- * Only flows a host peer started on a UDP forward are made by another
- * thread than the guest's (the main one, whose listener they share).
+ * Yes if it comes from the guest port of a UDP forward (the main thread's
+ * flows, sharing its listener), if it was reassembled (tun steered its
+ * fragments by addresses alone) or is on its way round the ring already,
+ * or for a while after a flow was opened from such a datagram (its plain
+ * datagrams may come in elsewhere).
  *
- * Return: true if a miss should be passed on before opening a flow
+ * Return: true if a miss should go round the ring before opening a flow
  */
-bool thread_may_own_udp(const struct ctx *c)
+bool thread_may_own_udp(const struct ctx *c, uint16_t gport)
 {
-	return c->threads &&
-	       __atomic_load_n(&c->threads->udp_forwards, __ATOMIC_RELAXED);
+	struct thread_set *set = c->threads;
+
+	if (!set)
+		return false;
+	if (__atomic_load_n(&set->udp_ports[gport / 8], __ATOMIC_RELAXED) &
+	    (1U << (gport % 8)))
+		return true;
+	return c->rx_whole || c->rx_hops ||
+	       clock_ms() <
+	               __atomic_load_n(&set->frag_udp_until, __ATOMIC_RELAXED);
 }
 
 /**
- * thread_set_udp_forwards() - how many UDP forwards are open now
- * @c:		main context
- * @n:		their number
+ * thread_udp_opened() - a UDP flow was opened: from a reassembled datagram,
+ *			 or one that went round the ring?
+ * @c:		context that opened it
  */
-void thread_set_udp_forwards(struct ctx *c, int n)
+void thread_udp_opened(struct ctx *c)
 {
-	if (c->threads)
-		__atomic_store_n(&c->threads->udp_forwards, n,
+	if (c->threads && (c->rx_whole || c->rx_hops))
+		__atomic_store_n(&c->threads->frag_udp_until,
+		                 clock_ms() + UDP_TIMEOUT_STREAM * 1000ULL,
 		                 __ATOMIC_RELAXED);
+}
+
+/**
+ * thread_set_udp_ports() - the guest ports of the UDP forwards open now
+ * @c:		main context
+ * @ports:	their guest ports
+ * @n:		number of @ports
+ *
+ * Each byte of the map is stored once with its new value, so a bit that
+ * stays set is never seen cleared.
+ */
+void thread_set_udp_ports(struct ctx *c, const uint16_t *ports, size_t n)
+{
+	uint8_t map[sizeof(c->threads->udp_ports)] = {0};
+	struct thread_set *set = c->threads;
+
+	if (!set)
+		return;
+	for (size_t i = 0; i < n; i++)
+		map[ports[i] / 8] |= (uint8_t)(1U << (ports[i] % 8));
+	for (size_t i = 0; i < sizeof(map); i++)
+		if (__atomic_load_n(&set->udp_ports[i], __ATOMIC_RELAXED) !=
+		    map[i])
+			__atomic_store_n(&set->udp_ports[i], map[i],
+			                 __ATOMIC_RELAXED);
+}
+
+/**
+ * thread_learn_mac() - the guest's MAC changed: tell every thread
+ * @c:		context that learnt it, @c->guest_mac set
+ */
+void thread_learn_mac(struct ctx *c)
+{
+	uint64_t v = 0;
+
+	if (!c->threads)
+		return;
+	memcpy(&v, c->guest_mac, 6);
+	__atomic_store_n(&c->threads->guest_mac, v, __ATOMIC_RELAXED);
+}
+
+/**
+ * thread_guest_mac() - the guest's MAC, as any thread last learnt it
+ * @c:		context
+ * @mac:	filled, 6 bytes
+ */
+void thread_guest_mac(const struct ctx *c, uint8_t *mac)
+{
+	uint64_t v;
+
+	if (!c->threads) {
+		memcpy(mac, c->guest_mac, 6);
+		return;
+	}
+	v = __atomic_load_n(&c->threads->guest_mac, __ATOMIC_RELAXED);
+	memcpy(mac, &v, 6);
 }
 
 /**
@@ -320,16 +445,17 @@ bool thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
 	if (to == c->thread)
 		return false;
 	m = msg_new(MSG_ACCEPT, 0);
-	if (!m) {
-		fwd_reset_close(fd);
-		return true;
+	if (m) {
+		m->fd = fd;
+		m->src = *src;
+		m->dst = *dst;
+		m->sport = sport;
+		m->dport = dport;
 	}
-	m->fd = fd;
-	m->src = *src;
-	m->dst = *dst;
-	m->sport = sport;
-	m->dport = dport;
-	post(&set->t[to], m);
+	if (!m || post(&set->t[to], m)) {
+		c->stats.drops[DROP_HANDOFF]++;
+		fwd_reset_close(fd);
+	}
 	return true;
 }
 
@@ -339,15 +465,17 @@ bool thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
  */
 void thread_fail(struct ctx *c)
 {
-	struct msg *m;
+	struct thread *t;
 
 	if (!c->threads || !c->thread) {
 		lifecycle_fail(c);
 		return;
 	}
-	m = msg_new(MSG_FAIL, 0);
-	if (!m || post(&c->threads->t[0], m))
-		abort(); /* can't happen: only frames are ever refused */
+	t = &c->threads->t[c->thread];
+	if (t->fail) {
+		post(&c->threads->t[0], t->fail);
+		t->fail = NULL;
+	}
 }
 
 /**
@@ -379,24 +507,50 @@ static void stats_add(struct stats *sum, const struct stats *s)
 }
 
 /**
- * wait_snapshot() - wait until thread @t copied its counters after @gen
- * @t:		worker, its lock held
- * @gen:	@t->snap_gen before the request
+ * ask_stats() - ask a thread for a copy of its counters
+ * @t:		worker
  *
- * A thread busy with a batch answers within it; one that doesn't in
- * STATS_WAIT_MS leaves its previous copy in the sum.
+ * Return: @t->snap_gen before the request; unchanged if none could be
+ *	   asked, or one is still queued
  */
-static void wait_snapshot(struct thread *t, uint64_t gen)
+static uint64_t ask_stats(struct thread *t)
 {
-	struct timespec until;
+	struct msg *m = msg_new(MSG_STATS, 0);
+	uint64_t gen;
+	bool asked;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_nsec += STATS_WAIT_MS * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&t->lock);
+	gen = t->snap_gen;
+	asked = t->stats_asked;
+	t->stats_asked = t->stats_asked || m;
+	pthread_mutex_unlock(&t->lock);
+	if (m && !asked)
+		post(t, m);
+	else
+		free(m);
+	return gen;
+}
+
+/**
+ * wait_stats() - wait until thread @t copied its counters after @gen, then
+ *		  add them
+ * @t:		worker
+ * @gen:	what ask_stats() returned
+ * @until:	CLOCK_MONOTONIC deadline shared by every thread's wait
+ * @sum:	total to add to
+ *
+ * A thread busy with a batch answers within it; one that doesn't leaves
+ * its previous copy in the sum.
+ */
+static void wait_stats(struct thread *t, uint64_t gen,
+                       const struct timespec *until, struct stats *sum)
+{
+	pthread_mutex_lock(&t->lock);
 	while (t->snap_gen == gen &&
-	       pthread_cond_timedwait(&t->cond, &t->lock, &until) != ETIMEDOUT)
+	       !pthread_cond_timedwait(&t->cond, &t->lock, until))
 		;
+	stats_add(sum, &t->snap);
+	pthread_mutex_unlock(&t->lock);
 }
 
 /**
@@ -405,29 +559,25 @@ static void wait_snapshot(struct thread *t, uint64_t gen)
  * @sum:	filled
  *
  * Each thread writes only its own counters; the others' are read from the
- * copy each makes when asked, so no counter is read while written.
+ * copy each makes when asked, so no counter is read while written. All are
+ * asked first, then waited for until one deadline.
  */
 void threads_stats(struct ctx *c, struct stats *sum)
 {
+	uint64_t gen[TAPIR_MAX_QUEUES] = {0};
+	struct timespec until;
+
 	*sum = c->stats;
 	if (!c->threads)
 		return;
-	for (unsigned int i = 1; i < c->threads->n; i++) {
-		struct thread *t = &c->threads->t[i];
-		struct msg *m = msg_new(MSG_STATS, 0);
-		uint64_t gen;
-
-		pthread_mutex_lock(&t->lock);
-		gen = t->snap_gen;
-		pthread_mutex_unlock(&t->lock);
-		if (m)
-			post(t, m);
-		pthread_mutex_lock(&t->lock);
-		if (m)
-			wait_snapshot(t, gen);
-		stats_add(sum, &t->snap);
-		pthread_mutex_unlock(&t->lock);
-	}
+	for (unsigned int i = 1; i < c->threads->n; i++)
+		gen[i] = ask_stats(&c->threads->t[i]);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += STATS_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	for (unsigned int i = 1; i < c->threads->n; i++)
+		wait_stats(&c->threads->t[i], gen[i], &until, sum);
 }
 
 /**
@@ -439,7 +589,7 @@ static void handle_frame(struct ctx *c, struct msg *m)
 {
 	struct frame f;
 
-	if (m->len < c->vnet_len + 14)
+	if (m->len < c->vnet_len + ETH_HLEN_)
 		return;
 	f.vh = c->vnet_len ? (void *)m->data : NULL;
 	f.data = m->data + c->vnet_len;
@@ -474,6 +624,7 @@ static void handle(struct ctx *c, struct thread *t, struct msg *m)
 		pthread_mutex_lock(&t->lock);
 		t->snap = c->stats;
 		t->snap_gen++;
+		t->stats_asked = false;
 		pthread_cond_broadcast(&t->cond);
 		pthread_mutex_unlock(&t->lock);
 		break;
@@ -519,7 +670,8 @@ static void inbox_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /**
- * inbox_init() - the lock, list and eventfd of a thread, watched in its loop
+ * inbox_init() - the lock, list, eventfd and stop and fail messages of a
+ *		  thread, watched in its loop
  * @t:		thread, its @c set up with a base
  *
  * Return: 0 on success, -1 after printing one error line
@@ -537,6 +689,12 @@ static int inbox_init(struct thread *t)
 		return -1;
 	}
 	pthread_condattr_destroy(&ca);
+	t->stop = msg_new(MSG_STOP, 0);
+	t->fail = msg_new(MSG_FAIL, 0);
+	if (!t->stop || !t->fail) {
+		err_errno(ENOMEM, "datapath thread: allocate");
+		return -1;
+	}
 	t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (t->efd < 0) {
 		err_errno(errno, "datapath thread: eventfd");
@@ -580,6 +738,10 @@ static struct ctx *worker_ctx(struct ctx *c, unsigned int q)
 	c->tapfd[q] = -1;
 	ctx_set_addresses(w);
 	memcpy(w->guest_mac, c->guest_mac, 6);
+	/* Threads that counted IPv4 ids from the same start would reuse
+	 * them for the same addresses at once: fragments could mix.
+	 */
+	w->ip4_id = (uint16_t)seed_u64();
 	w->tcp_conns = c->tcp_conns;
 	w->frag_slots = c->frag_slots;
 	w->resolv_conf = c->resolv_conf;
@@ -588,12 +750,10 @@ static struct ctx *worker_ctx(struct ctx *c, unsigned int q)
 	w->queue = q;
 	w->run_child = c->run_child;
 	w->base = event_base_new();
-	if (!w->base) {
+	if (!w->base)
 		err_msg("datapath thread %u: create event loop: libevent "
 		        "failed",
 		        q);
-		return w;
-	}
 	return w;
 }
 
@@ -603,6 +763,7 @@ static struct ctx *worker_ctx(struct ctx *c, unsigned int q)
  */
 static void worker_cleanup(struct ctx *w)
 {
+	dhcp_cleanup(w);
 	frag_cleanup(w);
 	ping_cleanup(w);
 	udp_cleanup(w);
@@ -656,6 +817,7 @@ int threads_prepare(struct ctx *c)
 	c->threads = set;
 	c->thread = 0;
 	c->queue = 0;
+	thread_learn_mac(c);
 	for (unsigned int i = 0; i < set->n; i++) {
 		struct thread *t = &set->t[i];
 
@@ -733,6 +895,9 @@ static void inbox_cleanup(struct thread *t)
 	}
 	t->head = NULL;
 	t->tail = &t->head;
+	free(t->stop);
+	free(t->fail);
+	t->stop = t->fail = NULL;
 	if (t->ev)
 		event_free(t->ev);
 	t->ev = NULL;
@@ -758,13 +923,11 @@ void threads_stop(struct ctx *c)
 		return;
 	for (unsigned int i = 1; i < set->n; i++) {
 		struct thread *t = &set->t[i];
-		struct msg *m;
 
 		if (!t->started)
 			continue;
-		m = msg_new(MSG_STOP, 0);
-		if (!m || post(t, m))
-			abort(); /* can't happen: only frames are ever refused */
+		post(t, t->stop);
+		t->stop = NULL;
 		pthread_join(t->tid, NULL);
 		t->started = false;
 	}

@@ -467,10 +467,14 @@ void udp_input(struct ctx *c, struct pkt *p)
 	k.gport = ntohs(uh.source);
 	k.fport = ntohs(uh.dest);
 	f = udp_flow_lookup(c->flows, &k);
-	if (!f && thread_may_own_udp(c) && thread_pass_miss(c))
+	if (!f && thread_may_own_udp(c, k.gport) && thread_pass_miss(c))
 		return;
-	if (!f && !(f = flow_open(c, p, &k)))
-		return;
+	if (!f) {
+		f = flow_open(c, p, &k);
+		if (!f)
+			return;
+		thread_udp_opened(c);
+	}
 	flow_enter(&f->flow);
 	flow_quote(f, p);
 	udp_to_host(c, f, p, p->l4 + sizeof(uh), ulen - sizeof(uh),

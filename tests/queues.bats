@@ -210,3 +210,70 @@ cat "$SCEN_DIR"/idle.*
 	done
 	has_line "no_flow 0"
 }
+
+# The guest side of the fragments test: a UDP echo server on 7, published
+# on the sandbox's 127.0.0.1:17007 (its 20000-byte replies are fragments,
+# which tun steers by addresses alone, not by flow); then one guest port
+# sending 100 and 20000 bytes in turn to the sandbox's port 9999, which
+# answers with the port it saw them from.
+FRAGMENTS='
+set -euo pipefail
+socat -b 65535 UDP4-RECVFROM:7,fork PIPE &
+for _ in $(seq 50); do
+	ss -lun | grep -q ":7 " && break
+	sleep 0.1
+done
+echo ready >"$SCEN_DIR/ready"
+for _ in $(seq 100); do
+	[ -e "$SCEN_DIR/done" ] && break
+	sleep 0.1
+done
+for size in 100 20000 100 20000; do
+	echo "from $(head -c "$size" /dev/zero |
+		timeout 5 socat -b 65535 -T 2 - UDP4:10.0.2.2:9999,sourceport=4444)"
+done
+'
+
+@test "queues: --queues 8: datagrams reassembled from fragments find their flow on another thread (a UDP forward's replies, an outbound flow)" {
+	run in_sandbox '
+		bg_start echo socat -b 65535 UDP4-RECVFROM:9999,fork \
+			SYSTEM:"echo \$SOCAT_PEERPORT"
+		printf "%s" "$1" >"$SCEN_DIR/guest"
+		chmod a+r "$SCEN_DIR/guest"
+		as_user "$TAPIR_BIN" run --queues 8 -p 127.0.0.1:17007:7/udp -- \
+			bash "$SCEN_DIR/guest" &
+		run_pid=$!
+		wait_for 10 test -e "$SCEN_DIR/ready"
+		for size in 5 20000 20000 20000; do
+			head -c "$size" /dev/urandom >"$SCEN_DIR/dgram"
+			timeout 5 socat -b 65535 -T 2 \
+				"OPEN:$SCEN_DIR/dgram,rdonly!!CREATE:$SCEN_DIR/echo" \
+				UDP4:127.0.0.1:17007 || true
+			cmp -s "$SCEN_DIR/dgram" "$SCEN_DIR/echo" &&
+				echo "echo $size ok"
+			rm -f "$SCEN_DIR/echo"
+		done
+		touch "$SCEN_DIR/done"
+		wait "$run_pid"
+	' "$FRAGMENTS"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "^echo .* ok$" <<<"$output")" -eq 4 ]
+	# One flow: every datagram left from the same host port.
+	[ "$(grep -c "^from [0-9]" <<<"$output")" -eq 4 ]
+	[ "$(grep "^from " <<<"$output" | sort -u | wc -l)" -eq 1 ]
+}
+
+@test "queues: --queues 16 under tapir run's sandbox and seccomp filter: 16 threads start and stop cleanly" {
+	run in_sandbox '
+		as_user "$TAPIR_BIN" run --queues 16 -- sh -c "
+			grep -E \"^(Threads|Seccomp):\" /proc/\$PPID/status
+			curl -sS --max-time 5 http://10.0.2.2:1/ 2>&1 | head -c 0"
+		echo "exit $?"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "Threads:	16"
+	has_line "Seccomp:	2"
+	has_line "exit 0"
+}
