@@ -2,7 +2,9 @@
 #
 # `make` builds ./tapir; `make test` runs the unit and integration suites;
 # `make check-asan` builds with ASan+UBSan into build-asan/ and runs the same
-# suites against that binary; `make lint` runs cppcheck and clang-format;
+# suites against that binary; `make check-tsan` builds with ThreadSanitizer
+# into build-tsan/ and runs the unit tests and the datapath's bats files
+# with two tap queues against it (hack/check-tsan.sh); `make lint` runs cppcheck and clang-format;
 # `make deb` builds a Debian package into $(BUILD)/deb/; `make fuzz` builds
 # the libFuzzer harnesses with clang into build-fuzz/ and runs each for
 # FUZZ_TIME seconds (hack/fuzz.sh); `make soak` churns traffic through one
@@ -14,6 +16,11 @@ BUILD ?= build
 PKGS := jansson libmnl libevent libseccomp
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
+# ThreadSanitizer (gcc's: its reports come symbolized without an external
+# symbolizer). -pthread here as well as in the normal flags, so that this
+# build never depends on them.
+TSAN_BUILD := build-tsan
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer -pthread
 
 CFLAGS ?= -O2 -g
 WARN := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
@@ -35,10 +42,12 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_RUNNER_OBJ := $(BUILD)/tests/unit/unit.o $(BUILD)/tests/unit/fakectx.o \
 	$(BUILD)/tests/unit/tcpguest.o
 BENCH_TOOLS := $(patsubst benchmark/%.c,$(BUILD)/benchmark/%,$(wildcard benchmark/*.c))
-# oldkernel.c is an LD_PRELOAD shim (a shared object), not a program.
+# oldkernel.c and tsanfork.c are LD_PRELOAD shims (shared objects), not
+# programs; tsanfork.so is for `make check-tsan` only.
 TEST_SHIMS := $(BUILD)/tools/oldkernel.so
-TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,\
-	$(filter-out tests/tools/oldkernel.c,$(wildcard tests/tools/*.c)))
+TSAN_SHIM := $(BUILD)/tools/tsanfork.so
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(filter-out \
+	tests/tools/oldkernel.c tests/tools/tsanfork.c,$(wildcard tests/tools/*.c)))
 C_FILES := $(wildcard driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] \
 	tests/fuzz/*.[ch] tests/tools/*.c benchmark/*.c)
 # libFuzzer harnesses (tests/fuzz/fuzz_NAME.c), built by clang with ASan and
@@ -51,7 +60,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer \
 FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz_%)
 FUZZ_SUPPORT_OBJS := $(BUILD)/tests/fuzz/fuzzenv.o $(BUILD)/tests/unit/fakectx.o
 
-.PHONY: all test unit check-asan lint format install clean bench bench-tools \
+.PHONY: all test unit check-asan check-tsan tsan-tools lint format install clean bench bench-tools \
 	deb fuzz fuzz-build fuzz-bins soak
 # Keep unit-test objects: otherwise make deletes them after the summary line.
 .SECONDARY:
@@ -105,6 +114,17 @@ test: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS) $(TEST_SHIMS)
 
 check-asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" test
+
+# The helpers the tests run stay uninstrumented: they are not under test,
+# and a TSan program dies at start on a kernel with 32 bits of mmap
+# entropy unless started under `setarch -R` (see hack/check-tsan.sh).
+tsan-tools: bench-tools $(TEST_TOOLS) $(TSAN_SHIM)
+
+check-tsan:
+	$(MAKE) BUILD=$(TSAN_BUILD) CFLAGS="-O1 -g" tsan-tools
+	$(MAKE) BUILD=$(TSAN_BUILD) CFLAGS="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
+		$(TSAN_BUILD)/tapir unit
+	TAPIR_BUILD=$(TSAN_BUILD) hack/check-tsan.sh
 
 fuzz-bins: $(FUZZ_BINS)
 
@@ -172,7 +192,7 @@ deb:
 	@ls $(DEB_DIR)/*.deb
 
 clean:
-	rm -rf build build-asan $(FUZZ_BUILD) tapir
+	rm -rf build build-asan $(TSAN_BUILD) $(FUZZ_BUILD) tapir
 
 # Unit-test objects too: a changed header must rebuild the tests that use
 # it, or they run against a stale struct layout.
