@@ -45,20 +45,21 @@
 
 /**
  * isolation_sanitized() - whether this is a sanitizer build (make
- *			   check-asan), whose runtime needs more at exit
+ *			   check-asan, check-tsan), whose runtime needs more
  *
  * LeakSanitizer reads /proc/self/maps and stops the world with a
- * ptrace()ing thread: test builds keep /proc in the sandbox, and the
- * filter allows what they need (seccomp.c).
+ * ptrace()ing thread; ThreadSanitizer starts a background thread of its
+ * own with the first pthread_create() and has it sleep: test builds keep
+ * /proc in the sandbox, and the filter allows what they need (seccomp.c).
  *
- * Return: true under ASan
+ * Return: true under ASan or TSan
  */
 bool isolation_sanitized(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 	return true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 	return true;
 #else
 	return false;

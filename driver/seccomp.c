@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/mman.h>
@@ -30,9 +31,9 @@ static const char *const process_syscalls[] = {
         "time",         "getrandom",      NULL,
 };
 
-/* The sanitizer runtimes of `make check-asan` at exit and in reports
- * (LeakSanitizer stops the world with a ptrace()ing thread): test builds
- * only.
+/* The sanitizer runtimes of `make check-asan` and `make check-tsan` at
+ * exit and in reports (LeakSanitizer stops the world with a ptrace()ing
+ * thread; ThreadSanitizer's background thread sleeps): test builds only.
  */
 static const char *const sanitizer_syscalls[] = {
         "clone",
@@ -72,6 +73,8 @@ static const char *const sanitizer_syscalls[] = {
         "uname",
         "getdents",
         "getdents64",
+        "nanosleep",
+        "clock_nanosleep",
         NULL,
 };
 
@@ -138,8 +141,9 @@ static int allow_noexec_memory(scmp_filter_ctx f)
  *
  * clone3() passes its flags in memory, where a filter can't look, so it
  * fails as on a kernel before 5.3 and glibc falls back to clone(), whose
- * flags must then make a thread: no fork, no new namespace. Builds with
- * sanitizers allow both outright (sanitizer_syscalls).
+ * flags must then make a thread: no fork, no new namespace. A thread
+ * names itself with prctl(PR_SET_NAME), the one prctl() allowed. Builds
+ * with sanitizers allow these outright (sanitizer_syscalls).
  *
  * Return: 0 on success, -errno on failure
  */
@@ -154,6 +158,9 @@ static int allow_threads(scmp_filter_ctx f)
 		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 		                       SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD,
 		                               CLONE_THREAD));
+	if (!ret)
+		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+		                       SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
 	return ret;
 }
 

@@ -53,13 +53,9 @@ const char *const tcp_syscalls[] = {
  */
 void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 {
-	if (conn->fd >= 0) {
-		if (reset)
-			fwd_reset_close(conn->fd);
-		else
-			close(conn->fd);
-		conn->fd = -1;
-	}
+	/* Events first: once the fd is closed, another datapath thread may
+	 * get its number, and removing it from our epoll would name that.
+	 */
 	if (conn->rev)
 		event_free(conn->rev);
 	if (conn->wev)
@@ -67,6 +63,13 @@ void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 	if (conn->timer)
 		event_free(conn->timer);
 	conn->rev = conn->wev = conn->timer = NULL;
+	if (conn->fd >= 0) {
+		if (reset)
+			fwd_reset_close(conn->fd);
+		else
+			close(conn->fd);
+		conn->fd = -1;
+	}
 	/* Still linked for the batch's ACKs: tcp_flush() frees it. */
 	if (conn->flags & CONN_IN_FLUSH) {
 		conn->flags |= CONN_DEAD;

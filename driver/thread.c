@@ -24,11 +24,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <event2/event.h>
 
 #include "ctx.h"
@@ -839,6 +841,13 @@ int threads_prepare(struct ctx *c)
 static void *worker_main(void *arg)
 {
 	struct thread *t = arg;
+	char name[16];
+
+	/* For top -H, ps -L and /proc/PID/task/TID/comm. */
+	snprintf(name, sizeof(name), "tapir-q%u", t->c->thread);
+	if (prctl(PR_SET_NAME, name))
+		debug_msg("name datapath thread %u: %s", t->c->thread,
+		          strerror(errno));
 
 	if (event_base_dispatch(t->c->base) < 0) {
 		err_msg("datapath thread %u: event loop failed", t->c->thread);

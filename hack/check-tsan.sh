@@ -45,8 +45,8 @@
 # --enable-seccomp's filter answers by killing tapir, report unwritten.
 # TSan creates a report file only to write a report into it, so any file
 # fails the run, an empty one too (a process that died while reporting).
-# Nothing is suppressed: hack/tsan.supp exists only once a report needs
-# it, each line with its reason.
+# hack/tsan.supp lists the reports that are false, each with its reason;
+# it is copied next to the wrapper, where the test user can read it.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -84,8 +84,10 @@ chmod 0755 "$work"
 
 # The wrapper is what tests/run.sh copies as TAPIR_BIN; the test user
 # runs it, so it and what it runs live in the world-readable $work.
-tsan_flags="halt_on_error=0 exitcode=66 color=never"
 mkdir -p "$work/tsan" "$work/build/tests"
+cp hack/tsan.supp "$work/tsan/tsan.supp"
+tsan_flags="halt_on_error=0 exitcode=66 color=never"
+tsan_flags+=" suppressions=$work/tsan/tsan.supp"
 cp "$build/tapir" "$work/tsan/tapir"
 cp "$build/tools/tsanfork.so" "$work/tsan/tsanfork.so"
 # Each tapir gets a log_path of its own: TSan names the file after the

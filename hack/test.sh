@@ -3,7 +3,8 @@
 #
 # Installs missing packages, sets up the unprivileged test user, then runs
 # `make`, `make test` and `make check-asan` (the same tests against an
-# ASan+UBSan build), `make fuzz` (each libFuzzer harness for 30 s, after
+# ASan+UBSan build), `make check-tsan` (the datapath's tests against a
+# ThreadSanitizer build, two threads), `make fuzz` (each libFuzzer harness for 30 s, after
 # replaying its regression inputs), builds and checks the Debian package
 # (hack/deb-check.sh, counted as one test), and runs a two-minute
 # `make soak` (each of its checks counted). Its last line sums them all:
@@ -89,6 +90,12 @@ else
 	TAPIR_TEST_ISOLATION=0 TAPIR_QUEUES=2 make -j"$jobs" check-asan 2>&1 |
 		tee "$work/asan.log" || status=1
 	add_summary "$work/asan.log"
+
+	echo "=== make check-tsan"
+	# The datapath's tests against a ThreadSanitizer build, two queues:
+	# two threads (hack/check-tsan.sh). Any report fails it.
+	make -j"$jobs" check-tsan 2>&1 | tee "$work/tsan.log" || status=1
+	add_summary "$work/tsan.log"
 
 	echo "=== make fuzz"
 	# Its last line is the same `N passed, N failed`: one per harness and
