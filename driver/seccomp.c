@@ -160,7 +160,7 @@ static int allow_threads(scmp_filter_ctx f)
 		                               CLONE_THREAD));
 	if (!ret)
 		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-		                       SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+		                       SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME, 0));
 	return ret;
 }
 
