@@ -22,14 +22,8 @@
 #include "nshelper.h"
 #include "pcap.h"
 #include "tapio.h"
-#include "dhcp.h"
-#include "flow.h"
-#include "frag.h"
 #include "ndp.h"
-#include "ping.h"
-#include "tcp.h"
 #include "thread.h"
-#include "udp.h"
 
 /* Syscalls of the event loop itself (libevent, epoll), once running,
  * including its signal pipe.
@@ -168,8 +162,7 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	}
 	if (o->pcap[0] && pcap_open(c, o->pcap))
 		return -1;
-	if (flow_init(c) || tcp_init(c) || udp_init(c) || ping_init(c) ||
-	    frag_init(c) || ndp_init(c))
+	if (thread_modules_init(c) || ndp_init(c))
 		return -1;
 	if (threads_prepare(c) || tapio_start(c) || lifecycle_start(c) ||
 	    fdlimit_init(c))
@@ -228,12 +221,7 @@ void loop_cleanup(struct ctx *c)
 	api_cleanup(c);
 	hostfwd_cleanup(c);
 	ndp_cleanup(c);
-	dhcp_cleanup(c);
-	frag_cleanup(c);
-	ping_cleanup(c);
-	udp_cleanup(c);
-	tcp_cleanup(c);
-	flow_cleanup(c);
+	thread_modules_cleanup(c);
 	tapio_stop(c);
 	pcap_close(c);
 	fdlimit_cleanup(c);

@@ -36,7 +36,6 @@
 #include "ctx.h"
 #include "clock.h"
 #include "dhcp.h"
-#include "dns.h"
 #include "eth.h"
 #include "flow.h"
 #include "frag.h"
@@ -760,18 +759,44 @@ static struct ctx *worker_ctx(struct ctx *c, unsigned int q)
 }
 
 /**
+ * thread_modules_init() - set up the datapath modules every thread's
+ *			   context has: flows, TCP, UDP, ping, reassembly
+ * @c:		context with its event base
+ *
+ * The main thread's context has these too (loop_prepare()), and more.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int thread_modules_init(struct ctx *c)
+{
+	if (flow_init(c) || tcp_init(c) || udp_init(c) || ping_init(c) ||
+	    frag_init(c))
+		return -1;
+	return 0;
+}
+
+/**
+ * thread_modules_cleanup() - release what thread_modules_init() set up,
+ *			      and DHCP leases a context may have made
+ * @c:		context, set up fully or partly
+ */
+void thread_modules_cleanup(struct ctx *c)
+{
+	dhcp_cleanup(c);
+	frag_cleanup(c);
+	ping_cleanup(c);
+	udp_cleanup(c);
+	tcp_cleanup(c);
+	flow_cleanup(c);
+}
+
+/**
  * worker_cleanup() - release a worker's context, its thread stopped
  * @w:		context, built fully or partly
  */
 static void worker_cleanup(struct ctx *w)
 {
-	dhcp_cleanup(w);
-	frag_cleanup(w);
-	ping_cleanup(w);
-	udp_cleanup(w);
-	tcp_cleanup(w);
-	flow_cleanup(w);
-	dns_cleanup(w);
+	thread_modules_cleanup(w);
 	tapio_stop(w);
 	if (w->base)
 		event_base_free(w->base);
@@ -788,10 +813,7 @@ static int worker_init(struct ctx *w)
 {
 	if (!w->base)
 		return -1;
-	if (flow_init(w) || tcp_init(w) || udp_init(w) || ping_init(w) ||
-	    frag_init(w) || tapio_start(w))
-		return -1;
-	return 0;
+	return thread_modules_init(w) || tapio_start(w) ? -1 : 0;
 }
 
 /**

@@ -12,6 +12,8 @@
 struct ctx;
 struct stats;
 
+int thread_modules_init(struct ctx *c);
+void thread_modules_cleanup(struct ctx *c);
 int threads_prepare(struct ctx *c);
 int threads_start(struct ctx *c);
 void threads_stop(struct ctx *c);
