@@ -186,12 +186,7 @@ static void to_tap(struct ctx *c, const struct fwd *f, int fd,
 	fwd_guest_source(c, peer, &src, &sport);
 	if (inany_is_v4(&f->s.guest_addr) && !inany_is_v4(&src))
 		inany_from_v4(&src, c->gw4);
-	if (thread_accept(c, fd, &src, sport, &f->s.guest_addr,
-	                  f->s.guest_port))
-		return;
-	if (tcp_accept_inbound(c, fd, &src, sport, &f->s.guest_addr,
-	                       f->s.guest_port) < 0)
-		fwd_reset_close(fd);
+	thread_accept(c, fd, &src, sport, &f->s.guest_addr, f->s.guest_port);
 }
 
 /**

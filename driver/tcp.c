@@ -46,6 +46,17 @@ const char *const tcp_syscalls[] = {
 };
 
 /**
+ * count_flows() - the TCP connections of @c changed: update its counter and
+ *		   what placement of new ones sees
+ * @c:		context
+ */
+static void count_flows(struct ctx *c)
+{
+	c->stats.flows[PROTO_TCP] = flow_count(c->flows, FLOW_TCP);
+	thread_count_tcp(c, c->stats.flows[PROTO_TCP]);
+}
+
+/**
  * tcp_release() - free a connection's resources and its table entry
  * @c:		context
  * @conn:	connection
@@ -77,7 +88,7 @@ void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 		return;
 	}
 	tcp_conn_release(c->flows, &conn);
-	c->stats.flows[PROTO_TCP] = flow_count(c->flows, FLOW_TCP);
+	count_flows(c);
 }
 
 /**
@@ -166,7 +177,7 @@ void tcp_flush(struct ctx *c)
 		else
 			flush_one(flow_enter(&conn->flow), conn);
 	}
-	c->stats.flows[PROTO_TCP] = flow_count(c->flows, FLOW_TCP);
+	count_flows(c);
 }
 
 /**
@@ -391,7 +402,7 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 		connect_failed(c, conn, err);
 		return;
 	}
-	c->stats.flows[PROTO_TCP] = flow_count(c->flows, FLOW_TCP);
+	count_flows(c);
 	if (!connect(conn->fd, &sa.sa, salen)) {
 		send_synack(c, conn);
 	} else if (errno != EINPROGRESS) {
@@ -545,7 +556,8 @@ void tcp_input(struct ctx *c, struct pkt *p)
 		return;
 	}
 	if ((s.flags & (TH_SYN | TH_ACK)) == TH_SYN) {
-		open_outbound(c, p, &s);
+		if (!thread_place_syn(c))
+			open_outbound(c, p, &s);
 		return;
 	}
 	c->stats.drops[DROP_NO_FLOW]++;
@@ -640,7 +652,7 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 	conn->last_active = clock_s();
 	tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
 	tcp_arm_timer(conn, 1000);
-	c->stats.flows[PROTO_TCP] = flow_count(c->flows, FLOW_TCP);
+	count_flows(c);
 	return 0;
 }
 

@@ -8,20 +8,29 @@
  * guest frame came in on; tun keeps steering the flow's frames to that
  * queue, because its frames to the guest leave there.
  *
+ * New TCP connections are placed, not left to tun's hash (which puts 3 or
+ * 4 of 4 flows on one of 2 queues half the time): a guest SYN and a
+ * connection accepted on a forward go to the thread with the fewest TCP
+ * connections, ties in turn. A SYN first goes round the ring, so that a
+ * retransmitted one finds the thread it was placed on. Once the owner
+ * wrote a frame of the flow, tun steers the guest's next ones to its
+ * queue; when that steering ages out, the ring below finds the owner.
+ *
  * Threads share nothing on the frame path. They talk through inboxes: a
  * mutex-protected list woken by an eventfd. What goes through them:
- * - frames a thread has no flow for, which may belong to a flow another
+ * - placed SYNs, and frames a thread has no flow for, which may belong to a flow another
  *   thread owns (a forward's flow whose entry in tun's steering table aged
  *   out, after ~3 s without a frame to the guest; a datagram reassembled
  *   from fragments, which tun steers by addresses alone): passed round the
  *   ring of threads and back to the reader, which handles them as a miss;
  * - DHCP and NDP, whose state only the main thread keeps;
- * - connections accepted on a forward, to the thread their hash picks;
+ * - connections accepted on a forward, to the thread placement picks;
  * - a request for a copy of the counters (get_stats), a failure that ends
  *   tapir, and the stop at exit.
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -130,6 +139,11 @@ struct msg {
  * @stats_asked: a MSG_STATS is queued: get_stats doesn't queue another
  * @snap:	copy of its counters, for get_stats
  * @snap_gen:	copies made so far
+ * @load:	TCP connections it owns or was given and hasn't opened yet,
+ *		what placement compares (atomic)
+ * @counted:	its TCP connections as last added to @load (its own)
+ * @placing:	what it handles now was added to @load when placed: the
+ *		first connection it opens is that one (its own)
  */
 struct thread {
 	struct ctx *c;
@@ -148,12 +162,16 @@ struct thread {
 	bool stats_asked;
 	struct stats snap;
 	uint64_t snap_gen;
+	unsigned int load;
+	unsigned int counted;
+	bool placing;
 };
 
 /**
  * struct thread_set - every datapath thread, and what they share
  * @n:			threads, one per tap queue
- * @seed:		hash seed that spreads forwarded connections
+ * @place_lock:		makes each placement see the ones before it
+ * @last_pick:		thread the last placement picked (under @place_lock)
  * @guest_mac:		the guest's MAC, learnt by any thread (atomic)
  * @frag_udp_until:	clock_ms() until which a UDP flow opened from a
  *			reassembled datagram may live on another thread than
@@ -164,7 +182,8 @@ struct thread {
  */
 struct thread_set {
 	unsigned int n;
-	uint64_t seed;
+	pthread_mutex_t place_lock;
+	unsigned int last_pick;
 	uint64_t guest_mac;
 	uint64_t frag_udp_until;
 	uint8_t udp_ports[65536 / 8];
@@ -275,7 +294,7 @@ static struct msg *frame_msg(const struct ctx *c)
  * @to:		receiver's index
  * @hops:	times it will have been passed
  *
- * Return: true: it is the receiver's (or dropped, and counted)
+ * Return: true if the receiver has it; false if it was dropped (counted)
  */
 static bool pass_frame(struct ctx *c, unsigned int to, unsigned int hops)
 {
@@ -283,9 +302,96 @@ static bool pass_frame(struct ctx *c, unsigned int to, unsigned int hops)
 
 	if (m)
 		m->hops = hops;
-	if (!m || post(&c->threads->t[to], m))
+	if (!m || post(&c->threads->t[to], m)) {
 		c->stats.drops[DROP_HANDOFF]++;
+		return false;
+	}
 	return true;
+}
+
+/**
+ * pick_thread() - the thread a new TCP connection goes to: the one with
+ *		   the fewest, ties in turn
+ * @set:	threads
+ *
+ * The pick counts at once in the thread's load, so that a burst of
+ * placements spreads before the first is opened; the thread takes it
+ * over with placing_begin() and placing_end().
+ *
+ * Return: the thread's index
+ */
+static unsigned int pick_thread(struct thread_set *set)
+{
+	unsigned int best = 0, min = UINT_MAX;
+
+	pthread_mutex_lock(&set->place_lock);
+	for (unsigned int i = 1; i <= set->n; i++) {
+		unsigned int t = (set->last_pick + i) % set->n;
+		unsigned int load =
+		        __atomic_load_n(&set->t[t].load, __ATOMIC_RELAXED);
+
+		if (load < min) {
+			min = load;
+			best = t;
+		}
+	}
+	set->last_pick = best;
+	__atomic_add_fetch(&set->t[best].load, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&set->place_lock);
+	return best;
+}
+
+/**
+ * placing_begin() - @c handles a connection placed on it: the next TCP
+ *		     connection it opens is already in its load
+ * @c:		context, threaded
+ */
+static void placing_begin(struct ctx *c)
+{
+	c->threads->t[c->thread].placing = true;
+}
+
+/**
+ * placing_end() - done with a placed connection: if it opened none (the
+ *		   SYN met its connection, or was refused), take the count
+ *		   back
+ * @c:		context, threaded
+ */
+static void placing_end(struct ctx *c)
+{
+	struct thread *t = &c->threads->t[c->thread];
+
+	if (t->placing)
+		__atomic_sub_fetch(&t->load, 1, __ATOMIC_RELAXED);
+	t->placing = false;
+}
+
+/**
+ * thread_count_tcp() - the TCP connections of @c changed: update the load
+ *			placement sees
+ * @c:		context
+ * @n:		its TCP flows now
+ *
+ * One atomic add per change, and none for the placed connection being
+ * opened, which pick_thread() counted: the load never shows it twice.
+ */
+void thread_count_tcp(struct ctx *c, unsigned int n)
+{
+	unsigned int old, delta;
+	struct thread *t;
+
+	if (!c->threads)
+		return;
+	t = &c->threads->t[c->thread];
+	old = t->counted;
+	t->counted = n;
+	delta = n - old; /* modulo 2^32: a decrease adds its negative */
+	if (t->placing && n > old) {
+		delta--;
+		t->placing = false;
+	}
+	if (delta)
+		__atomic_add_fetch(&t->load, delta, __ATOMIC_RELAXED);
 }
 
 /**
@@ -303,7 +409,41 @@ bool thread_pass_miss(struct ctx *c)
 {
 	if (!c->threads || !c->rx || c->rx_hops >= c->threads->n)
 		return false;
-	return pass_frame(c, (c->thread + 1) % c->threads->n, c->rx_hops + 1);
+	pass_frame(c, (c->thread + 1) % c->threads->n, c->rx_hops + 1);
+	return true;
+}
+
+/**
+ * thread_place_syn() - a guest SYN without a connection here: find the
+ *			thread that opens it
+ * @c:		context
+ *
+ * Fresh from the tap, the SYN goes round the ring first: a retransmitted
+ * one meets the connection its first copy opened elsewhere. Back at its
+ * reader (@c->rx_hops is then the number of threads), it is placed with
+ * pick_thread(); a SYN placed on a thread has one hop more, and opens
+ * where it arrives. handle_frame() ends the placement once it is handled.
+ *
+ * Return: true if the SYN was passed on (or dropped): stop handling it;
+ *	   false: open the connection here
+ */
+bool thread_place_syn(struct ctx *c)
+{
+	struct thread_set *set = c->threads;
+	unsigned int to;
+
+	if (!set || !c->rx || c->rx_hops > set->n)
+		return false;
+	if (c->rx_hops < set->n)
+		return thread_pass_miss(c);
+	to = pick_thread(set);
+	if (to == c->thread) {
+		placing_begin(c);
+		return false;
+	}
+	if (!pass_frame(c, to, set->n + 1))
+		__atomic_sub_fetch(&set->t[to].load, 1, __ATOMIC_RELAXED);
+	return true;
 }
 
 /**
@@ -419,32 +559,51 @@ void thread_guest_mac(const struct ctx *c, uint8_t *mac)
 }
 
 /**
- * thread_accept() - give a connection accepted on a forward to the thread
- *		     its hash picks
- * @c:		main context
- * @fd:		accepted socket
+ * accept_here() - open a forwarded connection to the guest on @c's thread
+ * @c:		context
+ * @fd:		accepted socket, TCP's or reset and closed here
  * @src:	client as the guest will see it
  * @sport:	client port
  * @dst:	guest address
  * @dport:	guest port
- *
- * Return: true if another thread takes it (or it was refused and closed);
- *	   false: the caller's thread is the one
  */
-bool thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
+static void accept_here(struct ctx *c, int fd, const struct in6_addr *src,
+                        uint16_t sport, const struct in6_addr *dst,
+                        uint16_t dport)
+{
+	c->queue = c->thread;
+	if (tcp_accept_inbound(c, fd, src, sport, dst, dport) < 0)
+		fwd_reset_close(fd);
+}
+
+/**
+ * thread_accept() - open a connection accepted on a forward to the guest,
+ *		     on the thread placement picks
+ * @c:		main context
+ * @fd:		accepted socket, owned from here on
+ * @src:	client as the guest will see it
+ * @sport:	client port
+ * @dst:	guest address
+ * @dport:	guest port
+ */
+void thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
                    uint16_t sport, const struct in6_addr *dst, uint16_t dport)
 {
 	struct thread_set *set = c->threads;
-	struct flow_key k;
 	unsigned int to;
 	struct msg *m;
 
-	if (!set)
-		return false;
-	flow_key_guest(&k, FLOW_TCP, dst, dport, src, sport);
-	to = (unsigned int)(flow_key_mix(set->seed, &k) % set->n);
-	if (to == c->thread)
-		return false;
+	if (!set) {
+		accept_here(c, fd, src, sport, dst, dport);
+		return;
+	}
+	to = pick_thread(set);
+	if (to == c->thread) {
+		placing_begin(c);
+		accept_here(c, fd, src, sport, dst, dport);
+		placing_end(c);
+		return;
+	}
 	m = msg_new(MSG_ACCEPT, 0);
 	if (m) {
 		m->fd = fd;
@@ -456,8 +615,8 @@ bool thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
 	if (!m || post(&set->t[to], m)) {
 		c->stats.drops[DROP_HANDOFF]++;
 		fwd_reset_close(fd);
+		__atomic_sub_fetch(&set->t[to].load, 1, __ATOMIC_RELAXED);
 	}
-	return true;
 }
 
 /**
@@ -598,7 +757,13 @@ static void handle_frame(struct ctx *c, struct msg *m)
 	c->rx = &f;
 	c->rx_hops = m->hops;
 	c->queue = c->thread;
+	/* A SYN placed here (thread_place_syn()), or one placed here as it
+	 * came back round the ring.
+	 */
+	if (m->hops > c->threads->n)
+		placing_begin(c);
 	eth_input(c, &f);
+	placing_end(c);
 	c->rx = NULL;
 	c->rx_hops = 0;
 }
@@ -616,10 +781,9 @@ static void handle(struct ctx *c, struct thread *t, struct msg *m)
 		handle_frame(c, m);
 		break;
 	case MSG_ACCEPT:
-		c->queue = c->thread;
-		if (tcp_accept_inbound(c, m->fd, &m->src, m->sport, &m->dst,
-		                       m->dport) < 0)
-			fwd_reset_close(m->fd);
+		placing_begin(c);
+		accept_here(c, m->fd, &m->src, m->sport, &m->dst, m->dport);
+		placing_end(c);
 		break;
 	case MSG_STATS:
 		pthread_mutex_lock(&t->lock);
@@ -837,7 +1001,11 @@ int threads_prepare(struct ctx *c)
 		return -1;
 	}
 	set->n = c->tap.queues;
-	set->seed = seed_u64();
+	if (pthread_mutex_init(&set->place_lock, NULL)) {
+		free(set);
+		err_msg("datapath threads: initialise a lock failed");
+		return -1;
+	}
 	c->threads = set;
 	c->thread = 0;
 	c->queue = 0;
@@ -974,6 +1142,7 @@ void threads_stop(struct ctx *c)
 			worker_cleanup(t->c);
 		}
 	}
+	pthread_mutex_destroy(&set->place_lock);
 	free(set);
 	c->threads = NULL;
 }

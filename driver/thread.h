@@ -18,13 +18,15 @@ int threads_prepare(struct ctx *c);
 int threads_start(struct ctx *c);
 void threads_stop(struct ctx *c);
 bool thread_pass_miss(struct ctx *c);
+bool thread_place_syn(struct ctx *c);
+void thread_count_tcp(struct ctx *c, unsigned int n);
 bool thread_pass_to_main(struct ctx *c);
 bool thread_may_own_udp(const struct ctx *c, uint16_t gport);
 void thread_udp_opened(struct ctx *c);
 void thread_set_udp_ports(struct ctx *c, const uint16_t *ports, size_t n);
 void thread_learn_mac(struct ctx *c);
 void thread_guest_mac(const struct ctx *c, uint8_t *mac);
-bool thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
+void thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
                    uint16_t sport, const struct in6_addr *dst, uint16_t dport);
 void thread_fail(struct ctx *c);
 void threads_stats(struct ctx *c, struct stats *sum);
