@@ -102,9 +102,19 @@ done
 PLACED='
 set -euo pipefail
 S=$SCEN_DIR/api.sock
+# get_stats waits 200 ms for each thread copy of its counters (longer
+# under ThreadSanitizer, which then gets the previous copy): the counters
+# are read until two readings agree.
 queues() {
-	"$TAPIR_BIN" api "$S" "{\"execute\":\"get_stats\"}" |
-		jq -r "[.return.queues[] | .rx_bytes, .tx_bytes] | @tsv"
+	local now last=
+	for _ in $(seq 20); do
+		now=$("$TAPIR_BIN" api "$S" "{\"execute\":\"get_stats\"}" |
+			jq -r "[.return.queues[] | .rx_bytes, .tx_bytes] | @tsv")
+		[ "$now" = "$last" ] && break
+		last=$now
+		sleep 0.1
+	done
+	echo "$now"
 }
 # Placement counts connections still closing: a round starts once the
 # last one is gone.
@@ -157,9 +167,17 @@ exec 3>&-
 @test "queues: --queues 2 places connections accepted on a forward too: 4 parallel ones split 2 and 2, 3 rounds" {
 	run in_sandbox '
 		S=$SCEN_DIR/api.sock
+		# As in PLACED: until two readings agree.
 		queues() {
-			"$TAPIR_BIN" api "$S" "{\"execute\":\"get_stats\"}" |
-				jq -r "[.return.queues[] | .rx_bytes, .tx_bytes] | @tsv"
+			local now last=
+			for _ in $(seq 20); do
+				now=$("$TAPIR_BIN" api "$S" "{\"execute\":\"get_stats\"}" |
+					jq -r "[.return.queues[] | .rx_bytes, .tx_bytes] | @tsv")
+				[ "$now" = "$last" ] && break
+				last=$now
+				sleep 0.1
+			done
+			echo "$now"
 		}
 		as_user "$TAPIR_BIN" run --queues 2 -p 127.0.0.1:17777:7777 \
 			-a "$S" -- sh -c "
