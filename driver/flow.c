@@ -139,13 +139,13 @@ static uint32_t bucket_of(const struct flow_table *t, const struct flow_key *k)
 }
 
 /**
- * key_equal() - compare two keys, field by field
+ * flow_key_equal() - compare two keys, field by field
  * @a:		one
  * @b:		other
  *
  * Return: true if equal
  */
-static bool key_equal(const struct flow_key *a, const struct flow_key *b)
+bool flow_key_equal(const struct flow_key *a, const struct flow_key *b)
 {
 	return a->gport == b->gport && a->fport == b->fport &&
 	       a->type == b->type && a->side == b->side && a->disc == b->disc &&
@@ -331,7 +331,7 @@ struct flow_common *flow_lookup(const struct flow_table *t,
 	while (l) {
 		struct flow_common *f = entry(t, (l - 1) / FLOW_SIDES);
 
-		if (key_equal(side_key(f, (l - 1) % FLOW_SIDES), k))
+		if (flow_key_equal(side_key(f, (l - 1) % FLOW_SIDES), k))
 			return f;
 		l = t->link[l - 1];
 	}

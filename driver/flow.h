@@ -152,6 +152,7 @@ void flow_key_guest(struct flow_key *k, enum flow_type type,
                     const struct in6_addr *gaddr, uint16_t gport,
                     const struct in6_addr *faddr, uint16_t fport);
 uint64_t flow_key_mix(uint64_t seed, const struct flow_key *k);
+bool flow_key_equal(const struct flow_key *a, const struct flow_key *b);
 uint64_t flow_key_hash(const struct flow_table *t, const struct flow_key *k);
 struct flow_common *flow_alloc(struct flow_table *t, enum flow_type type);
 void flow_hash(struct flow_table *t, struct flow_common *f,

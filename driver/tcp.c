@@ -538,6 +538,7 @@ static int conn_segment(struct ctx *c, struct tcp_conn *conn,
 void tcp_input(struct ctx *c, struct pkt *p)
 {
 	struct tcp_conn *conn;
+	struct flow_key k;
 	struct tcp_seg s;
 
 	if (tcp_seg_parse(c, p, &s))
@@ -556,7 +557,9 @@ void tcp_input(struct ctx *c, struct pkt *p)
 		return;
 	}
 	if ((s.flags & (TH_SYN | TH_ACK)) == TH_SYN) {
-		if (!thread_place_syn(c))
+		flow_key_guest(&k, FLOW_TCP, &p->src, s.sport, &p->dst,
+		               s.dport);
+		if (!thread_place_syn(c, &k))
 			open_outbound(c, p, &s);
 		return;
 	}

@@ -18,11 +18,13 @@
  *
  * Threads share nothing on the frame path. They talk through inboxes: a
  * mutex-protected list woken by an eventfd. What goes through them:
- * - placed SYNs, and frames a thread has no flow for, which may belong to a flow another
+ * - frames a thread has no flow for, which may belong to a flow another
  *   thread owns (a forward's flow whose entry in tun's steering table aged
  *   out, after ~3 s without a frame to the guest; a datagram reassembled
  *   from fragments, which tun steers by addresses alone): passed round the
- *   ring of threads and back to the reader, which handles them as a miss;
+ *   ring of threads and back to the reader, which handles them as a miss
+ *   (a SYN: places it);
+ * - SYNs, to the thread placement picked;
  * - DHCP and NDP, whose state only the main thread keeps;
  * - connections accepted on a forward, to the thread placement picks;
  * - a request for a copy of the counters (get_stats), a failure that ends
@@ -78,6 +80,12 @@ const char *const thread_syscalls[] = {
 #define INBOX_BYTES_MAX (8U << 20)
 /* How long get_stats waits for the threads' copies of their counters. */
 #define STATS_WAIT_MS 200
+/* SYNs a thread remembers placing, and for how long: a retransmitted one
+ * that comes back round the ring before its first copy was opened (a
+ * backed-up inbox) goes where that one went, not to a second thread.
+ */
+#define RECENT_SLOTS 64
+#define RECENT_MS 3000
 
 /**
  * enum msg_type - what a message in an inbox asks for
@@ -122,6 +130,18 @@ struct msg {
 };
 
 /**
+ * struct placement - a SYN a thread placed
+ * @k:		its connection's key
+ * @until:	clock_ms() until which it counts
+ * @to:		the thread it went to
+ */
+struct placement {
+	struct flow_key k;
+	uint64_t until;
+	unsigned int to;
+};
+
+/**
  * struct thread - a datapath thread and its inbox
  * @c:		its context (the main one for thread 0)
  * @set:	the set it is in
@@ -144,6 +164,7 @@ struct msg {
  * @counted:	its TCP connections as last added to @load (its own)
  * @placing:	what it handles now was added to @load when placed: the
  *		first connection it opens is that one (its own)
+ * @recent:	SYNs it placed lately, by hash (its own)
  */
 struct thread {
 	struct ctx *c;
@@ -165,11 +186,13 @@ struct thread {
 	unsigned int load;
 	unsigned int counted;
 	bool placing;
+	struct placement recent[RECENT_SLOTS];
 };
 
 /**
  * struct thread_set - every datapath thread, and what they share
  * @n:			threads, one per tap queue
+ * @seed:		hash seed of the threads' @recent slots
  * @place_lock:		makes each placement see the ones before it
  * @last_pick:		thread the last placement picked (under @place_lock)
  * @guest_mac:		the guest's MAC, learnt by any thread (atomic)
@@ -182,6 +205,7 @@ struct thread {
  */
 struct thread_set {
 	unsigned int n;
+	uint64_t seed;
 	pthread_mutex_t place_lock;
 	unsigned int last_pick;
 	uint64_t guest_mac;
@@ -289,24 +313,33 @@ static struct msg *frame_msg(const struct ctx *c)
 }
 
 /**
- * pass_frame() - give what @c is handling to another thread
+ * try_pass() - give what @c is handling to another thread
  * @c:		context
  * @to:		receiver's index
  * @hops:	times it will have been passed
  *
- * Return: true if the receiver has it; false if it was dropped (counted)
+ * Return: true if the receiver has it; false if its inbox is full (or no
+ *	   memory): the frame is still @c's
  */
-static bool pass_frame(struct ctx *c, unsigned int to, unsigned int hops)
+static bool try_pass(struct ctx *c, unsigned int to, unsigned int hops)
 {
 	struct msg *m = frame_msg(c);
 
 	if (m)
 		m->hops = hops;
-	if (!m || post(&c->threads->t[to], m)) {
+	return m && !post(&c->threads->t[to], m);
+}
+
+/**
+ * pass_frame() - give what @c is handling to another thread, or drop it
+ * @c:		context
+ * @to:		receiver's index
+ * @hops:	times it will have been passed
+ */
+static void pass_frame(struct ctx *c, unsigned int to, unsigned int hops)
+{
+	if (!try_pass(c, to, hops))
 		c->stats.drops[DROP_HANDOFF]++;
-		return false;
-	}
-	return true;
 }
 
 /**
@@ -339,6 +372,19 @@ static unsigned int pick_thread(struct thread_set *set)
 	__atomic_add_fetch(&set->t[best].load, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&set->place_lock);
 	return best;
+}
+
+/**
+ * load_move() - a connection placed on thread @from goes to @to instead
+ * @set:	threads
+ * @from:	thread it was counted on
+ * @to:		thread that takes it
+ */
+static void load_move(struct thread_set *set, unsigned int from,
+                      unsigned int to)
+{
+	__atomic_sub_fetch(&set->t[from].load, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&set->t[to].load, 1, __ATOMIC_RELAXED);
 }
 
 /**
@@ -414,20 +460,50 @@ bool thread_pass_miss(struct ctx *c)
 }
 
 /**
+ * place_syn_on() - a SYN back from the ring: the thread it goes to
+ * @c:		reader's context
+ * @k:		its connection's key
+ *
+ * The thread this reader placed the same SYN on lately, if any (its copy
+ * may still be on the way there), else pick_thread()'s. Either way the
+ * SYN counts once more in that thread's load.
+ *
+ * Return: the thread's index
+ */
+static unsigned int place_syn_on(struct ctx *c, const struct flow_key *k)
+{
+	struct thread_set *set = c->threads;
+	struct placement *r = &set->t[c->thread].recent
+	                               [flow_key_mix(set->seed, k) % RECENT_SLOTS];
+	uint64_t now = clock_ms();
+
+	if (r->until > now && flow_key_equal(&r->k, k)) {
+		__atomic_add_fetch(&set->t[r->to].load, 1, __ATOMIC_RELAXED);
+		return r->to;
+	}
+	r->k = *k;
+	r->to = pick_thread(set);
+	r->until = now + RECENT_MS;
+	return r->to;
+}
+
+/**
  * thread_place_syn() - a guest SYN without a connection here: find the
  *			thread that opens it
  * @c:		context
+ * @k:		its connection's key
  *
  * Fresh from the tap, the SYN goes round the ring first: a retransmitted
  * one meets the connection its first copy opened elsewhere. Back at its
- * reader (@c->rx_hops is then the number of threads), it is placed with
- * pick_thread(); a SYN placed on a thread has one hop more, and opens
- * where it arrives. handle_frame() ends the placement once it is handled.
+ * reader (@c->rx_hops is then the number of threads), it is placed; a SYN
+ * placed on a thread has one hop more, and opens where it arrives. If
+ * that thread's inbox is full, it opens at the reader instead, rather
+ * than be dropped (and the full thread picked again, as the least busy).
  *
  * Return: true if the SYN was passed on (or dropped): stop handling it;
  *	   false: open the connection here
  */
-bool thread_place_syn(struct ctx *c)
+bool thread_place_syn(struct ctx *c, const struct flow_key *k)
 {
 	struct thread_set *set = c->threads;
 	unsigned int to;
@@ -436,14 +512,14 @@ bool thread_place_syn(struct ctx *c)
 		return false;
 	if (c->rx_hops < set->n)
 		return thread_pass_miss(c);
-	to = pick_thread(set);
-	if (to == c->thread) {
-		placing_begin(c);
-		return false;
+	to = place_syn_on(c, k);
+	if (to != c->thread) {
+		if (try_pass(c, to, set->n + 1))
+			return true;
+		load_move(set, to, c->thread);
 	}
-	if (!pass_frame(c, to, set->n + 1))
-		__atomic_sub_fetch(&set->t[to].load, 1, __ATOMIC_RELAXED);
-	return true;
+	placing_begin(c);
+	return false;
 }
 
 /**
@@ -458,7 +534,8 @@ bool thread_pass_to_main(struct ctx *c)
 {
 	if (!c->threads || !c->thread || !c->rx)
 		return false;
-	return pass_frame(c, 0, c->threads->n);
+	pass_frame(c, 0, c->threads->n);
+	return true;
 }
 
 /**
@@ -598,25 +675,25 @@ void thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
 		return;
 	}
 	to = pick_thread(set);
-	if (to == c->thread) {
-		placing_begin(c);
-		accept_here(c, fd, src, sport, dst, dport);
-		placing_end(c);
-		return;
+	if (to != c->thread) {
+		m = msg_new(MSG_ACCEPT, 0);
+		if (m) {
+			m->fd = fd;
+			m->src = *src;
+			m->dst = *dst;
+			m->sport = sport;
+			m->dport = dport;
+		}
+		if (m && !post(&set->t[to], m))
+			return;
+		/* Its inbox is full: here, rather than reset the client
+		 * (and pick that thread again, as the least busy).
+		 */
+		load_move(set, to, c->thread);
 	}
-	m = msg_new(MSG_ACCEPT, 0);
-	if (m) {
-		m->fd = fd;
-		m->src = *src;
-		m->dst = *dst;
-		m->sport = sport;
-		m->dport = dport;
-	}
-	if (!m || post(&set->t[to], m)) {
-		c->stats.drops[DROP_HANDOFF]++;
-		fwd_reset_close(fd);
-		__atomic_sub_fetch(&set->t[to].load, 1, __ATOMIC_RELAXED);
-	}
+	placing_begin(c);
+	accept_here(c, fd, src, sport, dst, dport);
+	placing_end(c);
 }
 
 /**
@@ -749,23 +826,24 @@ static void handle_frame(struct ctx *c, struct msg *m)
 {
 	struct frame f;
 
-	if (m->len < c->vnet_len + ETH_HLEN_)
-		return;
-	f.vh = c->vnet_len ? (void *)m->data : NULL;
-	f.data = m->data + c->vnet_len;
-	f.len = m->len - c->vnet_len;
-	c->rx = &f;
-	c->rx_hops = m->hops;
-	c->queue = c->thread;
-	/* A SYN placed here (thread_place_syn()), or one placed here as it
-	 * came back round the ring.
-	 */
+	/* A SYN placed here by its reader: in this thread's load already. */
 	if (m->hops > c->threads->n)
 		placing_begin(c);
-	eth_input(c, &f);
+	if (m->len >= c->vnet_len + ETH_HLEN_) {
+		f.vh = c->vnet_len ? (void *)m->data : NULL;
+		f.data = m->data + c->vnet_len;
+		f.len = m->len - c->vnet_len;
+		c->rx = &f;
+		c->rx_hops = m->hops;
+		c->queue = c->thread;
+		eth_input(c, &f);
+		c->rx = NULL;
+		c->rx_hops = 0;
+	}
+	/* Whether placed by the reader or by thread_place_syn() here, as it
+	 * came back round the ring: if no connection opened, the count goes.
+	 */
 	placing_end(c);
-	c->rx = NULL;
-	c->rx_hops = 0;
 }
 
 /**
@@ -1001,6 +1079,7 @@ int threads_prepare(struct ctx *c)
 		return -1;
 	}
 	set->n = c->tap.queues;
+	set->seed = seed_u64();
 	if (pthread_mutex_init(&set->place_lock, NULL)) {
 		free(set);
 		err_msg("datapath threads: initialise a lock failed");

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 struct ctx;
+struct flow_key;
 struct stats;
 
 int thread_modules_init(struct ctx *c);
@@ -18,7 +19,7 @@ int threads_prepare(struct ctx *c);
 int threads_start(struct ctx *c);
 void threads_stop(struct ctx *c);
 bool thread_pass_miss(struct ctx *c);
-bool thread_place_syn(struct ctx *c);
+bool thread_place_syn(struct ctx *c, const struct flow_key *k);
 void thread_count_tcp(struct ctx *c, unsigned int n);
 bool thread_pass_to_main(struct ctx *c);
 bool thread_may_own_udp(const struct ctx *c, uint16_t gport);
