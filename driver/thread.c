@@ -473,8 +473,9 @@ bool thread_pass_miss(struct ctx *c)
 static unsigned int place_syn_on(struct ctx *c, const struct flow_key *k)
 {
 	struct thread_set *set = c->threads;
-	struct placement *r = &set->t[c->thread].recent
-	                               [flow_key_mix(set->seed, k) % RECENT_SLOTS];
+	struct placement *r =
+	        &set->t[c->thread]
+	                 .recent[flow_key_mix(set->seed, k) % RECENT_SLOTS];
 	uint64_t now = clock_ms();
 
 	if (r->until > now && flow_key_equal(&r->k, k)) {
