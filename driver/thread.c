@@ -84,7 +84,7 @@ const char *const thread_syscalls[] = {
  * that comes back round the ring before its first copy was opened (a
  * backed-up inbox) goes where that one went, not to a second thread.
  */
-#define RECENT_SLOTS 64
+#define RECENT_SLOTS 256
 #define RECENT_MS 3000
 
 /**
@@ -460,32 +460,18 @@ bool thread_pass_miss(struct ctx *c)
 }
 
 /**
- * place_syn_on() - a SYN back from the ring: the thread it goes to
+ * recent_slot() - where the reader @c remembers placing the SYN of @k
  * @c:		reader's context
- * @k:		its connection's key
+ * @k:		the connection's key
  *
- * The thread this reader placed the same SYN on lately, if any (its copy
- * may still be on the way there), else pick_thread()'s. Either way the
- * SYN counts once more in that thread's load.
- *
- * Return: the thread's index
+ * Return: the slot, which may hold another SYN, or an expired one
  */
-static unsigned int place_syn_on(struct ctx *c, const struct flow_key *k)
+static struct placement *recent_slot(struct ctx *c, const struct flow_key *k)
 {
 	struct thread_set *set = c->threads;
-	struct placement *r =
-	        &set->t[c->thread]
-	                 .recent[flow_key_mix(set->seed, k) % RECENT_SLOTS];
-	uint64_t now = clock_ms();
 
-	if (r->until > now && flow_key_equal(&r->k, k)) {
-		__atomic_add_fetch(&set->t[r->to].load, 1, __ATOMIC_RELAXED);
-		return r->to;
-	}
-	r->k = *k;
-	r->to = pick_thread(set);
-	r->until = now + RECENT_MS;
-	return r->to;
+	return &set->t[c->thread]
+	                .recent[flow_key_mix(set->seed, k) % RECENT_SLOTS];
 }
 
 /**
@@ -496,10 +482,14 @@ static unsigned int place_syn_on(struct ctx *c, const struct flow_key *k)
  *
  * Fresh from the tap, the SYN goes round the ring first: a retransmitted
  * one meets the connection its first copy opened elsewhere. Back at its
- * reader (@c->rx_hops is then the number of threads), it is placed; a SYN
- * placed on a thread has one hop more, and opens where it arrives. If
- * that thread's inbox is full, it opens at the reader instead, rather
- * than be dropped (and the full thread picked again, as the least busy).
+ * reader (@c->rx_hops is then the number of threads), it goes where this
+ * reader placed the same SYN within RECENT_MS (that copy may still wait
+ * in the thread's inbox), or is placed anew; a SYN placed on a thread has
+ * one hop more, and opens where it arrives. If a new pick's inbox is
+ * full, it opens at the reader instead, rather than be dropped (and the
+ * full thread picked again, as the least busy); a retransmission that
+ * can't follow its first copy is dropped, as opening it here would make
+ * a second connection.
  *
  * Return: true if the SYN was passed on (or dropped): stop handling it;
  *	   false: open the connection here
@@ -507,17 +497,34 @@ static unsigned int place_syn_on(struct ctx *c, const struct flow_key *k)
 bool thread_place_syn(struct ctx *c, const struct flow_key *k)
 {
 	struct thread_set *set = c->threads;
-	unsigned int to;
+	uint64_t now = clock_ms();
+	struct placement *r;
+	bool again;
 
 	if (!set || !c->rx || c->rx_hops > set->n)
 		return false;
 	if (c->rx_hops < set->n)
 		return thread_pass_miss(c);
-	to = place_syn_on(c, k);
-	if (to != c->thread) {
-		if (try_pass(c, to, set->n + 1))
+	r = recent_slot(c, k);
+	again = r->until > now && flow_key_equal(&r->k, k);
+	if (again) {
+		__atomic_add_fetch(&set->t[r->to].load, 1, __ATOMIC_RELAXED);
+	} else {
+		r->k = *k;
+		r->to = pick_thread(set);
+	}
+	r->until = now + RECENT_MS;
+	if (r->to != c->thread) {
+		if (try_pass(c, r->to, set->n + 1))
 			return true;
-		load_move(set, to, c->thread);
+		if (again) {
+			__atomic_sub_fetch(&set->t[r->to].load, 1,
+			                   __ATOMIC_RELAXED);
+			c->stats.drops[DROP_HANDOFF]++;
+			return true;
+		}
+		load_move(set, r->to, c->thread);
+		r->to = c->thread;
 	}
 	placing_begin(c);
 	return false;

@@ -73,10 +73,17 @@ done
 		bg_start echo "$TOOLS/manyconn" server 7777
 		wait_for 5 tcp_listening 7777
 		S=$SCEN_DIR/api.sock
+		# The counters are read until two readings agree (get_stats
+		# gives a thread slow to copy its own, under TSan, its last copy).
 		as_user "$TAPIR_BIN" run --queues 2 -a "$S" -- sh -c "
 			$TOOLS/manyconn client 10.0.2.2 7777 16 1048576 0
-			\"\$TAPIR_BIN\" api $S \"{\\\"execute\\\":\\\"get_stats\\\"}\" \
-				>$SCEN_DIR/stats.json"
+			for _ in \$(seq 20); do
+				\"\$TAPIR_BIN\" api $S \"{\\\"execute\\\":\\\"get_stats\\\"}\" \
+					>$SCEN_DIR/stats.new
+				cmp -s $SCEN_DIR/stats.new $SCEN_DIR/stats.json && break
+				mv $SCEN_DIR/stats.new $SCEN_DIR/stats.json
+				sleep 0.1
+			done"
 		jq -r ".return.queues | length" "$SCEN_DIR/stats.json"
 		jq -r ".return.queues[] | \"\(.rx_frames) \(.tx_frames)\"" \
 			"$SCEN_DIR/stats.json"
@@ -345,7 +352,10 @@ cat "$SCEN_DIR"/idle.*
 		has_line "got-c$i"
 		has_line "late-c$i"
 	done
-	has_line "no_flow 0"
+	# Without the ring: no_flow 20. A tapir slowed down (ThreadSanitizer)
+	# may see a guest retransmission after its connection closed.
+	run sed -n "s/^no_flow //p" <<<"$output"
+	[ "$output" -le 2 ]
 }
 
 # The guest side of the fragments test: a UDP echo server on 7, published
