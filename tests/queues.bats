@@ -73,16 +73,18 @@ done
 		bg_start echo "$TOOLS/manyconn" server 7777
 		wait_for 5 tcp_listening 7777
 		S=$SCEN_DIR/api.sock
-		# The counters are read until two readings agree (get_stats
-		# gives a thread slow to copy its own, under TSan, its last copy).
+		# The counters are read until they hold the 16 MiB each way (a
+		# thread slowed down past get_stats 200 ms, under TSan, is given
+		# its previous copy).
 		as_user "$TAPIR_BIN" run --queues 2 -a "$S" -- sh -c "
 			$TOOLS/manyconn client 10.0.2.2 7777 16 1048576 0
-			for _ in \$(seq 20); do
+			for _ in \$(seq 50); do
 				\"\$TAPIR_BIN\" api $S \"{\\\"execute\\\":\\\"get_stats\\\"}\" \
-					>$SCEN_DIR/stats.new
-				cmp -s $SCEN_DIR/stats.new $SCEN_DIR/stats.json && break
-				mv $SCEN_DIR/stats.new $SCEN_DIR/stats.json
-				sleep 0.1
+					>$SCEN_DIR/stats.json
+				jq -e \".return.tap | .rx_bytes >= 16777216 and
+					.tx_bytes >= 16777216\" $SCEN_DIR/stats.json \
+					>/dev/null && break
+				sleep 0.2
 			done"
 		jq -r ".return.queues | length" "$SCEN_DIR/stats.json"
 		jq -r ".return.queues[] | \"\(.rx_frames) \(.tx_frames)\"" \
@@ -109,17 +111,18 @@ done
 PLACED='
 set -euo pipefail
 S=$SCEN_DIR/api.sock
-# get_stats waits 200 ms for each thread copy of its counters (longer
-# under ThreadSanitizer, which then gets the previous copy): the counters
-# are read until two readings agree.
+# queues [RX TX]: "RX0 TX0 RX1 TX1", once the queues together count at
+# least RX and TX bytes (for 10 s at most): get_stats waits 200 ms for
+# each thread copy of its counters, and a thread slowed down more than
+# that (ThreadSanitizer) is given its previous copy.
 queues() {
-	local now last=
-	for _ in $(seq 20); do
+	local now
+	for _ in $(seq 50); do
 		now=$("$TAPIR_BIN" api "$S" "{\"execute\":\"get_stats\"}" |
 			jq -r "[.return.queues[] | .rx_bytes, .tx_bytes] | @tsv")
-		[ "$now" = "$last" ] && break
-		last=$now
-		sleep 0.1
+		read -r a b c d <<<"$now"
+		[ $((a + c)) -ge "${1:-0}" ] && [ $((b + d)) -ge "${2:-0}" ] && break
+		sleep 0.2
 	done
 	echo "$now"
 }
@@ -135,11 +138,12 @@ settled() {
 	return 1
 }
 exec 3<>/dev/tcp/10.0.2.2/7777
+R0=0 T0=0 R1=0 T1=0
 for round in 1 2 3; do
 	settled 1
-	read -r r0 t0 r1 t1 < <(queues)
+	read -r r0 t0 r1 t1 < <(queues $((R0 + R1)) $((T0 + T1)))
 	"$1" client 10.0.2.2 7777 4 8388608 0
-	read -r R0 T0 R1 T1 < <(queues)
+	read -r R0 T0 R1 T1 < <(queues $((r0 + r1 + 33554432)) $((t0 + t1 + 33554432)))
 	echo "round $round $((R0 - r0)) $((R1 - r1)) $((T0 - t0)) $((T1 - t1))"
 done
 exec 3>&-
@@ -176,15 +180,16 @@ exec 3>&-
 @test "queues: --queues 2 places connections accepted on a forward too: 4 parallel ones split 2 and 2, 3 rounds" {
 	run in_sandbox '
 		S=$SCEN_DIR/api.sock
-		# As in PLACED: until two readings agree.
+		# As in PLACED.
 		queues() {
-			local now last=
-			for _ in $(seq 20); do
+			local now
+			for _ in $(seq 50); do
 				now=$("$TAPIR_BIN" api "$S" "{\"execute\":\"get_stats\"}" |
 					jq -r "[.return.queues[] | .rx_bytes, .tx_bytes] | @tsv")
-				[ "$now" = "$last" ] && break
-				last=$now
-				sleep 0.1
+				read -r a b c d <<<"$now"
+				[ $((a + c)) -ge "${1:-0}" ] &&
+					[ $((b + d)) -ge "${2:-0}" ] && break
+				sleep 0.2
 			done
 			echo "$now"
 		}
@@ -210,11 +215,13 @@ exec 3>&-
 				break
 			sleep 0.1
 		done
+		R0=0 T0=0 R1=0 T1=0
 		for round in 1 2 3; do
 			settled
-			read -r r0 t0 r1 t1 < <(queues)
+			read -r r0 t0 r1 t1 < <(queues $((R0 + R1)) $((T0 + T1)))
 			"$TOOLS/manyconn" client 127.0.0.1 17777 4 8388608 0 || true
-			read -r R0 T0 R1 T1 < <(queues)
+			read -r R0 T0 R1 T1 < <(queues $((r0 + r1 + 33554432)) \
+				$((t0 + t1 + 33554432)))
 			echo "round $round $((R0 - r0)) $((R1 - r1)) $((T0 - t0)) $((T1 - t1))"
 		done
 		touch "$SCEN_DIR/done"
