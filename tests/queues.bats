@@ -104,17 +104,19 @@ done
 	has_line "$(printf 'true\ttrue\ttrue')"
 }
 
-# The guest side of the placement test: an idle connection held open (as
-# iperf3 holds its control connection), then 3 rounds of 4 parallel
-# connections each echoing 8 MiB through manyconn ($1), each round printed
-# as "round N RX0 RX1 TX0 TX1", the bytes each queue carried during it.
-PLACED='
-set -euo pipefail
-S=$SCEN_DIR/api.sock
+# Shell functions of the placement tests, for a script that sets S to the
+# API socket.
 # queues [RX TX]: "RX0 TX0 RX1 TX1", once the queues together count at
 # least RX and TX bytes (for 10 s at most): get_stats waits 200 ms for
 # each thread copy of its counters, and a thread slowed down more than
 # that (ThreadSanitizer) is given its previous copy.
+# settled N: wait until tapir has N TCP flows (placement counts
+# connections still closing).
+# rounds FLOWS BYTES CMD...: 3 rounds of CMD, which moves BYTES on each of
+# 4 connections both ways, each started once tapir is back to FLOWS TCP
+# flows, each printed as "round N RX0 RX1 TX0 TX1", the bytes each queue
+# carried during it.
+ROUNDS='
 queues() {
 	local now
 	for _ in $(seq 50); do
@@ -126,26 +128,54 @@ queues() {
 	done
 	echo "$now"
 }
-# Placement counts connections still closing: a round starts once the
-# last one is gone.
 settled() {
 	for _ in $(seq 50); do
 		[ "$("$TAPIR_BIN" api "$S" "{\"execute\":\"get_stats\"}" |
 			jq .return.flows.tcp)" -eq "$1" ] && return
 		sleep 0.1
 	done
-	echo "not settled: TCP flows are not $1 after 5 s" >&2
+	echo "not settled: TCP flows are not $1 after 5 s"
 	return 1
 }
+rounds() {
+	local flows=$1 bytes=$2 round r0 t0 r1 t1 R0=0 T0=0 R1=0 T1=0
+	shift 2
+	for round in 1 2 3; do
+		settled "$flows" || exit 1
+		read -r r0 t0 r1 t1 < <(queues $((R0 + R1)) $((T0 + T1)))
+		"$@" || true
+		read -r R0 T0 R1 T1 < <(queues $((r0 + r1 + 4 * bytes)) \
+			$((t0 + t1 + 4 * bytes)))
+		echo "round $round $((R0 - r0)) $((R1 - r1)) $((T0 - t0)) $((T1 - t1))"
+	done
+}
+'
+
+# even_rounds: $output has 3 "round" lines, each queue 40-60 % of each
+# round bytes both ways; the lines that are not are printed.
+even_rounds() {
+	run awk '
+		$1 == "round" {
+			rx = $3 + $4; tx = $5 + $6
+			if ($3 < 0.4 * rx || $4 < 0.4 * rx || $5 < 0.4 * tx ||
+			    $6 < 0.4 * tx) {
+				print "uneven: " $0; bad = 1
+			}
+			n++
+		}
+		END { exit bad || n != 3 }' <<<"$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# The guest side of the placement test: an idle connection held open (as
+# iperf3 holds its control connection), then 3 rounds of 4 parallel
+# connections each echoing 8 MiB through manyconn ($1).
+PLACED="$ROUNDS"'
+set -euo pipefail
+S=$SCEN_DIR/api.sock
 exec 3<>/dev/tcp/10.0.2.2/7777
-R0=0 T0=0 R1=0 T1=0
-for round in 1 2 3; do
-	settled 1
-	read -r r0 t0 r1 t1 < <(queues $((R0 + R1)) $((T0 + T1)))
-	"$1" client 10.0.2.2 7777 4 8388608 0
-	read -r R0 T0 R1 T1 < <(queues $((r0 + r1 + 33554432)) $((t0 + t1 + 33554432)))
-	echo "round $round $((R0 - r0)) $((R1 - r1)) $((T0 - t0)) $((T1 - t1))"
-done
+rounds 1 8388608 "$1" client 10.0.2.2 7777 4 8388608 0
 exec 3>&-
 '
 
@@ -163,39 +193,15 @@ exec 3>&-
 	[ "$(grep -c "^connected 4, verified 4" <<<"$output")" -eq 3 ]
 	# tun alone (its hash) puts 3 or 4 of the 4 on one queue in 5 of 8
 	# rounds: all 3 rounds even would happen by chance once in 19 runs.
-	run awk '
-		$1 == "round" {
-			rx = $3 + $4; tx = $5 + $6
-			if ($3 < 0.4 * rx || $4 < 0.4 * rx || $5 < 0.4 * tx ||
-			    $6 < 0.4 * tx) {
-				print "uneven: " $0; bad = 1
-			}
-			n++
-		}
-		END { exit bad || n != 3 }' <<<"$output"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	even_rounds
 }
 
 # 8 MiB per connection, scaled like tcp.bats by TAPIR_TEST_TRANSFER_MB (1 MiB
 # under `make check-tsan`: there, with b7573e0 as now, a round of these
 # echoes through the forward sometimes stalls until manyconn gives up).
 @test "queues: --queues 2 places connections accepted on a forward too: 4 parallel ones split 2 and 2, 3 rounds" {
-	run in_sandbox '
+	run in_sandbox "$ROUNDS"'
 		S=$SCEN_DIR/api.sock
-		# As in PLACED.
-		queues() {
-			local now
-			for _ in $(seq 50); do
-				now=$("$TAPIR_BIN" api "$S" "{\"execute\":\"get_stats\"}" |
-					jq -r "[.return.queues[] | .rx_bytes, .tx_bytes] | @tsv")
-				read -r a b c d <<<"$now"
-				[ $((a + c)) -ge "${1:-0}" ] &&
-					[ $((b + d)) -ge "${2:-0}" ] && break
-				sleep 0.2
-			done
-			echo "$now"
-		}
 		as_user "$TAPIR_BIN" run --queues 2 -p 127.0.0.1:17777:7777 \
 			-a "$S" -- sh -c "
 			$TOOLS/manyconn server 7777 & echo ready >$SCEN_DIR/ready
@@ -203,15 +209,6 @@ exec 3>&-
 		run_pid=$!
 		wait_for 10 test -e "$SCEN_DIR/ready"
 		wait_for 5 test -S "$S"
-		settled() {
-			for _ in $(seq 50); do
-				[ "$("$TAPIR_BIN" api "$S" "{\"execute\":\"get_stats\"}" |
-					jq .return.flows.tcp)" -eq 0 ] && return
-				sleep 0.1
-			done
-			echo "not settled: TCP flows are not 0 after 5 s"
-			exit 1
-		}
 		# The guest server answers: one small echo first.
 		for _ in $(seq 50); do
 			"$TOOLS/manyconn" client 127.0.0.1 17777 1 1 0 >/dev/null 2>&1 &&
@@ -219,15 +216,7 @@ exec 3>&-
 			sleep 0.1
 		done
 		bytes=$((${TAPIR_TEST_TRANSFER_MB:-2048} * 4096))
-		R0=0 T0=0 R1=0 T1=0
-		for round in 1 2 3; do
-			settled
-			read -r r0 t0 r1 t1 < <(queues $((R0 + R1)) $((T0 + T1)))
-			"$TOOLS/manyconn" client 127.0.0.1 17777 4 "$bytes" 0 || true
-			read -r R0 T0 R1 T1 < <(queues $((r0 + r1 + 4 * bytes)) \
-				$((t0 + t1 + 4 * bytes)))
-			echo "round $round $((R0 - r0)) $((R1 - r1)) $((T0 - t0)) $((T1 - t1))"
-		done
+		rounds 0 "$bytes" "$TOOLS/manyconn" client 127.0.0.1 17777 4 "$bytes" 0
 		touch "$SCEN_DIR/done"
 		wait "$run_pid"
 	'
@@ -236,18 +225,7 @@ exec 3>&-
 	[ "$(grep -c "^connected 4, verified 4" <<<"$output")" -eq 3 ]
 	# Placed by their hash (before), 3 of 4 went to one thread in about
 	# half of the rounds.
-	run awk '
-		$1 == "round" {
-			rx = $3 + $4; tx = $5 + $6
-			if ($3 < 0.4 * rx || $4 < 0.4 * rx || $5 < 0.4 * tx ||
-			    $6 < 0.4 * tx) {
-				print "uneven: " $0; bad = 1
-			}
-			n++
-		}
-		END { exit bad || n != 3 }' <<<"$output"
-	echo "$output"
-	[ "$status" -eq 0 ]
+	even_rounds
 }
 
 @test "queues: TAPIR_QUEUES sets the default, --queues wins, a bad value is one clear line" {
