@@ -497,14 +497,15 @@ static struct placement *recent_slot(struct ctx *c, const struct flow_key *k)
 bool thread_place_syn(struct ctx *c, const struct flow_key *k)
 {
 	struct thread_set *set = c->threads;
-	uint64_t now = clock_ms();
 	struct placement *r;
+	uint64_t now;
 	bool again;
 
 	if (!set || !c->rx || c->rx_hops > set->n)
 		return false;
 	if (c->rx_hops < set->n)
 		return thread_pass_miss(c);
+	now = clock_ms();
 	r = recent_slot(c, k);
 	again = r->until > now && flow_key_equal(&r->k, k);
 	if (again) {
