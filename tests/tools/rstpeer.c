@@ -7,15 +7,19 @@
  *	connect to ADDR:PORT (IPv4) and play ROLE
  *
  * ROLE is one of:
- *   send-rst	write BYTES, then close with SO_LINGER {1, 0}: the kernel
- *		drops what is still queued and sends an RST, in the middle
- *		of the stream as the peer sees it
+ *   send-rst	write BYTES, and more until the kernel holds some it has not
+ *		sent yet (a peer that reads as fast as we write would
+ *		otherwise get the whole stream before the reset), then
+ *		close with SO_LINGER {1, 0}: the kernel drops what is still
+ *		queued and sends an RST, in the middle of the stream as the
+ *		peer sees it
  *   recv-rst	read BYTES, then reset the same way while the peer writes
  *   sink	read until EOF or an error
  *   source	write until an error (at most SOURCE_MAX bytes)
  *
  * Prints one line, "ROLE end=HOW bytes=N", HOW being done (the reset was
- * sent), eof, reset (ECONNRESET or EPIPE), timeout (nothing ended it
+ * sent; send-rst adds " unsent=U", the bytes the reset dropped before they
+ * left this host, so the peer can have read at most N - U), eof, reset (ECONNRESET or EPIPE), timeout (nothing ended it
  * within DEADLINE_S) or the errno text; exits 0 once that line is out,
  * 1 on a set-up error. socat and bash cannot send an RST on purpose.
  */
@@ -28,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -66,6 +72,37 @@ static int reset_close(int fd)
 }
 
 /**
+ * top_up() - write to @fd until the kernel holds bytes it has not sent
+ * @fd:		connected TCP socket
+ * @buf:	bytes to write
+ * @len:	their length
+ * @done:	bytes written so far, updated
+ * @n:		the last send() result, updated
+ *
+ * Return: the unsent count (> 0), 0 if a send failed or the deadline
+ * passed first (@n tells which), or -1 after a message
+ */
+static long top_up(int fd, const char *buf, size_t len,
+                   unsigned long long *done, ssize_t *n)
+{
+	int left;
+
+	while (!timed_out) {
+		if (ioctl(fd, SIOCOUTQNSD, &left)) {
+			perror("rstpeer: ioctl(SIOCOUTQNSD)");
+			return -1;
+		}
+		if (left > 0)
+			return left;
+		*n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (*n <= 0)
+			return 0;
+		*done += (unsigned long long)*n;
+	}
+	return 0;
+}
+
+/**
  * how() - name the way a transfer ended
  * @n:		the last read() or write() result
  * @err:	its errno, if @n < 0
@@ -99,6 +136,7 @@ static int play(int fd, const char *role, unsigned long long bytes)
 	bool resetting = !strcmp(role, "send-rst") || !strcmp(role, "recv-rst");
 	unsigned long long limit = !strcmp(role, "source") ? SOURCE_MAX : bytes;
 	const char *end = "done";
+	long left = 0;
 	ssize_t n = 1;
 
 	if (!sending && strcmp(role, "recv-rst") && strcmp(role, "sink")) {
@@ -124,7 +162,15 @@ static int play(int fd, const char *role, unsigned long long bytes)
 		}
 		done += (unsigned long long)n;
 	}
-	if (n > 0 && timed_out) {
+	if (n > 0 && !strcmp(role, "send-rst")) {
+		left = top_up(fd, buf, sizeof(buf), &done, &n);
+		if (n <= 0)
+			end = how(n, errno);
+	}
+	if (left < 0) {
+		end = "ioctl-failed";
+		close(fd);
+	} else if (n > 0 && timed_out) {
 		end = "timeout";
 		close(fd);
 	} else if (n > 0 && resetting) {
@@ -137,7 +183,11 @@ static int play(int fd, const char *role, unsigned long long bytes)
 			end = "limit";
 		close(fd);
 	}
-	printf("%s end=%s bytes=%llu\n", role, end, done);
+	if (!strcmp(role, "send-rst"))
+		printf("%s end=%s bytes=%llu unsent=%ld\n", role, end, done,
+		       left);
+	else
+		printf("%s end=%s bytes=%llu\n", role, end, done);
 	return 0;
 }
 
