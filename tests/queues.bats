@@ -196,9 +196,6 @@ exec 3>&-
 	even_rounds
 }
 
-# 8 MiB per connection, scaled like tcp.bats by TAPIR_TEST_TRANSFER_MB (1 MiB
-# under `make check-tsan`: there, with b7573e0 as now, a round of these
-# echoes through the forward sometimes stalls until manyconn gives up).
 @test "queues: --queues 2 places connections accepted on a forward too: 4 parallel ones split 2 and 2, 3 rounds" {
 	run in_sandbox "$ROUNDS"'
 		S=$SCEN_DIR/api.sock
@@ -215,8 +212,7 @@ exec 3>&-
 				break
 			sleep 0.1
 		done
-		bytes=$((${TAPIR_TEST_TRANSFER_MB:-2048} * 4096))
-		rounds 0 "$bytes" "$TOOLS/manyconn" client 127.0.0.1 17777 4 "$bytes" 0
+		rounds 0 8388608 "$TOOLS/manyconn" client 127.0.0.1 17777 4 8388608 0
 		touch "$SCEN_DIR/done"
 		wait "$run_pid"
 	'
