@@ -421,6 +421,13 @@ static int refill_start(struct nssock_pool *p)
 	for (int r = 0; r < 2; r++)
 		want[r] = (uint8_t)(NSSOCK_POOL - p->n[r]);
 	if (send(p->sock, want, sizeof(want), MSG_NOSIGNAL) != sizeof(want)) {
+		/* A helper that failed at once sent why and exited before our
+		 * request: its reason, not our EPIPE, is what to report.
+		 */
+		if (errno == EPIPE || errno == ECONNRESET) {
+			refill_finish(p);
+			return -1;
+		}
 		log_failure(p, NULL, errno);
 		helper_stop(p);
 		return -1;

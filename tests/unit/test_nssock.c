@@ -135,11 +135,13 @@ static void test_closes_fds_without_close_range(void)
  * refused() - with prctl(@option) failing, the helper gives up at once
  * @option:	PR_SET_PDEATHSIG or PR_SET_DUMPABLE
  * @line:	the error line expected on stderr
+ * @late:	the request to the helper fails with EPIPE, as it does when
+ *		the helper had given up and exited before it was sent
  *
  * Without the refusal the helper would go on to the FIFO and block until
  * the pool's 2 s timeout, and the line would be another.
  */
-static void refused(int option, const char *line)
+static void refused(int option, const char *line, bool late)
 {
 	struct nssock_pool *pool;
 	char buf[1024] = "";
@@ -149,6 +151,9 @@ static void refused(int option, const char *line)
 	err = unit_capture_stderr();
 	CHECK(err >= 0);
 	CHECK(!unit_fail_syscall(SYS_prctl, option, EPERM));
+	/* send() is sendto(); the helper answers with sendmsg(). */
+	if (late)
+		CHECK(!unit_fail_syscall(SYS_sendto, -1, EPIPE));
 	if (target_init(&t)) {
 		CHECK(!"set-up");
 		return;
@@ -168,19 +173,34 @@ static void body_refuses_without_pdeathsig(void)
 {
 	refused(PR_SET_PDEATHSIG,
 	        "tapir: namespace socket helper: prctl(PR_SET_PDEATHSIG): "
-	        "Operation not permitted\n");
+	        "Operation not permitted\n",
+	        false);
+}
+
+static void body_refused_before_request(void)
+{
+	refused(PR_SET_PDEATHSIG,
+	        "tapir: namespace socket helper: prctl(PR_SET_PDEATHSIG): "
+	        "Operation not permitted\n",
+	        true);
 }
 
 static void body_refuses_dumpable(void)
 {
 	refused(PR_SET_DUMPABLE,
 	        "tapir: namespace socket helper: prctl(PR_SET_DUMPABLE): "
-	        "Operation not permitted\n");
+	        "Operation not permitted\n",
+	        false);
 }
 
 static void test_refuses_without_pdeathsig(void)
 {
 	CHECK(unit_netns_run(body_refuses_without_pdeathsig));
+}
+
+static void test_refused_before_request(void)
+{
+	CHECK(unit_netns_run(body_refused_before_request));
 }
 
 static void test_refuses_dumpable(void)
@@ -195,5 +215,8 @@ const struct unit_case unit_cases[] = {
         {"helper refuses to run without PR_SET_PDEATHSIG",
          test_refuses_without_pdeathsig},
         {"helper refuses to run if it stays dumpable", test_refuses_dumpable},
+        {"a helper that gave up before the request: its reason is reported, "
+         "not EPIPE",
+         test_refused_before_request},
         {NULL, NULL},
 };
