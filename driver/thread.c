@@ -1111,6 +1111,23 @@ int threads_prepare(struct ctx *c)
 }
 
 /**
+ * thread_ctx() - the context of datapath thread @i
+ * @c:		any context of the set
+ * @i:		thread index
+ *
+ * For the unit tests, which run the threads' loops one at a time, in an
+ * order they choose, instead of starting the threads.
+ *
+ * Return: the context, or NULL without threads or past the last one
+ */
+struct ctx *thread_ctx(const struct ctx *c, unsigned int i)
+{
+	if (!c->threads || i >= c->threads->n)
+		return NULL;
+	return c->threads->t[i].c;
+}
+
+/**
  * worker_main() - body of a datapath thread: its loop, until MSG_STOP
  * @arg:	struct thread
  *

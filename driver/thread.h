@@ -17,6 +17,7 @@ int thread_modules_init(struct ctx *c);
 void thread_modules_cleanup(struct ctx *c);
 int threads_prepare(struct ctx *c);
 int threads_start(struct ctx *c);
+struct ctx *thread_ctx(const struct ctx *c, unsigned int i);
 void threads_stop(struct ctx *c);
 bool thread_pass_miss(struct ctx *c);
 bool thread_place_syn(struct ctx *c, const struct flow_key *k);

@@ -19,6 +19,7 @@
 #include "driver/tapio.h"
 #include "driver/tcp.h"
 #include "driver/tcp_internal.h"
+#include "driver/thread.h"
 #include "tests/unit/fakectx.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"
@@ -27,12 +28,13 @@ static const uint8_t guest_mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
 static const uint8_t gw_mac[6] = {0x52, 0x55, 0x0a, 0x00, 0x02, 0x02};
 
 /**
- * add_queue1() - give the fake tap a second queue, another socketpair
- * @g:		guest whose context has one queue, not started
+ * add_queue() - give the fake tap queue @q, another socketpair
+ * @g:		guest whose context has queues 0 to @q - 1, not started
+ * @q:		the new queue
  *
  * Return: 0 on success
  */
-static int add_queue1(struct guest *g)
+static int add_queue(struct guest *g, unsigned int q)
 {
 	int sv[2], big = 1 << 20;
 
@@ -43,9 +45,10 @@ static int add_queue1(struct guest *g)
 		close(sv[1]);
 		return -1;
 	}
-	g->c.tapfd[1] = sv[0];
-	g->tap1 = sv[1];
-	g->c.tap.queues = 2;
+	g->c.tapfd[q] = sv[0];
+	g->taps[q] = sv[1];
+	g->c.tap.queues = q + 1;
+	g->o.queues = q + 1;
 	return 0;
 }
 
@@ -63,30 +66,50 @@ int guest_open(struct guest *g, bool discard)
 }
 
 /**
- * guest_open_queues() - guest_open() with a tap of one or two queues
+ * open_ctx() - the context of a guest, with @queues tap queues
  * @g:		filled
  * @discard:	as for guest_open()
- * @queues:	1 or 2; with 2, @g->tap1 is the guest's end of queue 1
+ * @queues:	1 to TCPGUEST_QUEUES
+ * @threaded:	a context per queue (not started), as with --queues
  *
  * Return: 0 on success
  */
-int guest_open_queues(struct guest *g, bool discard, unsigned int queues)
+static int open_ctx(struct guest *g, bool discard, unsigned int queues,
+                    bool threaded)
+{
+	memset(g, 0, sizeof(*g));
+	g->tap = fake_ctx_init(&g->c, &g->o, false, guest_mac);
+	for (unsigned int q = 0; q < TCPGUEST_QUEUES; q++)
+		g->taps[q] = q ? -1 : g->tap;
+	g->threaded = threaded;
+	for (unsigned int q = 1; q < queues; q++)
+		if (add_queue(g, q))
+			return -1;
+	g->c.base = event_base_new();
+	if (!g->c.base)
+		return -1;
+	if (threaded ? thread_modules_init(&g->c) || threads_prepare(&g->c)
+	             : flow_init(&g->c) || tcp_init(&g->c))
+		return -1;
+	if (tapio_start(&g->c))
+		return -1;
+	if (discard)
+		g->c.tcp->peek_off4 = g->c.tcp->peek_off6 = false;
+	return 0;
+}
+
+/**
+ * open_listener() - the host's listener on 127.0.0.1:HOST_PORT
+ * @g:		guest
+ *
+ * Return: 0 on success
+ */
+static int open_listener(struct guest *g)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET,
 	                         .sin_port = htons(HOST_PORT)};
 	int one = 1;
 
-	memset(g, 0, sizeof(*g));
-	g->tap = fake_ctx_init(&g->c, &g->o, false, guest_mac);
-	g->tap1 = -1;
-	if (queues == 2 && add_queue1(g))
-		return -1;
-	g->c.base = event_base_new();
-	if (!g->c.base || flow_init(&g->c) || tcp_init(&g->c) ||
-	    tapio_start(&g->c))
-		return -1;
-	if (discard)
-		g->c.tcp->peek_off4 = g->c.tcp->peek_off6 = false;
 	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
 	g->listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (g->listener < 0 ||
@@ -99,19 +122,75 @@ int guest_open_queues(struct guest *g, bool discard, unsigned int queues)
 }
 
 /**
+ * guest_open_queues() - guest_open() with a tap of up to TCPGUEST_QUEUES
+ *			 queues, all read by one context
+ * @g:		filled; @g->taps[q] is the guest's end of queue q
+ * @discard:	as for guest_open()
+ * @queues:	1 to TCPGUEST_QUEUES
+ *
+ * Return: 0 on success
+ */
+int guest_open_queues(struct guest *g, bool discard, unsigned int queues)
+{
+	g->listener = -1;
+	if (open_ctx(g, discard, queues, false))
+		return -1;
+	return open_listener(g);
+}
+
+/**
+ * guest_open_threads() - a guest whose tap has @queues queues, each with
+ *			  its datapath thread's context, none started: the
+ *			  test runs their loops (guest_run()) one at a time
+ * @g:		filled; @g->taps[q] is the guest's end of queue q
+ * @queues:	2 to TCPGUEST_QUEUES
+ *
+ * Return: 0 on success
+ */
+int guest_open_threads(struct guest *g, unsigned int queues)
+{
+	g->listener = -1;
+	if (open_ctx(g, false, queues, true))
+		return -1;
+	return g->c.threads ? open_listener(g) : -1;
+}
+
+/**
+ * guest_run() - run the loop of datapath thread @i once, without waiting:
+ *		 the frames of its queue and the messages of its inbox
+ * @g:		guest from guest_open_threads()
+ * @i:		thread
+ */
+void guest_run(struct guest *g, unsigned int i)
+{
+	struct ctx *c = thread_ctx(&g->c, i);
+
+	if (c)
+		event_base_loop(c->base, EVLOOP_NONBLOCK);
+	else
+		CHECK(!"a datapath thread to run");
+}
+
+/**
  * guest_close() - release everything guest_open() made
  * @g:		guest
  */
 void guest_close(struct guest *g)
 {
-	tcp_cleanup(&g->c);
-	flow_cleanup(&g->c);
+	threads_stop(&g->c);
+	if (g->threaded) {
+		thread_modules_cleanup(&g->c);
+	} else {
+		tcp_cleanup(&g->c);
+		flow_cleanup(&g->c);
+	}
 	tapio_stop(&g->c);
 	event_base_free(g->c.base);
-	close(g->tap);
-	if (g->tap1 >= 0)
-		close(g->tap1);
-	close(g->listener);
+	for (unsigned int q = 0; q < TCPGUEST_QUEUES; q++)
+		if (g->taps[q] >= 0)
+			close(g->taps[q]);
+	if (g->listener >= 0)
+		close(g->listener);
 }
 
 /**
@@ -125,16 +204,21 @@ void guest_close(struct guest *g)
  * @ack:	acknowledgement number
  * @win:	raw window field
  * @data:	payload, or NULL
- * @len:	payload bytes
+ * @len:	payload bytes, at most TCPGUEST_PAYLOAD_MAX
  */
 void queue_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
                uint32_t ack, uint16_t win, const void *data, size_t len)
 {
-	uint8_t f[14 + 20 + 20 + 64] = {0};
+	uint8_t f[14 + 20 + 20 + TCPGUEST_PAYLOAD_MAX] = {0};
 	struct tcphdr th = {0};
 	struct iphdr ip = {0};
 	struct in_addr src, dst;
 	uint16_t ck;
+
+	if (len > TCPGUEST_PAYLOAD_MAX) {
+		CHECK(!"a payload that fits one frame");
+		return;
+	}
 
 	memcpy(f, gw_mac, 6);
 	memcpy(f + 6, guest_mac, 6);

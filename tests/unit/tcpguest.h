@@ -15,20 +15,27 @@
 #define GW_IP "10.0.2.2"
 #define HOST_PORT 7070
 #define GUEST_ISN 1000
+/* Tap queues a test guest can have. */
+#define TCPGUEST_QUEUES 4
+/* Payload bytes a segment from the guest can carry (MTU 1500). */
+#define TCPGUEST_PAYLOAD_MAX 1460
 
 /**
  * struct guest - the test's side of one context
  * @c:		context under test
  * @o:		its options
- * @tap:	the guest's end of the fake tap (of queue 0)
- * @tap1:	the guest's end of queue 1, or -1 with one queue
+ * @tap:	the guest's end of the queue the helpers below use: queue
+ *		0's, unless the test points it elsewhere
+ * @taps:	the guest's end of each queue, -1 past the last
+ * @threaded:	@c has a context per queue (guest_open_threads())
  * @listener:	host listener on 127.0.0.1:HOST_PORT
  */
 struct guest {
 	struct ctx c;
 	struct opts o;
 	int tap;
-	int tap1;
+	int taps[TCPGUEST_QUEUES];
+	bool threaded;
 	int listener;
 };
 
@@ -58,6 +65,8 @@ struct seg {
 
 int guest_open(struct guest *g, bool discard);
 int guest_open_queues(struct guest *g, bool discard, unsigned int queues);
+int guest_open_threads(struct guest *g, unsigned int queues);
+void guest_run(struct guest *g, unsigned int i);
 void guest_close(struct guest *g);
 void queue_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
                uint32_t ack, uint16_t win, const void *data, size_t len);

@@ -248,7 +248,7 @@ static void queue_affinity_body(void)
 	/* The guest's frames of port 40010 come in on queue 1, and the
 	 * SYN-ACK must leave there: handshake() reads queue 1 only.
 	 */
-	g.tap = g.tap1;
+	g.tap = g.taps[1];
 	fd = handshake(&g, 40010, 65535, &isn);
 	CHECK(fd >= 0);
 	/* Another connection starts on queue 0, the last queue read. */
@@ -258,7 +258,7 @@ static void queue_affinity_body(void)
 	      s.flags == (TH_SYN | TH_ACK));
 	/* Host data for the first connection still leaves on queue 1. */
 	CHECK(fd >= 0 && write(fd, "data", 4) == 4);
-	g.tap = g.tap1;
+	g.tap = g.taps[1];
 	while (!got && next_seg(&g, &s))
 		got = s.dport == 40010 && s.len == 4 &&
 		      !memcmp(s.data, "data", 4);
