@@ -369,7 +369,9 @@ static void refill_finish(struct nssock_pool *p)
 	p->ev = NULL;
 	p->pending = false;
 	ret = ipc_recv(p->sock, &body, &len, fds, 2 * NSSOCK_POOL, &nfds);
-	if (ret)
+	if (ret == -ENODATA)
+		log_failure(p, "exited without a reply", 0);
+	else if (ret)
 		log_failure(p, NULL, -ret);
 	else if (!nfds || strcmp(body, NSSOCK_OK))
 		log_failure(p, body, 0);

@@ -18,10 +18,11 @@
  *   source	write until an error (at most SOURCE_MAX bytes)
  *
  * Prints one line, "ROLE end=HOW bytes=N", HOW being done (the reset was
- * sent; send-rst adds " unsent=U", the bytes the reset dropped before they
- * left this host, so the peer can have read at most N - U), eof, reset (ECONNRESET or EPIPE), timeout (nothing ended it
- * within DEADLINE_S) or the errno text; exits 0 once that line is out,
- * 1 on a set-up error. socat and bash cannot send an RST on purpose.
+ * sent; send-rst adds " unsent=U", the bytes not sent yet when last
+ * measured, just before the close: the peer gets fewer than N), eof,
+ * reset (ECONNRESET or EPIPE), timeout (nothing ended it within
+ * DEADLINE_S) or the errno text; exits 0 once that line is out, 1 on a
+ * set-up error. socat and bash cannot send an RST on purpose.
  */
 
 #include <arpa/inet.h>
@@ -54,12 +55,15 @@ static void on_alarm(int sig)
 }
 
 /**
- * reset_close() - close @fd with an RST rather than a FIN
+ * arm_reset() - make the close of @fd send an RST rather than a FIN
  * @fd:		connected socket
+ *
+ * Set before the transfer, so that after top_up()'s last measure nothing
+ * but close() runs.
  *
  * Return: 0, or -1 if the linger option could not be set
  */
-static int reset_close(int fd)
+static int arm_reset(int fd)
 {
 	struct linger l = {.l_onoff = 1, .l_linger = 0};
 
@@ -67,7 +71,6 @@ static int reset_close(int fd)
 		perror("rstpeer: setsockopt(SO_LINGER)");
 		return -1;
 	}
-	close(fd);
 	return 0;
 }
 
@@ -121,8 +124,56 @@ static const char *how(ssize_t n, int err)
 }
 
 /**
+ * transfer() - move the bytes of @role on @fd
+ * @fd:		connected socket
+ * @role:	see the top of this file
+ * @bytes:	BYTES
+ * @done:	bytes moved, set
+ * @left:	send-rst: bytes unsent at the end, set
+ *
+ * Return: how it ended, for the printed line
+ */
+static const char *transfer(int fd, const char *role, unsigned long long bytes,
+                            unsigned long long *done, long *left)
+{
+	static char buf[65536];
+	bool sending = !strcmp(role, "send-rst") || !strcmp(role, "source");
+	bool resetting = !strcmp(role, "send-rst") || !strcmp(role, "recv-rst");
+	unsigned long long limit = !strcmp(role, "source") ? SOURCE_MAX : bytes;
+	ssize_t n = 1;
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 7);
+	/* A send() that copied some bytes before SIGALRM returns that count,
+	 * not EINTR: the flag, not the error, ends the loop at the deadline.
+	 */
+	while (!timed_out && (!strcmp(role, "sink") || *done < limit)) {
+		size_t want = sizeof(buf);
+
+		if (strcmp(role, "sink") && limit - *done < want)
+			want = (size_t)(limit - *done);
+		n = sending ? send(fd, buf, want, MSG_NOSIGNAL)
+		            : recv(fd, buf, want, 0);
+		if (n <= 0)
+			return how(n, errno);
+		*done += (unsigned long long)n;
+	}
+	if (!timed_out && !strcmp(role, "send-rst")) {
+		*left = top_up(fd, buf, sizeof(buf), done, &n);
+		if (*left < 0)
+			return "ioctl-failed";
+		if (n <= 0)
+			return how(n, errno);
+	}
+	if (timed_out)
+		return "timeout";
+	return resetting ? "done" : "limit";
+}
+
+/**
  * play() - run @role on the connected socket @fd and print the result
- * @fd:		connected socket, closed here
+ * @fd:		connected socket, closed here (with an RST for send-rst and
+ *		recv-rst)
  * @role:	see the top of this file
  * @bytes:	BYTES
  *
@@ -130,59 +181,22 @@ static const char *how(ssize_t n, int err)
  */
 static int play(int fd, const char *role, unsigned long long bytes)
 {
-	static char buf[65536];
-	unsigned long long done = 0;
-	bool sending = !strcmp(role, "send-rst") || !strcmp(role, "source");
 	bool resetting = !strcmp(role, "send-rst") || !strcmp(role, "recv-rst");
-	unsigned long long limit = !strcmp(role, "source") ? SOURCE_MAX : bytes;
-	const char *end = "done";
+	unsigned long long done = 0;
+	const char *end;
 	long left = 0;
-	ssize_t n = 1;
 
-	if (!sending && strcmp(role, "recv-rst") && strcmp(role, "sink")) {
+	if (strcmp(role, "send-rst") && strcmp(role, "source") &&
+	    strcmp(role, "recv-rst") && strcmp(role, "sink")) {
 		fprintf(stderr, "rstpeer: unknown role %s\n", role);
 		close(fd);
 		return 1;
 	}
-	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = (char)(i * 7);
-	/* A send() that copied some bytes before SIGALRM returns that count,
-	 * not EINTR: the flag, not the error, ends the loop at the deadline.
-	 */
-	while (!timed_out && (!strcmp(role, "sink") || done < limit)) {
-		size_t want = sizeof(buf);
-
-		if (strcmp(role, "sink") && limit - done < want)
-			want = (size_t)(limit - done);
-		n = sending ? send(fd, buf, want, MSG_NOSIGNAL)
-		            : recv(fd, buf, want, 0);
-		if (n <= 0) {
-			end = how(n, errno);
-			break;
-		}
-		done += (unsigned long long)n;
-	}
-	if (n > 0 && !strcmp(role, "send-rst")) {
-		left = top_up(fd, buf, sizeof(buf), &done, &n);
-		if (n <= 0)
-			end = how(n, errno);
-	}
-	if (left < 0) {
-		end = "ioctl-failed";
-		close(fd);
-	} else if (n > 0 && timed_out) {
-		end = "timeout";
-		close(fd);
-	} else if (n > 0 && resetting) {
-		if (reset_close(fd)) {
-			close(fd);
-			end = "setsockopt-failed";
-		}
-	} else {
-		if (n > 0)
-			end = "limit";
-		close(fd);
-	}
+	if (resetting && arm_reset(fd))
+		end = "setsockopt-failed";
+	else
+		end = transfer(fd, role, bytes, &done, &left);
+	close(fd);
 	if (!strcmp(role, "send-rst"))
 		printf("%s end=%s bytes=%llu unsent=%ld\n", role, end, done,
 		       left);

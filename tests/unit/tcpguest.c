@@ -78,6 +78,7 @@ static int open_ctx(struct guest *g, bool discard, unsigned int queues,
                     bool threaded)
 {
 	memset(g, 0, sizeof(*g));
+	g->listener = -1;
 	g->tap = fake_ctx_init(&g->c, &g->o, false, guest_mac);
 	for (unsigned int q = 0; q < TCPGUEST_QUEUES; q++)
 		g->taps[q] = q ? -1 : g->tap;
@@ -132,7 +133,6 @@ static int open_listener(struct guest *g)
  */
 int guest_open_queues(struct guest *g, bool discard, unsigned int queues)
 {
-	g->listener = -1;
 	if (open_ctx(g, discard, queues, false))
 		return -1;
 	return open_listener(g);
@@ -149,7 +149,6 @@ int guest_open_queues(struct guest *g, bool discard, unsigned int queues)
  */
 int guest_open_threads(struct guest *g, unsigned int queues)
 {
-	g->listener = -1;
 	if (open_ctx(g, false, queues, true))
 		return -1;
 	return g->c.threads ? open_listener(g) : -1;
