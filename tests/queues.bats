@@ -307,6 +307,7 @@ for _ in $(seq 50); do
 	ss -ltn | grep -q ":8080 " && break
 	sleep 0.1
 done
+clients=
 for i in $(seq 8); do
 	(
 		exec 3<>/dev/tcp/10.0.2.2/18080
@@ -319,6 +320,7 @@ for i in $(seq 8); do
 			sleep 0.1
 		done
 	) >"$SCEN_DIR/idle.$i" 2>&1 &
+	clients="$clients $!"
 done
 for _ in $(seq 300); do
 	[ "$(cat "$SCEN_DIR"/idle.* | grep -c "^late-")" -eq 8 ] && break
@@ -327,7 +329,7 @@ done
 "$TAPIR_BIN" api "$SCEN_DIR/api.sock" "{\"execute\":\"get_stats\"}" |
 	jq -r ".return.drops.no_flow // 0 | \"no_flow \(.)\""
 touch "$SCEN_DIR/release"
-wait $(jobs -p | grep -vx "$srv")
+wait $clients
 kill "$srv"
 cat "$SCEN_DIR"/idle.*
 '

@@ -7,8 +7,8 @@
  *	connect to ADDR:PORT (IPv4) and play ROLE
  *
  * ROLE is one of:
- *   send-rst	write BYTES, and more until the kernel holds some it has not
- *		sent yet (a peer that reads as fast as we write would
+ *   send-rst	write BYTES, and more until the kernel holds UNSENT_MIN it
+ *		has not sent yet (a peer that reads as fast as we write would
  *		otherwise get the whole stream before the reset), then
  *		close with SO_LINGER {1, 0}: the kernel drops what is still
  *		queued and sends an RST, in the middle of the stream as the
@@ -41,6 +41,11 @@
 /* Every run ends by then, whatever the peer does. */
 #define DEADLINE_S 60
 #define SOURCE_MAX (4ULL << 30)
+/* Unsent bytes send-rst waits for: more than a tail Nagle holds back (an
+ * ACK would release it), so the peer's window is closed and the reset
+ * surely drops some.
+ */
+#define UNSENT_MIN 65536
 
 static volatile sig_atomic_t timed_out;
 
@@ -75,15 +80,16 @@ static int arm_reset(int fd)
 }
 
 /**
- * top_up() - write to @fd until the kernel holds bytes it has not sent
+ * top_up() - write to @fd until the kernel holds UNSENT_MIN bytes it has
+ *	      not sent
  * @fd:		connected TCP socket
  * @buf:	bytes to write
  * @len:	their length
  * @done:	bytes written so far, updated
  * @n:		the last send() result, updated
  *
- * Return: the unsent count (> 0), 0 if a send failed or the deadline
- * passed first (@n tells which), or -1 after a message
+ * Return: the unsent count (>= UNSENT_MIN), 0 if a send failed or the
+ * deadline passed first (@n tells which), or -1 after a message
  */
 static long top_up(int fd, const char *buf, size_t len,
                    unsigned long long *done, ssize_t *n)
@@ -95,7 +101,7 @@ static long top_up(int fd, const char *buf, size_t len,
 			perror("rstpeer: ioctl(SIOCOUTQNSD)");
 			return -1;
 		}
-		if (left > 0)
+		if (left >= UNSENT_MIN)
 			return left;
 		*n = send(fd, buf, len, MSG_NOSIGNAL);
 		if (*n <= 0)
