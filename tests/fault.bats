@@ -130,9 +130,10 @@ settled() {
 }
 
 # cut_short SENDER RECEIVER: SENDER's line shows an rstpeer send-rst that
-# wrote at least 32 MiB and reset with bytes still unsent, and RECEIVER's
-# a sink that saw the reset after fewer bytes than were written: the
-# reset arrived mid-stream, as it does on a direct connection.
+# wrote at least 32 MiB and reset with bytes unsent (its sink, given
+# 30 MiB, stops reading there for 2 s: the window shuts, the bytes stay),
+# and RECEIVER's a sink that saw the reset after fewer bytes than were
+# written: the reset came mid-stream, as on a direct connection.
 cut_short() {
 	local sent unsent
 	[[ "$output" =~ $1:\ send-rst\ end=done\ bytes=([0-9]+)\ unsent=([0-9]+) ]] || {
@@ -166,7 +167,7 @@ flows_ok() {
 		# queued; the guest reader must get the reset, not hang.
 		bg_start h2g "$TOOLS/rstpeer" server 7101 send-rst 33554432
 		wait_for 5 tcp_listening 7101
-		echo "h2g guest: $(guest "$TOOLS/rstpeer" client 10.0.2.2 7101 sink)"
+		echo "h2g guest: $(guest "$TOOLS/rstpeer" client 10.0.2.2 7101 sink 31457280)"
 		wait_for 10 test -s "$SCEN_DIR/h2g.log"
 		echo "h2g host: $(cat "$SCEN_DIR/h2g.log")"
 		other_flows h2g
@@ -181,7 +182,7 @@ flows_ok() {
 		other_flows g2h
 		settle g2h
 		# The host client of a port forward resets mid-upload.
-		guest_bg gsink "$TOOLS/rstpeer" server 80 sink
+		guest_bg gsink "$TOOLS/rstpeer" server 80 sink 31457280
 		wait_for 5 guest_listening 80
 		echo "fwd host: $("$TOOLS/rstpeer" client 127.0.0.1 18080 send-rst 33554432)"
 		wait_for 10 test -s "$SCEN_DIR/gsink.log"
@@ -207,7 +208,7 @@ flows_ok() {
 		attach
 		warm_up
 		baseline
-		bg_start up "$TOOLS/rstpeer" server 7103 sink
+		bg_start up "$TOOLS/rstpeer" server 7103 sink 31457280
 		wait_for 5 tcp_listening 7103
 		echo "up guest: $(guest "$TOOLS/rstpeer" client 10.0.2.2 7103 send-rst 33554432)"
 		wait_for 10 test -s "$SCEN_DIR/up.log"

@@ -8,21 +8,23 @@
  *
  * ROLE is one of:
  *   send-rst	write BYTES, and more until the kernel holds UNSENT_MIN it
- *		has not sent yet (a peer that reads as fast as we write would
+ *		has not sent (a peer that reads as fast as we write would
  *		otherwise get the whole stream before the reset), then
  *		close with SO_LINGER {1, 0}: the kernel drops what is still
  *		queued and sends an RST, in the middle of the stream as the
  *		peer sees it
  *   recv-rst	read BYTES, then reset the same way while the peer writes
- *   sink	read until EOF or an error
+ *   sink	read until EOF or an error; with BYTES, stop reading for
+ *		PAUSE_MS once that many are in, then go on: the sender's
+ *		kernel is left holding bytes the window has no room for
  *   source	write until an error (at most SOURCE_MAX bytes)
  *
  * Prints one line, "ROLE end=HOW bytes=N", HOW being done (the reset was
  * sent; send-rst adds " unsent=U", the bytes not sent yet when last
- * measured, just before the close: the peer gets fewer than N), eof,
- * reset (ECONNRESET or EPIPE), timeout (nothing ended it within
- * DEADLINE_S) or the errno text; exits 0 once that line is out, 1 on a
- * set-up error. socat and bash cannot send an RST on purpose.
+ * measured, just before the close: the peer gets fewer than N), eof, reset (ECONNRESET or EPIPE), timeout (nothing
+ * ended it within DEADLINE_S) or the errno text; exits 0 once that line
+ * is out, 1 on a set-up error. socat and bash cannot send an RST on
+ * purpose.
  */
 
 #include <arpa/inet.h>
@@ -36,16 +38,19 @@
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Every run ends by then, whatever the peer does. */
 #define DEADLINE_S 60
 #define SOURCE_MAX (4ULL << 30)
-/* Unsent bytes send-rst waits for: more than a tail Nagle holds back (an
- * ACK would release it), so the peer's window is closed and the reset
- * surely drops some.
+/* Unsent bytes send-rst waits for: far more than a tail Nagle holds back
+ * or one window update lets out between the last look and close(), so
+ * that the reset drops some (a sink that pauses leaves megabytes).
  */
-#define UNSENT_MIN 65536
+#define UNSENT_MIN (256 * 1024)
+/* How long a sink given BYTES stops reading, in ms. */
+#define PAUSE_MS 2000
 
 static volatile sig_atomic_t timed_out;
 
@@ -155,6 +160,14 @@ static const char *transfer(int fd, const char *role, unsigned long long bytes,
 	 */
 	while (!timed_out && (!strcmp(role, "sink") || *done < limit)) {
 		size_t want = sizeof(buf);
+
+		if (!strcmp(role, "sink") && limit && *done >= limit) {
+			struct timespec t = {PAUSE_MS / 1000,
+			                     PAUSE_MS % 1000 * 1000000L};
+
+			nanosleep(&t, NULL);
+			limit = 0;
+		}
 
 		if (strcmp(role, "sink") && limit - *done < want)
 			want = (size_t)(limit - *done);
