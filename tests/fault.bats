@@ -135,7 +135,7 @@ settled() {
 # and RECEIVER's a sink that saw the reset after fewer bytes than were
 # written: the reset came mid-stream, as on a direct connection.
 cut_short() {
-	local sent unsent
+	local sent unsent got
 	[[ "$output" =~ $1:\ send-rst\ end=done\ bytes=([0-9]+)\ unsent=([0-9]+) ]] || {
 		echo "$1: no send-rst that ended with its reset (end=done)"
 		return 1
@@ -145,11 +145,15 @@ cut_short() {
 		echo "$1: wrote $sent, $unsent unsent at the reset"
 		return 1
 	}
-	[[ "$output" =~ $2:\ sink\ end=reset\ bytes=([0-9]+) ]] || {
+	got=$(sed -En "s/^$2: sink end=reset bytes=([0-9]+)$/\1/p" <<<"$output")
+	[ -n "$got" ] || {
 		echo "no reset seen by $2"
 		return 1
 	}
-	((BASH_REMATCH[1] < sent))
+	((got < sent)) || {
+		echo "$2: got all $got of $sent bytes: the reset cut nothing"
+		return 1
+	}
 }
 
 # flows_ok LABEL: the new connection and the ping after LABEL worked.

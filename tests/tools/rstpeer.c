@@ -19,12 +19,15 @@
  *		kernel is left holding bytes the window has no room for
  *   source	write until an error (at most SOURCE_MAX bytes)
  *
- * Prints one line, "ROLE end=HOW bytes=N", HOW being done (the reset was
- * sent; send-rst adds " unsent=U", the bytes not sent yet when last
- * measured, just before the close: the peer gets fewer than N), eof, reset (ECONNRESET or EPIPE), timeout (nothing
- * ended it within DEADLINE_S) or the errno text; exits 0 once that line
- * is out, 1 on a set-up error. socat and bash cannot send an RST on
- * purpose.
+ * Prints one line, "ROLE end=HOW bytes=N" (send-rst adds " unsent=U",
+ * the bytes not sent yet when last measured, just before the close: the
+ * peer gets fewer than N). HOW is done (the transfer ended as the role
+ * says: BYTES moved, then the reset sent for send-rst and recv-rst), eof,
+ * reset (ECONNRESET or EPIPE), timeout (nothing ended it within
+ * DEADLINE_S), setsockopt-failed or ioctl-failed (the reset could not be
+ * armed or the unsent bytes not counted), limit (source wrote SOURCE_MAX)
+ * or the errno text. Exits 0 once that line is out, 1 on a set-up error.
+ * socat and bash cannot send an RST on purpose.
  */
 
 #include <arpa/inet.h>
@@ -62,6 +65,10 @@ static void on_alarm(int sig)
 {
 	(void)sig;
 	timed_out = 1;
+	/* Again each second: a call that blocks after the flag was last
+	 * looked at is interrupted too.
+	 */
+	alarm(1);
 }
 
 /**
@@ -167,6 +174,8 @@ static const char *transfer(int fd, const char *role, unsigned long long bytes,
 
 			nanosleep(&t, NULL);
 			limit = 0;
+			if (timed_out)
+				break;
 		}
 
 		if (strcmp(role, "sink") && limit - *done < want)
