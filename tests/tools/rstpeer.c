@@ -156,7 +156,6 @@ static const char *transfer(int fd, const char *role, unsigned long long bytes,
 {
 	static char buf[65536];
 	bool sending = !strcmp(role, "send-rst") || !strcmp(role, "source");
-	bool resetting = !strcmp(role, "send-rst") || !strcmp(role, "recv-rst");
 	unsigned long long limit = !strcmp(role, "source") ? SOURCE_MAX : bytes;
 	ssize_t n = 1;
 
@@ -195,7 +194,8 @@ static const char *transfer(int fd, const char *role, unsigned long long bytes,
 	}
 	if (timed_out)
 		return "timeout";
-	return resetting ? "done" : "limit";
+	/* A sink ends only on EOF, an error or the deadline. */
+	return strcmp(role, "source") ? "done" : "limit";
 }
 
 /**

@@ -77,6 +77,8 @@ int guest_open(struct guest *g, bool discard)
 static int open_ctx(struct guest *g, bool discard, unsigned int queues,
                     bool threaded)
 {
+	if (!queues || queues > TCPGUEST_QUEUES)
+		return -1;
 	memset(g, 0, sizeof(*g));
 	g->listener = -1;
 	g->tap = fake_ctx_init(&g->c, &g->o, false, guest_mac);
