@@ -25,6 +25,7 @@
 #include "api.h"
 #include "fdlimit.h"
 #include "log.h"
+#include "thread.h"
 #include "seccomp.h"
 
 /* What the API socket calls once running (seccomp.c allows exactly the
@@ -55,6 +56,8 @@ const char *const api_syscalls[] = {
  * @rlen:	its length
  * @roff:	bytes of it written
  * @drained:	bytes dropped after the reply
+ * @waiting:	a get_stats waits for the datapath threads' counters
+ *		(threads_stats_ask()); nothing is read meanwhile
  */
 struct api_conn {
 	struct api_state *st;
@@ -68,6 +71,7 @@ struct api_conn {
 	size_t rlen;
 	size_t roff;
 	size_t drained;
+	bool waiting;
 };
 
 /**
@@ -105,6 +109,8 @@ static void conn_free(struct api_conn *ac)
 {
 	struct api_state *st = ac->st;
 
+	if (ac->waiting)
+		threads_stats_forget(st->c, ac);
 	if (ac->ev)
 		event_free(ac->ev);
 	close(ac->fd);
@@ -262,14 +268,44 @@ static void reply_with(struct api_conn *ac, char *reply)
 }
 
 /**
+ * stats_ready() - the counters a get_stats waited for are in: reply
+ * @arg:	struct api_conn
+ * @sum:	every thread's counters, added up
+ */
+static void stats_ready(void *arg, const struct stats *sum)
+{
+	struct api_conn *ac = arg;
+
+	ac->waiting = false;
+	reply_with(ac, api_stats_reply(ac->st->c, sum));
+}
+
+/**
  * answer() - run the request in the buffer and reply
  * @ac:		connection with a complete request
  */
 static void answer(struct api_conn *ac)
 {
+	struct ctx *c = ac->st->c;
+	bool later = false;
+	char *reply;
+
 	debug_msg("api: request: %.*s", (int)ac->len, ac->buf);
-	reply_with(ac,
-	           api_respond(ac->st->c, &api_hostfwd_ops, ac->buf, ac->len));
+	reply = api_answer(c, &api_hostfwd_ops, ac->buf, ac->len, &later);
+	if (!later) {
+		reply_with(ac, reply);
+		return;
+	}
+	/* The reply comes from stats_ready(), maybe before this returns;
+	 * until then the loop goes on, and the client is not read.
+	 */
+	event_del(ac->ev);
+	ac->waiting = true;
+	if (threads_stats_ask(c, stats_ready, ac)) {
+		ac->waiting = false;
+		reply_with(ac, api_error_reply("tapir: too many get_stats "
+		                               "requests waiting; try again"));
+	}
 }
 
 /**

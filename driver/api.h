@@ -49,8 +49,11 @@ enum api_scan {
 };
 
 enum api_scan api_request_scan(const char *buf, size_t len, bool eof);
+char *api_answer(struct ctx *c, const struct api_fwd_ops *ops, const char *req,
+                 size_t len, bool *later);
 char *api_respond(struct ctx *c, const struct api_fwd_ops *ops, const char *req,
                   size_t len);
+char *api_stats_reply(const struct ctx *c, const struct stats *s);
 char *api_error_reply(const char *desc);
 
 int api_init(struct ctx *c);

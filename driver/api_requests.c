@@ -603,19 +603,16 @@ static json_t *queues_json(const struct ctx *c, const struct stats *st)
 }
 
 /**
- * get_stats() - {"execute":"get_stats"}: the datapath counters
+ * api_stats_reply() - the reply to {"execute":"get_stats"}
  * @c:		context
+ * @s:		every thread's counters, added up
  *
  * The benchmark harness reads this shape; keep it stable.
  *
  * Return: reply text, malloc'd, or NULL on ENOMEM
  */
-static char *get_stats(struct ctx *c)
+char *api_stats_reply(const struct ctx *c, const struct stats *s)
 {
-	struct stats sum;
-	const struct stats *s = &sum;
-
-	threads_stats(c, &sum);
 	return ok_reply(json_pack(
 	        "{s:{s:I,s:I,s:I,s:I},s:o,s:o,s:o,s:o,s:o}", "tap", "rx_frames",
 	        (json_int_t)s->tap_rx_frames, "rx_bytes",
@@ -629,6 +626,27 @@ static char *get_stats(struct ctx *c)
 }
 
 /**
+ * get_stats() - {"execute":"get_stats"}: the datapath counters
+ * @c:		context
+ * @later:	if not NULL and there are datapath threads: set, and no
+ *		reply: the caller has threads_stats_ask() get their counters
+ *		first, then replies with api_stats_reply()
+ *
+ * Return: reply text, malloc'd, or NULL (ENOMEM, or @later set)
+ */
+static char *get_stats(struct ctx *c, bool *later)
+{
+	struct stats sum;
+
+	if (later && c->threads) {
+		*later = true;
+		return NULL;
+	}
+	threads_stats_now(c, &sum);
+	return api_stats_reply(c, &sum);
+}
+
+/**
  * execute() - run one parsed request
  * @c:		context
  * @ops:	forward table
@@ -637,7 +655,7 @@ static char *get_stats(struct ctx *c)
  * Return: reply text, malloc'd, or NULL on ENOMEM
  */
 static char *execute(struct ctx *c, const struct api_fwd_ops *ops,
-                     const json_t *root)
+                     const json_t *root, bool *later)
 {
 	const char *cmd = json_string_value(json_object_get(root, "execute"));
 	const json_t *args = json_object_get(root, "arguments");
@@ -655,22 +673,25 @@ static char *execute(struct ctx *c, const struct api_fwd_ops *ops,
 	if (!strcmp(cmd, "get_info"))
 		return get_info(c, ops);
 	if (!strcmp(cmd, "get_stats"))
-		return get_stats(c);
+		return get_stats(c, later);
 	return api_error_reply("bad request: unknown execute");
 }
 
 /**
- * api_respond() - answer one request
+ * api_answer() - answer one request, or say that its reply comes later
  * @c:		context
  * @ops:	forward table (api_hostfwd_ops in the daemon)
  * @req:	request text, not NUL-terminated; bytes after the first JSON
  *		value are ignored, as slirp4netns does
  * @len:	its length, at most API_MAX_REQUEST
+ * @later:	NULL to have every reply at once; else set for a get_stats
+ *		that waits for the datapath threads' counters (get_stats())
  *
- * Return: the compact JSON reply, malloc'd, or NULL on ENOMEM
+ * Return: the compact JSON reply, malloc'd, or NULL on ENOMEM or with
+ *	   @later set
  */
-char *api_respond(struct ctx *c, const struct api_fwd_ops *ops, const char *req,
-                  size_t len)
+char *api_answer(struct ctx *c, const struct api_fwd_ops *ops, const char *req,
+                 size_t len, bool *later)
 {
 	json_error_t err;
 	json_t *root;
@@ -686,7 +707,25 @@ char *api_respond(struct ctx *c, const struct api_fwd_ops *ops, const char *req,
 	if (!json_is_object(root))
 		reply = api_error_reply("bad request: json_object() failed");
 	else
-		reply = execute(c, ops, root);
+		reply = execute(c, ops, root, later);
 	json_decref(root);
 	return reply;
+}
+
+/**
+ * api_respond() - answer one request at once
+ * @c:		context
+ * @ops:	forward table
+ * @req:	request text, not NUL-terminated
+ * @len:	its length
+ *
+ * get_stats answers with the datapath threads' last copies of their
+ * counters (threads_stats_now()).
+ *
+ * Return: the compact JSON reply, malloc'd, or NULL on ENOMEM
+ */
+char *api_respond(struct ctx *c, const struct api_fwd_ops *ops, const char *req,
+                  size_t len)
+{
+	return api_answer(c, ops, req, len, NULL);
 }

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "ipc/msg.h"
 #include "stats.h"
+#include "thread.h"
 
 struct event_base;
 struct event;
@@ -27,6 +28,7 @@ struct ndp_state;
 struct dns_state;
 struct hostfwd_state;
 struct thread_set;
+struct flow_owners;
 struct frame;
 struct pkt;
 
@@ -78,11 +80,13 @@ struct pkt;
  * @resolv_conf:	resolver file dns.c re-reads; NULL = /etc/resolv.conf
  * @threads:		the datapath threads (thread.c), or NULL when this one
  *			thread serves every tap queue
+ * @owners:		which thread owns each flow (flow_owner.c), shared by
+ *			the threads; NULL without them
  * @thread:		index of this context's thread, which is also its
  *			queue; 0 is the main thread
  * @rx:			the frame being handled, as read from the tap or
  *			handed over, for passing it to another thread
- * @rx_hops:		times @rx was passed on to get here
+ * @rx_handoff:		how @rx came to this thread
  * @rx_whole:		the datagram reassembled from @rx and the fragments
  *			before it, while it is handled; else NULL
  */
@@ -125,9 +129,10 @@ struct ctx {
 	unsigned int frag_slots;
 	const char *resolv_conf;
 	struct thread_set *threads;
+	struct flow_owners *owners;
 	unsigned int thread;
 	const struct frame *rx;
-	unsigned int rx_hops;
+	enum handoff rx_handoff;
 	const struct pkt *rx_whole;
 };
 

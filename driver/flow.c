@@ -8,6 +8,7 @@
 
 #include "ctx.h"
 #include "flow.h"
+#include "flow_owner.h"
 #include "log.h"
 #include "seed.h"
 
@@ -317,6 +318,25 @@ void flow_hash(struct flow_table *t, struct flow_common *f, enum flow_side side)
 }
 
 /**
+ * flow_hash_owned() - make a new flow found by its guest-side key, which
+ *		       its thread takes in the owner table first
+ * @t:		table
+ * @f:		flow in use, not hashed, its guest-side key set
+ *
+ * Return: 0, or -1 with errno EEXIST (another datapath thread has a flow
+ *	   with that key, or one is being placed there) or ENOSPC (the
+ *	   owner table is full): the flow is not hashed then
+ */
+int flow_hash_owned(struct flow_table *t, struct flow_common *f)
+{
+	if (t->c && flow_owner_claim(t->c, &f->key))
+		return -1;
+	f->owned = 1;
+	flow_hash(t, f, FLOW_SIDE_GUEST);
+	return 0;
+}
+
+/**
  * flow_lookup() - find a flow by a key
  * @t:		table
  * @k:		key, whose type and side say which flows it can match
@@ -359,7 +379,10 @@ static void unhash(struct flow_table *t, struct flow_common *f)
 			*p = t->link[l - 1];
 		t->link[l - 1] = 0;
 	}
+	if (f->owned && t->c)
+		flow_owner_drop(t->c, &f->key);
 	f->hashed = 0;
+	f->owned = 0;
 }
 
 /**

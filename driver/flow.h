@@ -80,6 +80,8 @@ struct flow_key {
  *		leave (flow_enter()), so that the kernel keeps its frames
  *		from the guest there too
  * @hashed:	bit per enum flow_side whose key is in the hash
+ * @owned:	its guest-side key is its thread's in the owner table
+ *		(flow_owner.c), given up when it is unhashed
  * @key:	guest-side key, set by the protocol before flow_hash()
  * @host_key:	host-side key, for a flow found by both
  */
@@ -88,6 +90,7 @@ struct flow_common {
 	uint8_t type;
 	uint8_t queue;
 	uint8_t hashed;
+	uint8_t owned;
 	struct flow_key key;
 	struct flow_key host_key;
 };
@@ -157,6 +160,7 @@ uint64_t flow_key_hash(const struct flow_table *t, const struct flow_key *k);
 struct flow_common *flow_alloc(struct flow_table *t, enum flow_type type);
 void flow_hash(struct flow_table *t, struct flow_common *f,
                enum flow_side side);
+int flow_hash_owned(struct flow_table *t, struct flow_common *f);
 struct flow_common *flow_lookup(const struct flow_table *t,
                                 const struct flow_key *k);
 void flow_retire(struct flow_table *t, struct flow_common *f, size_t keep);

@@ -337,26 +337,6 @@ static const struct fwd *find_duplicate(const struct hostfwd_state *hs,
 }
 
 /**
- * publish_udp_ports() - tell the datapath threads the guest ports of the
- *			 UDP forwards
- * @c:		context
- *
- * The guest's replies to a UDP forward's flows, which the main thread
- * owns, come from those ports and may reach any thread.
- */
-static void publish_udp_ports(struct ctx *c)
-{
-	const struct hostfwd_state *hs = c->hostfwd;
-	uint16_t ports[HOSTFWD_MAX];
-	size_t n = 0;
-
-	for (size_t i = 0; i < hs->n; i++)
-		if (hs->fwds[i]->s.udp)
-			ports[n++] = hs->fwds[i]->s.guest_port;
-	thread_set_udp_ports(c, ports, n);
-}
-
-/**
  * hostfwd_add() - listen for a new forward
  * @c:		context
  * @s:		forward to add; @s->id is set on success
@@ -405,7 +385,6 @@ int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why, size_t whylen)
 	}
 	f->s.id = s->id = hs->next_id++;
 	hs->fwds[hs->n++] = f;
-	publish_udp_ports(c);
 	if (!s->udp && c->o->forward_mode == FORWARD_SPLICE)
 		nssock_prime(hs->pool);
 	debug_msg("forward %u added: %s", s->id, name);
@@ -432,7 +411,6 @@ int hostfwd_remove(struct ctx *c, unsigned int id)
 		memmove(&hs->fwds[i], &hs->fwds[i + 1],
 		        (hs->n - i - 1) * sizeof(hs->fwds[0]));
 		hs->n--;
-		publish_udp_ports(c);
 		debug_msg("forward %u removed", id);
 		return 0;
 	}

@@ -369,9 +369,10 @@ static int host_socket(struct ctx *c, struct tcp_conn *conn, int family)
  * @c:		context
  * @p:		packet
  * @s:		its SYN segment
+ * @k:		its connection's key, guest side
  */
 static void open_outbound(struct ctx *c, const struct pkt *p,
-                          const struct tcp_seg *s)
+                          const struct tcp_seg *s, const struct flow_key *k)
 {
 	union sockaddr_inany sa;
 	struct tcp_conn *conn;
@@ -381,6 +382,11 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 	if (fwd_outbound_or_reject(c, p, s->dport, &sa, &salen))
 		return;
 	conn = tcp_conn_alloc(c->flows, &p->src, s->sport, &p->dst, s->dport);
+	if (!conn && errno == EEXIST) {
+		/* Another thread opened it meanwhile: it answers. */
+		thread_pass_to_owner(c, k);
+		return;
+	}
 	if (!conn) {
 		c->stats.drops[DROP_FLOW_LIMIT]++;
 		tcp_send_rst_reply(c, p, s);
@@ -540,6 +546,7 @@ void tcp_input(struct ctx *c, struct pkt *p)
 	struct tcp_conn *conn;
 	struct flow_key k;
 	struct tcp_seg s;
+	bool syn;
 
 	if (tcp_seg_parse(c, p, &s))
 		return;
@@ -548,19 +555,18 @@ void tcp_input(struct ctx *c, struct pkt *p)
 		conn_segment(flow_enter(&conn->flow), conn, &s);
 		return;
 	}
-	/* Not a new connection: another thread may own it. */
-	if ((s.flags & (TH_SYN | TH_ACK)) != TH_SYN && thread_pass_miss(c))
+	/* Another thread may own it; a new one may be placed on another. */
+	flow_key_guest(&k, FLOW_TCP, &p->src, s.sport, &p->dst, s.dport);
+	syn = (s.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN;
+	if (thread_route_miss(c, &k, syn))
 		return;
 	if (s.flags & TH_RST) {
 		/* Discarded as RFC 9293 3.10.7.1 says, but counted. */
 		c->stats.drops[DROP_NO_FLOW]++;
 		return;
 	}
-	if ((s.flags & (TH_SYN | TH_ACK)) == TH_SYN) {
-		flow_key_guest(&k, FLOW_TCP, &p->src, s.sport, &p->dst,
-		               s.dport);
-		if (!thread_place_syn(c, &k))
-			open_outbound(c, p, &s);
+	if (syn) {
+		open_outbound(c, p, &s, &k);
 		return;
 	}
 	c->stats.drops[DROP_NO_FLOW]++;
@@ -633,8 +639,13 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 {
 	struct tcp_conn *conn;
 
-	if (tcp_conn_lookup(c->flows, dst, dport, src, sport))
+	/* The guest has a connection that looks the same: refuse this one
+	 * rather than have the guest's answer end that one.
+	 */
+	if (tcp_conn_lookup(c->flows, dst, dport, src, sport)) {
+		c->stats.drops[DROP_FLOW_LIMIT]++;
 		return -1;
+	}
 	conn = tcp_conn_alloc(c->flows, dst, dport, src, sport);
 	if (!conn) {
 		c->stats.drops[DROP_FLOW_LIMIT]++;

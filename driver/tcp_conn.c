@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - TCP connections in the flow table: lookup by four-tuple, ISN */
 
+#include <errno.h>
 #include <string.h>
 
 #include "clock.h"
@@ -63,22 +64,34 @@ struct tcp_conn *tcp_conn_lookup(const struct flow_table *t,
  * @raddr:	remote address
  * @rport:	remote port
  *
- * The caller has checked that the tuple is not in use.
+ * The caller has checked that the tuple is not in use here; another
+ * datapath thread may have it (flow_hash_owned()).
  *
- * Return: zeroed entry (fd = -1) with the tuple filled, or NULL if every
- *	   TCP entry is taken
+ * Return: zeroed entry (fd = -1) with the tuple filled, or NULL with
+ *	   errno ENOSPC if every TCP entry is taken, EEXIST if another
+ *	   thread has the tuple
  */
 struct tcp_conn *tcp_conn_alloc(struct flow_table *t,
                                 const struct in6_addr *gaddr, uint16_t gport,
                                 const struct in6_addr *raddr, uint16_t rport)
 {
 	struct tcp_conn *conn = (struct tcp_conn *)flow_alloc(t, FLOW_TCP);
+	struct flow_common *f;
+	int err;
 
-	if (!conn)
+	if (!conn) {
+		errno = ENOSPC;
 		return NULL;
+	}
 	conn->fd = -1;
 	flow_key_guest(&conn->flow.key, FLOW_TCP, gaddr, gport, raddr, rport);
-	flow_hash(t, &conn->flow, FLOW_SIDE_GUEST);
+	if (flow_hash_owned(t, &conn->flow)) {
+		err = errno;
+		f = &conn->flow;
+		flow_release(t, &f);
+		errno = err;
+		return NULL;
+	}
 	return conn;
 }
 

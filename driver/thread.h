@@ -13,24 +13,48 @@ struct ctx;
 struct flow_key;
 struct stats;
 
+/**
+ * enum handoff - how the frame a thread handles came to it
+ * @HANDOFF_NONE:	read from the thread's own tap queue
+ * @HANDOFF_OWNER:	passed on by its reader: this thread owns its flow
+ * @HANDOFF_PLACED:	a SYN whose connection placement put on this thread
+ * @HANDOFF_MAIN:	passed to the main thread, which alone keeps the
+ *			state it needs (DHCP leases, router adverts)
+ *
+ * A frame is passed at most once: one that arrived by a hand-off is
+ * handled where it is, whatever it finds there.
+ */
+enum handoff {
+	HANDOFF_NONE,
+	HANDOFF_OWNER,
+	HANDOFF_PLACED,
+	HANDOFF_MAIN,
+};
+
+/**
+ * typedef threads_stats_fn - called with every thread's counters added up
+ * @arg:	what threads_stats_ask() was given
+ * @sum:	the counters
+ */
+typedef void threads_stats_fn(void *arg, const struct stats *sum);
+
 int thread_modules_init(struct ctx *c);
 void thread_modules_cleanup(struct ctx *c);
 int threads_prepare(struct ctx *c);
 int threads_start(struct ctx *c);
 struct ctx *thread_ctx(const struct ctx *c, unsigned int i);
 void threads_stop(struct ctx *c);
-bool thread_pass_miss(struct ctx *c);
-bool thread_place_syn(struct ctx *c, const struct flow_key *k);
+bool thread_route_miss(struct ctx *c, const struct flow_key *k, bool syn);
+void thread_pass_to_owner(struct ctx *c, const struct flow_key *k);
 void thread_count_tcp(struct ctx *c, unsigned int n);
 bool thread_pass_to_main(struct ctx *c);
-bool thread_may_own_udp(const struct ctx *c, uint16_t gport);
-void thread_udp_opened(struct ctx *c);
-void thread_set_udp_ports(struct ctx *c, const uint16_t *ports, size_t n);
 void thread_learn_mac(struct ctx *c);
 void thread_guest_mac(const struct ctx *c, uint8_t *mac);
 void thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
                    uint16_t sport, const struct in6_addr *dst, uint16_t dport);
 void thread_fail(struct ctx *c);
-void threads_stats(struct ctx *c, struct stats *sum);
+int threads_stats_ask(struct ctx *c, threads_stats_fn *fn, void *arg);
+void threads_stats_forget(struct ctx *c, void *arg);
+void threads_stats_now(struct ctx *c, struct stats *sum);
 
 #endif /* TAPIR_THREAD_H */

@@ -400,6 +400,11 @@ static struct udp_flow *flow_open(struct ctx *c, const struct pkt *p,
 	if (fwd_outbound_or_reject(c, p, k->fport, &sa, &salen))
 		return NULL;
 	f = udp_flow_add(c, k, ip_is_dns(c, &p->dst) && k->fport == 53);
+	if (!f && errno == EEXIST) {
+		/* Another thread opened it meanwhile. */
+		thread_pass_to_owner(c, k);
+		return NULL;
+	}
 	if (!f) {
 		c->stats.drops[DROP_FLOW_LIMIT]++;
 		return NULL;
@@ -462,18 +467,16 @@ void udp_input(struct ctx *c, struct pkt *p)
 	if (!p->v6 && ntohs(uh.dest) == 67 &&
 	    (thread_pass_to_main(c) || dhcp_input(c, p)))
 		return;
-	k.gaddr = p->src;
-	k.faddr = p->dst;
-	k.gport = ntohs(uh.source);
-	k.fport = ntohs(uh.dest);
+	flow_key_guest(&k, FLOW_UDP, &p->src, ntohs(uh.source), &p->dst,
+	               ntohs(uh.dest));
 	f = udp_flow_lookup(c->flows, &k);
-	if (!f && thread_may_own_udp(c, k.gport) && thread_pass_miss(c))
+	/* Another thread may own it: one guest flow, one host socket. */
+	if (!f && thread_route_miss(c, &k, false))
 		return;
 	if (!f) {
 		f = flow_open(c, p, &k);
 		if (!f)
 			return;
-		thread_udp_opened(c);
 	}
 	flow_enter(&f->flow);
 	flow_quote(f, p);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - UDP flows in the flow table: two keys, LRU order, idle expiry */
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +11,7 @@
 #include "clock.h"
 #include "inany.h"
 #include "log.h"
+#include "flow_owner.h"
 #include "udp_flow.h"
 
 /**
@@ -198,8 +200,9 @@ static bool make_room(struct ctx *c)
  * The first flow starts the expiry sweep; without it no flow would ever
  * expire, so a flow that can't start it is not added.
  *
- * Return: the flow with @fd -1, or NULL if the table is full, out of
- *	   memory or the sweep could not start
+ * Return: the flow with @fd -1, or NULL with errno ENOSPC if the table
+ *	   is full, ENOMEM if the sweep could not start, EEXIST if another
+ *	   datapath thread has a flow with @k
  */
 struct udp_flow *udp_flow_add(struct ctx *c, const struct flow_key *k, bool dns)
 {
@@ -208,9 +211,12 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct flow_key *k, bool dns)
 	struct udp_state *s = c->udp;
 	struct flow_common *fc;
 	struct udp_flow *f;
+	int err;
 
-	if (!make_room(c) || !(fc = flow_alloc(c->flows, FLOW_UDP)))
+	if (!make_room(c) || !(fc = flow_alloc(c->flows, FLOW_UDP))) {
+		errno = ENOSPC;
 		return NULL;
+	}
 	/* The sweep runs while flows exist: the first one starts it. */
 	if (flow_count(c->flows, FLOW_UDP) == 1 &&
 	    evtimer_add(s->timer, &one)) {
@@ -218,18 +224,43 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct flow_key *k, bool dns)
 		            "udp: start the flow expiry timer: libevent "
 		            "failed, dropping the new flow");
 		flow_release(c->flows, &fc);
+		errno = ENOMEM;
 		return NULL;
 	}
 	f = (struct udp_flow *)fc;
 	flow_key_guest(&f->flow.key, FLOW_UDP, &k->gaddr, k->gport, &k->faddr,
 	               k->fport);
+	if (flow_hash_owned(c->flows, &f->flow)) {
+		err = errno;
+		flow_release(c->flows, &fc);
+		errno = err;
+		return NULL;
+	}
 	f->fd = -1;
 	f->dns = dns;
 	f->last = clock_s();
-	flow_hash(c->flows, &f->flow, FLOW_SIDE_GUEST);
 	lru_append(s, f);
 	c->stats.flows[dns ? PROTO_DNS : PROTO_UDP]++;
 	return f;
+}
+
+/**
+ * key_taken() - whether a flow of this table, or of another datapath
+ *		 thread, has the guest-side key @k
+ * @t:		flow table
+ * @k:		key (addresses and ports)
+ *
+ * Return: true if so
+ */
+static bool key_taken(const struct flow_table *t, const struct flow_key *k)
+{
+	struct flow_key key;
+
+	if (udp_flow_lookup(t, k))
+		return true;
+	flow_key_guest(&key, FLOW_UDP, &k->gaddr, k->gport, &k->faddr,
+	               k->fport);
+	return t->c && flow_owner_elsewhere(t->c, &key);
 }
 
 /**
@@ -239,8 +270,9 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct flow_key *k, bool dns)
  * @h:		flow_key_hash() of the peer's key: where its sequence of
  *		ports starts
  *
- * Host peers can look alike to the guest: every loopback peer appears as
- * the gateway, and so does an IPv6 peer of an IPv4 guest. Sharing one
+ * Host peers can look alike to the guest, and to a flow the guest opened
+ * on any thread: every loopback peer appears as the gateway, and so does
+ * an IPv6 peer of an IPv4 guest. Sharing one
  * flow, the guest's replies would all reach the first of them; so a later
  * one gets another far port. The search is bounded, and the same for the
  * same peer.
@@ -252,12 +284,12 @@ static int inbound_fport(const struct flow_table *t, struct flow_key *k,
 {
 	unsigned int start = (unsigned int)((h >> 32) % UDP_REMAP_PORTS);
 
-	if (!udp_flow_lookup(t, k))
+	if (!key_taken(t, k))
 		return 0;
 	for (unsigned int i = 0; i < UDP_REMAP_TRIES; i++) {
 		k->fport = (uint16_t)(UDP_REMAP_BASE +
 		                      (start + i) % UDP_REMAP_PORTS);
-		if (!udp_flow_lookup(t, k))
+		if (!key_taken(t, k))
 			return 0;
 	}
 	return -1;

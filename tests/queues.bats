@@ -9,7 +9,8 @@
 
 load lib
 
-# tools: manyconn (echo server and many-connection client)
+# tools: manyconn (echo server and many-connection client), collide (host
+# clients that look alike to the guest)
 setup() {
 	TOOLS=${TAPIR_BIN_DIR:-$TAPIR_ROOT/build/tools}
 	export TOOLS
@@ -417,6 +418,70 @@ done
 	# One flow: every datagram left from the same host port.
 	[ "$(grep -c "^from [0-9]" <<<"$output")" -eq 4 ]
 	[ "$(grep "^from " <<<"$output" | sort -u | wc -l)" -eq 1 ]
+}
+
+# The guest side of the collision test: an echo server on 7777 (manyconn,
+# $1) until the sandbox says done.
+ECHO_GUEST='
+"$1" server 7777 &
+echo ready >"$SCEN_DIR/ready"
+for _ in $(seq 600); do
+	[ -e "$SCEN_DIR/done" ] && break
+	sleep 0.1
+done
+kill $!
+'
+
+# Every loopback client of a forward, and every IPv6 client of it, reaches
+# the guest as 10.0.2.2 with its own port: two clients with the same port
+# look like one connection to the guest. The second must be refused,
+# whichever thread the first one is on; before, the second went to the
+# least busy thread, the guest's challenge ACK for its SYN came back there,
+# and that thread's RST ended the first one.
+@test "queues: --queues 1, 2 and 4: 200 host clients that look to the guest like established forwarded connections are refused, and end none of them (IPv4, IPv6 beside IPv4, IPv6)" {
+	run in_sandbox '
+		ip addr add fd01::1/128 dev lo
+		printf "%s" "$1" >"$SCEN_DIR/guest"
+		chmod a+r "$SCEN_DIR/guest"
+		collide() {
+			"$TOOLS/collide" 200 "$@" || true
+		}
+		for q in 1 2 4; do
+			S=$SCEN_DIR/api$q.sock
+			rm -f "$SCEN_DIR/ready" "$SCEN_DIR/done"
+			as_user "$TAPIR_BIN" run --queues "$q" --forward-mode=tap \
+				-p 127.0.0.1:17777:7777 -a "$S" -- \
+				bash "$SCEN_DIR/guest" "$TOOLS/manyconn" &
+			run_pid=$!
+			wait_for 10 test -e "$SCEN_DIR/ready"
+			wait_for 5 test -S "$S"
+			"$TAPIR_BIN" api "$S" "{\"execute\":\"add_hostfwd\",\"arguments\":{\"proto\":\"tcp\",\"host_addr\":\"::1\",\"host_port\":17777,\"guest_port\":7777}}" >/dev/null
+			for _ in $(seq 50); do
+				"$TOOLS/manyconn" client 127.0.0.1 17777 1 1 0 \
+					>/dev/null 2>&1 && break
+				sleep 0.1
+			done
+			echo "q$q v4: $(collide 20000 127.0.0.1 127.0.0.1 17777 \
+				127.0.0.2 127.0.0.1 17777)"
+			echo "q$q v6+v4: $(collide 20300 ::1 ::1 17777 \
+				127.0.0.1 127.0.0.1 17777)"
+			echo "q$q v6: $(collide 20600 ::1 ::1 17777 \
+				fd01::1 ::1 17777)"
+			echo "q$q refused $("$TAPIR_BIN" api "$S" \
+				"{\"execute\":\"get_stats\"}" |
+				jq .return.drops.flow_limit)"
+			touch "$SCEN_DIR/done"
+			wait "$run_pid"
+		done
+	' "$ECHO_GUEST"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for q in 1 2 4; do
+		has_line "q$q v4: pairs 200, established 200, refused 200, intact 200"
+		has_line "q$q v6+v4: pairs 200, established 200, refused 200, intact 200"
+		has_line "q$q v6: pairs 200, established 200, refused 200, intact 200"
+		has_line "q$q refused 600"
+	done
 }
 
 # A thread takes its name (tapir-qN) when it first runs, which under ASan

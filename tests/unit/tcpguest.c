@@ -195,6 +195,126 @@ void guest_close(struct guest *g)
 }
 
 /**
+ * queue_ip4() - the guest writes one IPv4 packet to GW_IP into the tap,
+ *		 without running the loop
+ * @g:		guest
+ * @proto:	IP protocol
+ * @id:		identification
+ * @frag:	fragment offset field, flags included (host order)
+ * @l4:		bytes after the IP header
+ * @len:	their length, at most TCPGUEST_PAYLOAD_MAX + 20
+ */
+static void queue_ip4(struct guest *g, uint8_t proto, uint16_t id,
+                      uint16_t frag, const void *l4, size_t len)
+{
+	uint8_t f[14 + 20 + 20 + TCPGUEST_PAYLOAD_MAX] = {0};
+	struct iphdr ip = {0};
+	struct in_addr src, dst;
+
+	if (len > sizeof(f) - 34) {
+		CHECK(!"a packet that fits one frame");
+		return;
+	}
+	memcpy(f, gw_mac, 6);
+	memcpy(f + 6, guest_mac, 6);
+	f[12] = 0x08;
+	inet_pton(AF_INET, GUEST_IP, &src);
+	inet_pton(AF_INET, GW_IP, &dst);
+	ip.version = 4;
+	ip.ihl = 5;
+	ip.tot_len = htons((uint16_t)(20 + len));
+	ip.id = htons(id);
+	ip.frag_off = htons(frag);
+	ip.ttl = 64;
+	ip.protocol = proto;
+	ip.saddr = src.s_addr;
+	ip.daddr = dst.s_addr;
+	ip.check = csum_ip4_header(&ip, 20);
+	memcpy(f + 14, &ip, 20);
+	memcpy(f + 34, l4, len);
+	if (send(g->tap, f, 34 + len, 0) != (ssize_t)(34 + len))
+		CHECK(!"send a frame into the fake tap");
+}
+
+/**
+ * udp_datagram() - a UDP header and @len payload bytes, checksummed
+ * @d:		filled: 8 + @len bytes
+ * @sport:	guest port
+ * @dport:	port on the host's loopback
+ * @len:	payload bytes, all @fill
+ * @fill:	the payload byte
+ */
+static void udp_datagram(uint8_t *d, uint16_t sport, uint16_t dport, size_t len,
+                         uint8_t fill)
+{
+	struct in_addr src, dst;
+	uint16_t v, ck;
+
+	inet_pton(AF_INET, GUEST_IP, &src);
+	inet_pton(AF_INET, GW_IP, &dst);
+	v = htons(sport);
+	memcpy(d, &v, 2);
+	v = htons(dport);
+	memcpy(d + 2, &v, 2);
+	v = htons((uint16_t)(8 + len));
+	memcpy(d + 4, &v, 2);
+	memset(d + 6, 0, 2);
+	memset(d + 8, fill, len);
+	ck = csum_fold(csum_add(
+	        csum_pseudo4(src, dst, IPPROTO_UDP, (uint32_t)(8 + len)), d,
+	        8 + len));
+	memcpy(d + 6, ck ? &ck : &(uint16_t){0xffff}, 2);
+}
+
+/**
+ * queue_udp() - the guest writes one UDP datagram to GW_IP:@dport into
+ *		 the tap, without running the loop
+ * @g:		guest
+ * @sport:	guest port
+ * @dport:	port on the host's loopback
+ * @len:	payload bytes, at most TCPGUEST_PAYLOAD_MAX + 12
+ * @fill:	the payload byte
+ */
+void queue_udp(struct guest *g, uint16_t sport, uint16_t dport, size_t len,
+               uint8_t fill)
+{
+	uint8_t d[8 + TCPGUEST_PAYLOAD_MAX + 12];
+
+	if (len > sizeof(d) - 8) {
+		CHECK(!"a datagram that fits one frame");
+		return;
+	}
+	udp_datagram(d, sport, dport, len, fill);
+	queue_ip4(g, IPPROTO_UDP, 0, 0x4000, d, 8 + len);
+}
+
+/**
+ * queue_udp_frags() - the guest writes one UDP datagram to GW_IP:@dport as
+ *		       two IPv4 fragments, without running the loop
+ * @g:		guest
+ * @sport:	guest port
+ * @dport:	port on the host's loopback
+ * @len:	payload bytes, at most 2 * TCPGUEST_PAYLOAD_MAX
+ * @fill:	the payload byte
+ * @id:		IP identification of the fragments
+ */
+void queue_udp_frags(struct guest *g, uint16_t sport, uint16_t dport,
+                     size_t len, uint8_t fill, uint16_t id)
+{
+	uint8_t d[8 + 2 * TCPGUEST_PAYLOAD_MAX];
+	size_t first = (8 + len) / 2 & ~(size_t)7;
+
+	if (len > sizeof(d) - 8 || first == 0) {
+		CHECK(!"a datagram that makes two fragments");
+		return;
+	}
+	udp_datagram(d, sport, dport, len, fill);
+	queue_ip4(g, IPPROTO_UDP, id, 0x2000, d, first);
+	queue_ip4(g, IPPROTO_UDP, id, (uint16_t)(first / 8), d + first,
+	          8 + len - first);
+}
+
+/**
  * queue_seg() - the guest writes one TCP segment to GW_IP:HOST_PORT into
  *		 the tap, without running the loop: several queued segments
  *		 reach tapir as one batch
@@ -210,9 +330,8 @@ void guest_close(struct guest *g)
 void queue_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
                uint32_t ack, uint16_t win, const void *data, size_t len)
 {
-	uint8_t f[14 + 20 + 20 + TCPGUEST_PAYLOAD_MAX] = {0};
+	uint8_t seg[20 + TCPGUEST_PAYLOAD_MAX] = {0};
 	struct tcphdr th = {0};
-	struct iphdr ip = {0};
 	struct in_addr src, dst;
 	uint16_t ck;
 
@@ -220,37 +339,23 @@ void queue_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
 		CHECK(!"a payload that fits one frame");
 		return;
 	}
-
-	memcpy(f, gw_mac, 6);
-	memcpy(f + 6, guest_mac, 6);
-	f[12] = 0x08;
 	inet_pton(AF_INET, GUEST_IP, &src);
 	inet_pton(AF_INET, GW_IP, &dst);
-	ip.version = 4;
-	ip.ihl = 5;
-	ip.tot_len = htons((uint16_t)(40 + len));
-	ip.ttl = 64;
-	ip.protocol = IPPROTO_TCP;
-	ip.saddr = src.s_addr;
-	ip.daddr = dst.s_addr;
-	ip.check = csum_ip4_header(&ip, 20);
-	memcpy(f + 14, &ip, 20);
 	th.source = htons(sport);
 	th.dest = htons(HOST_PORT);
 	th.seq = htonl(seq);
 	th.ack_seq = htonl(ack);
 	th.doff = 5;
 	th.window = htons(win);
-	memcpy(f + 34, &th, 20);
-	f[34 + 13] = flags;
+	memcpy(seg, &th, 20);
+	seg[13] = flags;
 	if (len)
-		memcpy(f + 54, data, len);
+		memcpy(seg + 20, data, len);
 	ck = csum_fold(csum_add(
-	        csum_pseudo4(src, dst, IPPROTO_TCP, (uint32_t)(20 + len)),
-	        f + 34, 20 + len));
-	memcpy(f + 34 + 16, &ck, 2);
-	if (send(g->tap, f, 54 + len, 0) != (ssize_t)(54 + len))
-		CHECK(!"send a frame into the fake tap");
+	        csum_pseudo4(src, dst, IPPROTO_TCP, (uint32_t)(20 + len)), seg,
+	        20 + len));
+	memcpy(seg + 16, &ck, 2);
+	queue_ip4(g, IPPROTO_TCP, 0, 0, seg, 20 + len);
 }
 
 /**

@@ -70,6 +70,10 @@ void guest_run(struct guest *g, unsigned int i);
 void guest_close(struct guest *g);
 void queue_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
                uint32_t ack, uint16_t win, const void *data, size_t len);
+void queue_udp(struct guest *g, uint16_t sport, uint16_t dport, size_t len,
+               uint8_t fill);
+void queue_udp_frags(struct guest *g, uint16_t sport, uint16_t dport,
+                     size_t len, uint8_t fill, uint16_t id);
 void send_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
               uint32_t ack, uint16_t win, const void *data, size_t len);
 void spin(struct guest *g, int ms);
