@@ -84,6 +84,13 @@ $(BUILD)/%.o: %.c
 $(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(UNIT_RUNNER_OBJ) $(BUILD)/libtapir.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# test_log holds log.c's callers of poll() together after it returns, as
+# threads can meet there (tests/unit/test_log.c).
+$(BUILD)/tests/test_log: ALL_LDFLAGS += -Wl,--wrap=poll
+# test_apiclient holds the client after connect() until the server hung up
+# (tests/unit/test_apiclient.c).
+$(BUILD)/tests/test_apiclient: ALL_LDFLAGS += -Wl,--wrap=connect
+
 # -fsanitize=fuzzer brings libFuzzer's main(); the objects were compiled
 # with fuzzer-no-link (EXTRA_CFLAGS of fuzz-build).
 $(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_SUPPORT_OBJS) \

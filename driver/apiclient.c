@@ -4,6 +4,9 @@
  * Speaks like rootlesskit's client: JSON and "\n", shutdown(SHUT_WR), read
  * to EOF. Exit status: 0 for a reply without an "error" key, 1 for an
  * error reply (or one that is not JSON), 2 when no reply could be had.
+ * The reply is whatever the server sent before it closed, in whichever
+ * order that came with the errors of sending: a server may answer and
+ * close before it reads a byte.
  */
 
 #include <errno.h>
@@ -21,13 +24,17 @@
 #include "apiclient.h"
 #include "log.h"
 
+/* send_request(): the server answered before it took the whole request. */
+#define SEND_ANSWERED 1
+
 /**
  * wait_fd() - poll @fd for @events until @deadline
  * @fd:		socket
- * @events:	POLLIN or POLLOUT
+ * @events:	POLLIN, POLLOUT or both
  * @deadline:	clock_ms() value
  *
- * Return: 0 when ready, -ETIMEDOUT, or -errno
+ * Return: the events that came (POLLHUP and POLLERR included), -ETIMEDOUT,
+ *	   or -errno
  */
 static int wait_fd(int fd, short events, long long deadline)
 {
@@ -43,7 +50,7 @@ static int wait_fd(int fd, short events, long long deadline)
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	return n ? 0 : -ETIMEDOUT;
+	return n ? pfd.revents : -ETIMEDOUT;
 }
 
 /**
@@ -80,34 +87,52 @@ static int connect_to(const char *path)
 }
 
 /**
+ * send_all() - write @len bytes of @buf unless the server answers first
+ * @fd:		connected non-blocking socket
+ * @buf:	bytes
+ * @len:	their count
+ * @deadline:	clock_ms() value
+ *
+ * A server that has something to say (a reply, or EOF) before it took the
+ * whole request will not take the rest: stop there, and read.
+ *
+ * Return: 0 when all was sent, SEND_ANSWERED, or -errno
+ */
+static int send_all(int fd, const char *buf, size_t len, long long deadline)
+{
+	size_t off = 0;
+	int ret = 0;
+
+	while (off < len && !ret) {
+		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
+
+		if (n >= 0)
+			off += (size_t)n;
+		else if (errno == EAGAIN)
+			ret = wait_fd(fd, POLLOUT | POLLIN, deadline);
+		else if (errno != EINTR)
+			ret = -errno;
+		if (ret > 0)
+			ret = (ret & POLLIN) ? SEND_ANSWERED : 0;
+	}
+	return ret;
+}
+
+/**
  * send_request() - write @json, a newline, then shut down our side
  * @fd:		connected socket
  * @json:	request text
  * @deadline:	clock_ms() value
  *
- * Return: 0 on success, -errno on failure
+ * Return: 0 on success, SEND_ANSWERED if the server answered (or closed)
+ *	   before it took the whole request, -errno on failure
  */
 static int send_request(int fd, const char *json, long long deadline)
 {
-	size_t len = strlen(json), off = 0;
-	char *msg = malloc(len + 2);
-	int ret = 0;
+	int ret = send_all(fd, json, strlen(json), deadline);
 
-	if (!msg)
-		return -ENOMEM;
-	memcpy(msg, json, len);
-	msg[len++] = '\n';
-	while (off < len && !ret) {
-		ssize_t n = send(fd, msg + off, len - off, MSG_NOSIGNAL);
-
-		if (n >= 0)
-			off += (size_t)n;
-		else if (errno == EAGAIN)
-			ret = wait_fd(fd, POLLOUT, deadline);
-		else if (errno != EINTR)
-			ret = -errno;
-	}
-	free(msg);
+	if (!ret)
+		ret = send_all(fd, "\n", 1, deadline);
 	if (!ret && shutdown(fd, SHUT_WR))
 		ret = -errno;
 	return ret;
@@ -144,10 +169,11 @@ static ssize_t read_reply(int fd, long long deadline, char **out)
 			cap *= 2;
 		}
 		n = recv(fd, buf + len, cap - len, 0);
-		/* A server closing with our bytes unread resets us: slirp4netns
-		 * does so after "too large message", with the reply delivered.
+		/* A server closing with our bytes unread resets us, after
+		 * what it sent (slirp4netns does so after "too large
+		 * message"): an end like EOF.
 		 */
-		if (n == 0 || (n < 0 && errno == ECONNRESET && len))
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
 			break;
 		if (n > 0)
 			len += (size_t)n;
@@ -155,6 +181,8 @@ static ssize_t read_reply(int fd, long long deadline, char **out)
 			ret = wait_fd(fd, POLLIN, deadline);
 		else if (errno != EINTR)
 			ret = -errno;
+		if (ret > 0)
+			ret = 0;
 	}
 	if (!buf)
 		return -ENOMEM;
@@ -200,8 +228,8 @@ int apiclient_main(int argc, char **argv)
 {
 	long long deadline = (long long)clock_ms() + APICLIENT_TIMEOUT_MS;
 	char *reply = NULL;
+	int fd, sent, ret;
 	ssize_t n;
-	int fd, ret;
 
 	if (argc != 3) {
 		err_msg("usage: tapir api SOCKET JSON");
@@ -210,24 +238,22 @@ int apiclient_main(int argc, char **argv)
 	fd = connect_to(argv[1]);
 	if (fd < 0)
 		return 2;
-	ret = send_request(fd, argv[2], deadline);
-	/* A server that refuses at once (tapir out of fds) replies and
-	 * closes before reading: its reply is there to read all the same.
+	sent = send_request(fd, argv[2], deadline);
+	/* Whatever became of the request, a reply that came is the answer: a
+	 * server that refuses at once (tapir out of fds) replies and closes
+	 * before it reads, and our send then fails (EPIPE, ECONNRESET) or
+	 * never ends.
 	 */
-	if (ret && ret != -EPIPE && ret != -ECONNRESET) {
-		err_errno(-ret, "api: send request to %s", argv[1]);
-		close(fd);
-		return 2;
-	}
 	n = read_reply(fd, deadline, &reply);
 	close(fd);
-	if (n < 0) {
-		err_errno((int)-n, "api: read reply from %s", argv[1]);
-		return 2;
-	}
-	if (n == 0) {
-		err_msg("api: %s closed the connection without a reply",
-		        argv[1]);
+	if (n <= 0) {
+		if (sent < 0 && sent != -EPIPE && sent != -ECONNRESET)
+			err_errno(-sent, "api: send request to %s", argv[1]);
+		else if (n < 0)
+			err_errno((int)-n, "api: read reply from %s", argv[1]);
+		else
+			err_msg("api: %s closed the connection without a reply",
+			        argv[1]);
 		free(reply);
 		return 2;
 	}

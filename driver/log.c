@@ -1,49 +1,185 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - error and debug messages on stderr
  *
- * Messages must never stall the datapath: each is one write() of a whole
- * line, skipped (not blocked on) when stderr is a pipe nobody drains, and
- * errors a guest or a peer can repeat at will go through a rate limit.
+ * Messages must never stall the datapath: each is one write of a whole
+ * line, dropped (never waited for) when stderr is a pipe, socket or
+ * terminal nobody drains, and errors a guest or a peer can repeat at will
+ * go through a rate limit.
+ *
+ * Not blocking takes more than a poll() before the write: any number of
+ * datapath threads, and any process sharing the pipe (the command of
+ * `tapir run`, rootlesskit, podman's other children), can each see the
+ * pipe writable and then fill it. So log_init() picks, once at start, a
+ * way to write that cannot block whatever the others do, without ever
+ * setting O_NONBLOCK on stderr's own open file description (the other
+ * processes would get EAGAIN from their writes):
+ * - a pipe, FIFO or terminal: a second open file description of it, our
+ *   own, opened non-blocking through /proc/self/fd/2 (which the sandbox
+ *   removes later: hence at start). A line of at most PIPE_BUF bytes then
+ *   goes into a pipe whole or not at all, so lines never mix;
+ * - a socket (journald's stream): send() with MSG_DONTWAIT;
+ * - anything else (a regular file, or a pipe we may not reopen): poll(),
+ *   then write(), both under one lock, so that of our threads only one
+ *   uses the room that poll() saw. A line fits in a pipe's one free slot.
  */
 
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "seccomp.h"
 #include "clock.h"
 #include "log.h"
 
-/* Syscalls of a message, once running. */
+/* Syscalls of a message, once running (the lock's futex is every
+ * program's).
+ */
 const char *const log_syscalls[] = {
-        "poll",
-        "ppoll",
-        "write",
-        NULL,
+        "poll", "ppoll", "write", "sendto", NULL,
 };
 
 bool log_debug_enabled;
 /* Fuzzers: format every line, so format bugs still show, but write none. */
 bool log_silent;
 
+/* Longest line, newline included. A pipe takes a write of up to PIPE_BUF
+ * bytes whole, into one free slot (a page) if need be.
+ */
+#define LOG_LINE_MAX 1200
+_Static_assert(LOG_LINE_MAX <= PIPE_BUF, "a line must be one atomic write");
+
+/* Our own non-blocking open file description of stderr, or -1. */
+static int log_fd = -1;
+/* stderr is a socket: send() it each line without waiting. */
+static bool log_to_socket;
+/* Makes poll() and write() on a shared, blocking stderr one step. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/**
+ * log_lock_take() - pthread_atfork() prepare handler: no line half-written
+ *		     while the process forks
+ */
+static void log_lock_take(void)
+{
+	pthread_mutex_lock(&log_lock);
+}
+
+/**
+ * log_lock_drop() - pthread_atfork() parent and child handler
+ *
+ * A child forked while a datapath thread held the lock would otherwise
+ * wait for it forever at its first line.
+ */
+static void log_lock_drop(void)
+{
+	pthread_mutex_unlock(&log_lock);
+}
+
+/**
+ * reopen_nonblocking() - open stderr again as a new, non-blocking open
+ *			  file description
+ *
+ * Return: an fd above stdio, or -1 (not a file we may open again: then
+ *	   the locked poll() and write() serve)
+ */
+static int reopen_nonblocking(void)
+{
+	int fd = open("/proc/self/fd/2",
+	              O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int high;
+
+	/* With stdin or stdout closed, open() returns their number, which
+	 * later code could take for the real thing: keep clear of stdio.
+	 */
+	if (fd < 0 || fd > STDERR_FILENO)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	close(fd);
+	return high;
+}
+
+/**
+ * log_init() - choose how lines reach stderr without ever blocking
+ *
+ * Call once at start, before any thread and while /proc is mounted (the
+ * sandbox hides it); again only if fd 2 was replaced. Without it (the
+ * fuzzers, most unit tests) every line takes the locked poll() and write().
+ */
+void log_init(void)
+{
+	static bool atfork_set;
+	struct stat st;
+
+	if (!atfork_set &&
+	    !pthread_atfork(log_lock_take, log_lock_drop, log_lock_drop))
+		atfork_set = true;
+	if (log_fd >= 0)
+		close(log_fd);
+	log_fd = -1;
+	log_to_socket = false;
+	/* A closed stderr: poll() reports POLLNVAL, and lines are dropped. */
+	if (fstat(STDERR_FILENO, &st))
+		return;
+	if (S_ISSOCK(st.st_mode))
+		log_to_socket = true;
+	else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
+		log_fd = reopen_nonblocking();
+}
+
+/**
+ * emit_shared() - write one line to a blocking stderr if that cannot block
+ * @line:	text ending in a newline
+ * @len:	its length
+ *
+ * Only a process's other writers (not its threads) can fill the room
+ * between the poll() and the write().
+ */
+static void emit_shared(const char *line, size_t len)
+{
+	struct pollfd p = {.fd = STDERR_FILENO, .events = POLLOUT};
+	ssize_t n = -1;
+
+	pthread_mutex_lock(&log_lock);
+	/* A full pipe (or a closed stderr) drops the line instead. */
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT))
+		n = write(STDERR_FILENO, line, len);
+	pthread_mutex_unlock(&log_lock);
+	if (n < 0)
+		return; /* dropped, or nowhere left to report it */
+}
+
 /**
  * emit() - write one line to stderr if that cannot block
  * @line:	text ending in a newline
- * @len:	its length
+ * @len:	its length, at most LOG_LINE_MAX
  */
 static void emit(const char *line, size_t len)
 {
-	struct pollfd p = {.fd = STDERR_FILENO, .events = POLLOUT};
+	ssize_t n;
 
 	if (log_silent)
 		return;
-	/* A full pipe (or a closed stderr) drops the line instead. */
-	if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT))
+	if (log_fd < 0 && !log_to_socket) {
+		emit_shared(line, len);
 		return;
-	if (write(STDERR_FILENO, line, len) < 0)
-		return; /* nowhere left to report it */
+	}
+	/* EAGAIN drops the line: nobody reads stderr. A terminal may take
+	 * part of it; the rest is dropped rather than waited for.
+	 */
+	if (log_fd >= 0)
+		n = write(log_fd, line, len);
+	else
+		n = send(STDERR_FILENO, line, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0)
+		return; /* dropped, or nowhere left to report it */
 }
 
 /**
@@ -56,7 +192,7 @@ static void emit(const char *line, size_t len)
 __attribute__((format(printf, 1, 0))) static void
 vprint(const char *fmt, va_list ap, int err, const char *suffix)
 {
-	char msg[1024], line[1200];
+	char msg[1024], line[LOG_LINE_MAX];
 	int n;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);

@@ -5,6 +5,7 @@
 
 #include "apiclient.h"
 #include "cli.h"
+#include "log.h"
 #include "loop.h"
 #include "run.h"
 
@@ -38,6 +39,8 @@ static int attach_main(int argc, char **argv)
  */
 int main(int argc, char **argv)
 {
+	/* Now: /proc is still there, and no thread yet. */
+	log_init();
 	if (argc > 1 && !strcmp(argv[1], "run"))
 		return run_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "api"))

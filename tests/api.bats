@@ -3,12 +3,19 @@
 # every error through `tapir api`, raw clients (podman's, rootlesskit's and
 # worse) through socat, an idle client during a transfer, the socket file's
 # removal on every clean exit, and `tapir api`'s own errors. The request
-# logic itself is unit-tested in tests/unit/test_api.c.
+# logic itself is unit-tested in tests/unit/test_api.c, the client's every
+# order of reply, hang-up and send error in tests/unit/test_apiclient.c.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
 
 load lib
+
+# tools: apipeer (a server that ends each exchange one set way)
+setup() {
+	TOOLS=${TAPIR_BIN_DIR:-$TAPIR_ROOT/build/tools}
+	export TOOLS
+}
 
 # Helpers for the snippets. call NAME JSON: one request through `tapir api`,
 # printed as "NAME rc=STATUS REPLY". raw NAME: stdin to the socket through
@@ -232,8 +239,18 @@ HELPERS='
 	has_line "target-exit: removed"
 }
 
+# The servers are tests/tools/apipeer, which answers only once the request
+# is there. socat SYSTEM:"echo -n junk" was flaky: its child could print
+# and exit before socat's transfer loop began, and socat, writing our
+# request into the dead child's socket, got EPIPE and exited without
+# passing on the reply it held (2 runs in 200 on an idle machine); a shell
+# slower than socat's 0.5 s after our EOF did the same.
 @test "api: tapir api: exit 2 with one line when there is no reply" {
 	run in_sandbox '
+		peer() { # NAME MODE [REPLY]: start apipeer, wait until it listens
+			bg_start "$1" "$TOOLS/apipeer" "$SCEN_DIR/$1.sock" "${@:2}"
+			wait_for 5 test -S "$SCEN_DIR/$1.sock"
+		}
 		rc=0
 		as_user "$TAPIR_BIN" api "$SCEN_DIR/none.sock" "{}" 2>&1 || rc=$?
 		echo "rc=$rc"
@@ -241,19 +258,21 @@ HELPERS='
 		as_user "$TAPIR_BIN" api "$SCEN_DIR/none.sock" 2>&1 || rc=$?
 		echo "rc=$rc"
 		# A server that hangs up without answering.
-		bg_start mute socat UNIX-LISTEN:"$SCEN_DIR/mute.sock",mode=0777,fork SYSTEM:"cat >/dev/null"
-		# The file exists from bind(), before listen(): wait for that.
-		wait_for 5 sh -c "ss -Hxl | grep -qF $SCEN_DIR/mute.sock"
+		peer mute mute
 		rc=0
 		as_user "$TAPIR_BIN" api "$SCEN_DIR/mute.sock" "{}" 2>&1 || rc=$?
 		echo "rc=$rc"
 		# A reply that is not JSON is an error reply, printed as is.
-		bg_start junk socat UNIX-LISTEN:"$SCEN_DIR/junk.sock",mode=0777,fork SYSTEM:"echo -n junk"
-		# The file exists from bind(), before listen(): wait for that.
-		wait_for 5 sh -c "ss -Hxl | grep -qF $SCEN_DIR/junk.sock"
+		peer junk answer junk
 		rc=0
 		as_user "$TAPIR_BIN" api "$SCEN_DIR/junk.sock" "{}" \
 			2>"$SCEN_DIR/junk.err" || rc=$?
+		echo "rc=$rc"
+		# A server that replies and closes with the request unread: the
+		# reply, then a reset, which ends it like EOF.
+		peer unread unread "{\"error\":{\"desc\":\"busy\"}}"
+		rc=0
+		as_user "$TAPIR_BIN" api "$SCEN_DIR/unread.sock" "{}" 2>&1 || rc=$?
 		echo "rc=$rc"
 		# After the lines checked: what tapir said, should they differ.
 		sed "s/^/junk stderr: /" "$SCEN_DIR/junk.err"
@@ -268,4 +287,7 @@ HELPERS='
 	[ "${lines[5]}" = "rc=2" ]
 	[ "${lines[6]}" = "junk" ]
 	[ "${lines[7]}" = "rc=1" ]
+	[ "${lines[8]}" = '{"error":{"desc":"busy"}}' ]
+	[ "${lines[9]}" = "rc=1" ]
+	[ "${lines[10]}" = "junk stderr: tapir: api: the reply is not a JSON object" ]
 }
