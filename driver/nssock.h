@@ -17,11 +17,24 @@
 
 struct nssock_pool;
 
+/* What the helper is doing; names in nssock_helper_name(). */
+enum nssock_helper {
+	NSSOCK_HELPER_NONE,    /* none runs; one starts when sockets are
+	                        * needed (not once isolated) */
+	NSSOCK_HELPER_READY,   /* runs, no request out */
+	NSSOCK_HELPER_WAITING, /* a request is out (a late helper too), or
+	                        * the last words of one that closed */
+	NSSOCK_HELPER_GONE,    /* it failed, and isolated, no other starts */
+};
+
 struct nssock_pool *nssock_new(struct ctx *c);
 void nssock_free(struct nssock_pool *p);
 void nssock_prime(struct nssock_pool *p);
 int nssock_get(struct nssock_pool *p, int family);
 unsigned int nssock_count(const struct nssock_pool *p, int family);
 uint64_t nssock_refills(const struct nssock_pool *p);
+enum nssock_helper nssock_helper(const struct nssock_pool *p,
+                                 uint64_t *wait_ms);
+const char *nssock_helper_name(enum nssock_helper h);
 
 #endif /* TAPIR_NSSOCK_H */
