@@ -28,6 +28,7 @@
 #include "log.h"
 #include "nssock.h"
 #include "splice.h"
+#include "splicewait.h"
 #include "tcp.h"
 #include "thread.h"
 #include "udp.h"
@@ -70,6 +71,7 @@ struct fwd {
  * @next_id:	id of the next forward added
  * @pool:	sockets inside the namespace, for the splice path
  * @splice:	spliced connections
+ * @wait:	connections waiting for a namespace socket
  * @fallbacks:	connections of spliced forwards served through the tap
  * @refused:	connections of spliced forwards reset for want of a socket
  * @udp_buf:	one datagram from a UDP forward's socket
@@ -81,6 +83,7 @@ struct hostfwd_state {
 	unsigned int next_id;
 	struct nssock_pool *pool;
 	struct splice_state *splice;
+	struct splice_wait *wait;
 	uint64_t fallbacks;
 	uint64_t refused;
 	uint8_t udp_buf[65536];
@@ -211,17 +214,17 @@ static bool tap_reaches(const struct ctx *c, const struct in6_addr *addr)
 
 /**
  * unspliced() - serve a client of a spliced forward through the tap, when
- *		 no namespace socket is ready
+ *		 no namespace socket can be had in time
  * @c:		context
  * @fd:		accepted socket, consumed
  * @peer:	the client's address
  * @dst:	the forward's guest_addr
  * @dport:	the forward's guest_port
  *
- * The pool's helper is busy or late (or, once tapir is isolated, gone for
- * good): the client is served the way --forward-mode=tap does it, without
- * waiting, rather than reset, unless the tap can't reach the forward's
- * address.
+ * The pool's helper is late (or, once tapir is isolated, gone for good):
+ * the client is served the way --forward-mode=tap does it, without
+ * waiting any longer, rather than reset, unless the tap can't reach the
+ * forward's address.
  */
 static void unspliced(struct ctx *c, int fd, const union sockaddr_inany *peer,
                       const struct in6_addr *dst, uint16_t dport)
@@ -320,12 +323,11 @@ static void tcp_accept_cb(evutil_socket_t lfd, short what, void *arg)
 				continue;
 			return;
 		}
-		if (c->o->forward_mode != FORWARD_SPLICE)
+		if (c->o->forward_mode == FORWARD_SPLICE)
+			splice_wait_accept(f->hs->wait, fd, &peer,
+			                   &f->s.guest_addr, f->s.guest_port);
+		else
 			to_tap(c, fd, &peer, &f->s.guest_addr, f->s.guest_port);
-		else if (splice_accept(f->hs->splice, fd, &f->s.guest_addr,
-		                       f->s.guest_port))
-			unspliced(c, fd, &peer, &f->s.guest_addr,
-			          f->s.guest_port);
 	}
 }
 
@@ -521,6 +523,7 @@ void hostfwd_status(const struct ctx *c, struct hostfwd_status *st)
 	st->forwards = hs->n;
 	st->splice_conns = splice_conns(hs->splice);
 	st->splice_total = splice_total(hs->splice);
+	st->splice_waiting = splice_wait_count(hs->wait);
 	st->splice_fallbacks = hs->fallbacks;
 	st->splice_refused = hs->refused;
 	st->pool_inet = nssock_count(hs->pool, AF_INET);
@@ -566,7 +569,10 @@ int hostfwd_init(struct ctx *c)
 	c->hostfwd = hs;
 	hs->pool = nssock_new(c);
 	hs->splice = hs->pool ? splice_new(c, hs->pool) : NULL;
-	if (!hs->splice) {
+	hs->wait = hs->splice
+	                   ? splice_wait_new(c, hs->splice, hs->pool, unspliced)
+	                   : NULL;
+	if (!hs->wait) {
 		err_errno(ENOMEM, "port forward table");
 		return -1;
 	}
@@ -621,6 +627,7 @@ void hostfwd_cleanup(struct ctx *c)
 		return;
 	for (size_t i = 0; i < hs->n; i++)
 		fwd_free(hs->fwds[i]);
+	splice_wait_free(hs->wait);
 	splice_free(hs->splice);
 	nssock_free(hs->pool);
 	free(hs);

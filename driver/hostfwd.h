@@ -40,8 +40,9 @@ struct hostfwd_spec {
  * @forwards:		forwards in the table
  * @splice_conns:	spliced connections open now
  * @splice_total:	spliced connections since start
+ * @splice_waiting:	connections waiting for a namespace socket now
  * @splice_fallbacks:	connections of spliced forwards served through the
- *			tap, no namespace socket being ready, since start
+ *			tap, no namespace socket coming in time, since start
  * @splice_refused:	such connections reset instead, the tap not reaching
  *			their forward's guest_addr, since start
  * @pool_inet:		IPv4 sockets waiting in the namespace socket pool
@@ -54,6 +55,7 @@ struct hostfwd_status {
 	size_t forwards;
 	size_t splice_conns;
 	uint64_t splice_total;
+	size_t splice_waiting;
 	uint64_t splice_fallbacks;
 	uint64_t splice_refused;
 	unsigned int pool_inet;

@@ -75,6 +75,8 @@ _Static_assert(2 * NSSOCK_POOL <= 253, "one reply must carry both rows");
  *		@closing was seen
  * @fail_ns:	CLOCK_MONOTONIC time of the last failed refill, or 0
  * @warned:	the current run of failures was logged already
+ * @notify:	called when the helper answered or failed, or NULL
+ * @notify_arg:	its argument
  */
 struct nssock_pool {
 	struct ctx *c;
@@ -90,6 +92,8 @@ struct nssock_pool {
 	long long asked_ns;
 	long long fail_ns;
 	bool warned;
+	void (*notify)(void *arg);
+	void *notify_arg;
 };
 
 /**
@@ -397,6 +401,9 @@ static void read_reply(struct nssock_pool *p)
 		helper_failed(p);
 	}
 	free(body);
+	/* Last: it may take sockets and ask for more. */
+	if (p->notify)
+		p->notify(p->notify_arg);
 }
 
 /**
@@ -618,6 +625,39 @@ enum nssock_helper nssock_helper(const struct nssock_pool *p, uint64_t *wait_ms)
 		return NSSOCK_HELPER_READY;
 	return p->started && p->c->isolated ? NSSOCK_HELPER_GONE
 	                                    : NSSOCK_HELPER_NONE;
+}
+
+/**
+ * nssock_expect_ms() - whether a reply is coming soon, worth waiting for
+ * @p:		pool
+ *
+ * Return: ms until the request out counts as late (NSSOCK_LATE_MS after it
+ *	   was sent), or -1 if no reply is expected that soon: none asked,
+ *	   late already, or no helper
+ */
+long nssock_expect_ms(const struct nssock_pool *p)
+{
+	long long waited;
+
+	if (!p->pid || !p->pending)
+		return -1;
+	waited = ((long long)clock_ns() - p->asked_ns) / 1000000;
+	return waited < NSSOCK_LATE_MS ? (long)(NSSOCK_LATE_MS - waited) : -1;
+}
+
+/**
+ * nssock_set_notify() - have @fn called whenever the helper answered or
+ *			 failed
+ * @p:		pool
+ * @fn:		function, or NULL for none
+ * @arg:	its argument
+ *
+ * Only from the loop's callbacks, never from within nssock_get().
+ */
+void nssock_set_notify(struct nssock_pool *p, void (*fn)(void *arg), void *arg)
+{
+	p->notify = fn;
+	p->notify_arg = arg;
 }
 
 /**

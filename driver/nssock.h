@@ -14,6 +14,10 @@
 #define NSSOCK_POOL 64
 /* Below this many, a refill starts in the background. */
 #define NSSOCK_LOW 32
+/* A reply not here this long after the request is late: nobody waits for
+ * it any more (it is still taken when it comes).
+ */
+#define NSSOCK_LATE_MS 200
 
 struct nssock_pool;
 
@@ -36,5 +40,7 @@ uint64_t nssock_refills(const struct nssock_pool *p);
 enum nssock_helper nssock_helper(const struct nssock_pool *p,
                                  uint64_t *wait_ms);
 const char *nssock_helper_name(enum nssock_helper h);
+long nssock_expect_ms(const struct nssock_pool *p);
+void nssock_set_notify(struct nssock_pool *p, void (*fn)(void *arg), void *arg);
 
 #endif /* TAPIR_NSSOCK_H */
