@@ -447,12 +447,17 @@ static json_t *forwards_json(const struct ctx *c, const struct api_fwd_ops *ops)
 	struct hostfwd_status st = {0};
 
 	ops->status(c, &st);
-	return json_pack("{s:I,s:I,s:I,s:{s:i,s:i,s:I}}", "count",
-	                 (json_int_t)st.forwards, "splice_connections",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:{s:i,s:i,s:I,s:s,s:I}}",
+	                 "count", (json_int_t)st.forwards, "splice_connections",
 	                 (json_int_t)st.splice_conns, "splice_total",
-	                 (json_int_t)st.splice_total, "pool", "inet",
+	                 (json_int_t)st.splice_total, "splice_waiting",
+	                 (json_int_t)st.splice_waiting, "splice_fallbacks",
+	                 (json_int_t)st.splice_fallbacks, "splice_refused",
+	                 (json_int_t)st.splice_refused, "pool", "inet",
 	                 (int)st.pool_inet, "inet6", (int)st.pool_inet6,
-	                 "refills", (json_int_t)st.pool_refills);
+	                 "refills", (json_int_t)st.pool_refills, "helper",
+	                 nssock_helper_name(st.pool_helper), "wait_ms",
+	                 (json_int_t)st.pool_wait_ms);
 }
 
 /**

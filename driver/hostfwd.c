@@ -28,6 +28,7 @@
 #include "log.h"
 #include "nssock.h"
 #include "splice.h"
+#include "splicewait.h"
 #include "tcp.h"
 #include "thread.h"
 #include "udp.h"
@@ -70,6 +71,9 @@ struct fwd {
  * @next_id:	id of the next forward added
  * @pool:	sockets inside the namespace, for the splice path
  * @splice:	spliced connections
+ * @wait:	connections waiting for a namespace socket
+ * @fallbacks:	connections of spliced forwards served through the tap
+ * @refused:	connections of spliced forwards reset for want of a socket
  * @udp_buf:	one datagram from a UDP forward's socket
  */
 struct hostfwd_state {
@@ -79,6 +83,9 @@ struct hostfwd_state {
 	unsigned int next_id;
 	struct nssock_pool *pool;
 	struct splice_state *splice;
+	struct splice_wait *wait;
+	uint64_t fallbacks;
+	uint64_t refused;
 	uint8_t udp_buf[65536];
 };
 
@@ -169,24 +176,77 @@ fail:
 /**
  * to_tap() - hand an accepted connection to the TCP module
  * @c:		context
- * @f:		forward
  * @fd:		accepted socket
  * @peer:	the client's address
+ * @dst:	the forward's guest_addr
+ * @dport:	the forward's guest_port
  *
  * The guest sees the client's address (loopback as the gateway). The guest
  * address is IPv4, so an IPv6 client on an IPv6 forward appears as the
  * IPv4 gateway: its address has no IPv4 form.
  */
-static void to_tap(struct ctx *c, const struct fwd *f, int fd,
-                   const union sockaddr_inany *peer)
+static void to_tap(struct ctx *c, int fd, const union sockaddr_inany *peer,
+                   const struct in6_addr *dst, uint16_t dport)
 {
 	struct in6_addr src;
 	uint16_t sport;
 
 	fwd_guest_source(c, peer, &src, &sport);
-	if (inany_is_v4(&f->s.guest_addr) && !inany_is_v4(&src))
+	if (inany_is_v4(dst) && !inany_is_v4(&src))
 		inany_from_v4(&src, c->gw4);
-	thread_accept(c, fd, &src, sport, &f->s.guest_addr, f->s.guest_port);
+	thread_accept(c, fd, &src, sport, dst, dport);
+}
+
+/**
+ * tap_reaches() - whether the tap path can serve a forward to @addr
+ * @c:		context
+ * @addr:	the forward's guest_addr
+ *
+ * Only the guest's own address is sure to be answered on the tap; a
+ * spliced forward may name one that only the namespace has (127.0.0.1).
+ *
+ * Return: true if @addr is the guest's address
+ */
+static bool tap_reaches(const struct ctx *c, const struct in6_addr *addr)
+{
+	return inany_is_v4(addr) && inany_v4(addr).s_addr == c->guest4.s_addr;
+}
+
+/**
+ * unspliced() - serve a client of a spliced forward through the tap, when
+ *		 no namespace socket can be had in time
+ * @c:		context
+ * @fd:		accepted socket, consumed
+ * @peer:	the client's address
+ * @dst:	the forward's guest_addr
+ * @dport:	the forward's guest_port
+ *
+ * The pool's helper is late (or, once tapir is isolated, gone for good):
+ * the client is served the way --forward-mode=tap does it, without
+ * waiting any longer, rather than reset, unless the tap can't reach the
+ * forward's address.
+ */
+static void unspliced(struct ctx *c, int fd, const union sockaddr_inany *peer,
+                      const struct in6_addr *dst, uint16_t dport)
+{
+	static struct log_limit limit;
+	struct hostfwd_state *hs = c->hostfwd;
+
+	if (tap_reaches(c, dst)) {
+		debug_msg("splice: no namespace socket for a connection to "
+		          "port %u: through the tap",
+		          dport);
+		hs->fallbacks++;
+		to_tap(c, fd, peer, dst, dport);
+		return;
+	}
+	err_limited(&limit, 0,
+	            "splice: no namespace socket for a connection to port %u, "
+	            "and the tap does not reach its guest address: resetting "
+	            "the client",
+	            dport);
+	hs->refused++;
+	fwd_reset_close(fd);
 }
 
 /**
@@ -264,10 +324,10 @@ static void tcp_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			return;
 		}
 		if (c->o->forward_mode == FORWARD_SPLICE)
-			splice_accept(f->hs->splice, fd, &f->s.guest_addr,
-			              f->s.guest_port);
+			splice_wait_accept(f->hs->wait, fd, &peer,
+			                   &f->s.guest_addr, f->s.guest_port);
 		else
-			to_tap(c, f, fd, &peer);
+			to_tap(c, fd, &peer, &f->s.guest_addr, f->s.guest_port);
 	}
 }
 
@@ -441,9 +501,13 @@ void hostfwd_status(const struct ctx *c, struct hostfwd_status *st)
 	st->forwards = hs->n;
 	st->splice_conns = splice_conns(hs->splice);
 	st->splice_total = splice_total(hs->splice);
+	st->splice_waiting = splice_wait_count(hs->wait);
+	st->splice_fallbacks = hs->fallbacks;
+	st->splice_refused = hs->refused;
 	st->pool_inet = nssock_count(hs->pool, AF_INET);
 	st->pool_inet6 = nssock_count(hs->pool, AF_INET6);
 	st->pool_refills = nssock_refills(hs->pool);
+	st->pool_helper = nssock_helper(hs->pool, &st->pool_wait_ms);
 }
 
 /**
@@ -483,7 +547,10 @@ int hostfwd_init(struct ctx *c)
 	c->hostfwd = hs;
 	hs->pool = nssock_new(c);
 	hs->splice = hs->pool ? splice_new(c, hs->pool) : NULL;
-	if (!hs->splice) {
+	hs->wait = hs->splice
+	                   ? splice_wait_new(c, hs->splice, hs->pool, unspliced)
+	                   : NULL;
+	if (!hs->wait) {
 		err_errno(ENOMEM, "port forward table");
 		return -1;
 	}
@@ -538,6 +605,7 @@ void hostfwd_cleanup(struct ctx *c)
 		return;
 	for (size_t i = 0; i < hs->n; i++)
 		fwd_free(hs->fwds[i]);
+	splice_wait_free(hs->wait);
 	splice_free(hs->splice);
 	nssock_free(hs->pool);
 	free(hs);

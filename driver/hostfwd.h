@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include "ctx.h"
+#include "nssock.h"
 
 /* Forwards at most; each holds a listening socket. */
 #define HOSTFWD_MAX 1024
@@ -39,17 +40,29 @@ struct hostfwd_spec {
  * @forwards:		forwards in the table
  * @splice_conns:	spliced connections open now
  * @splice_total:	spliced connections since start
+ * @splice_waiting:	connections waiting for a namespace socket now
+ * @splice_fallbacks:	connections of spliced forwards served through the
+ *			tap, no namespace socket coming in time, since start
+ * @splice_refused:	such connections reset instead, the tap not reaching
+ *			their forward's guest_addr, since start
  * @pool_inet:		IPv4 sockets waiting in the namespace socket pool
  * @pool_inet6:		IPv6 sockets waiting likewise
- * @pool_refills:	namespace helpers forked to refill the pool
+ * @pool_refills:	requests for sockets sent to the namespace helper
+ * @pool_helper:	what the helper is doing
+ * @pool_wait_ms:	how long its pending request has waited, or 0
  */
 struct hostfwd_status {
 	size_t forwards;
 	size_t splice_conns;
 	uint64_t splice_total;
+	size_t splice_waiting;
+	uint64_t splice_fallbacks;
+	uint64_t splice_refused;
 	unsigned int pool_inet;
 	unsigned int pool_inet6;
 	uint64_t pool_refills;
+	enum nssock_helper pool_helper;
+	uint64_t pool_wait_ms;
 };
 
 int hostfwd_init(struct ctx *c);

@@ -9,8 +9,11 @@
  * sockets, sent back over SCM_RIGHTS. It joins before tapir sandboxes
  * itself, which then could neither open /proc/PID/ns/ files nor setns(); once
  * in, it keeps no capability and no file of tapir's. The pool is refilled
- * in the background when it runs low; only when it is empty does a caller
- * wait for the helper's answer.
+ * in the background when it runs low, and nobody ever waits for the helper:
+ * with the pool empty a caller is told so at once (and serves its client
+ * another way), and a late reply is taken whenever it comes. A helper that
+ * died or answered garbage is stopped; once tapir is isolated no other can
+ * start, and the pool stays empty for good.
  */
 
 #define _GNU_SOURCE
@@ -50,8 +53,6 @@ const char *const nssock_syscalls[] = {
 
 _Static_assert(2 * NSSOCK_POOL <= 253, "one reply must carry both rows");
 
-/* How long a caller with an empty pool waits for the helper's reply. */
-#define NSSOCK_WAIT_S 2
 /* After a helper delivered nothing, no new one for this long. */
 #define NSSOCK_BACKOFF_NS 1000000000LL
 /* Body of a successful reply; anything else is the helper's error text. */
@@ -63,12 +64,19 @@ _Static_assert(2 * NSSOCK_POOL <= 253, "one reply must carry both rows");
  * @fds:	sockets per family: [0] AF_INET, [1] AF_INET6
  * @n:		sockets in each row of @fds
  * @pid:	the helper, or 0
- * @sock:	our end of its socketpair, or -1
- * @ev:		read event on @sock while a request is out, or NULL
+ * @sock:	our end of its socketpair (non-blocking), or -1
+ * @ev:		persistent read event on @sock while the helper runs
  * @pending:	a request is out
+ * @closing:	the helper closed its end: no more requests; what it sent
+ *		last (its reason) and its EOF are still to be read
+ * @started:	a helper was started (or tried) at least once
  * @refills:	requests sent so far
+ * @asked_ns:	CLOCK_MONOTONIC time the pending request was sent, or
+ *		@closing was seen
  * @fail_ns:	CLOCK_MONOTONIC time of the last failed refill, or 0
  * @warned:	the current run of failures was logged already
+ * @notify:	called when the helper answered or failed, or NULL
+ * @notify_arg:	its argument
  */
 struct nssock_pool {
 	struct ctx *c;
@@ -78,9 +86,14 @@ struct nssock_pool {
 	int sock;
 	struct event *ev;
 	bool pending;
+	bool closing;
+	bool started;
 	uint64_t refills;
+	long long asked_ns;
 	long long fail_ns;
 	bool warned;
+	void (*notify)(void *arg);
+	void *notify_arg;
 };
 
 /**
@@ -281,8 +294,12 @@ static void log_failure(struct nssock_pool *p, const char *body, int err)
 }
 
 /**
- * helper_stop() - close the helper's socket and reap it
+ * helper_stop() - close the helper's socket, kill it and reap it
  * @p:		pool
+ *
+ * Only for a helper that is dead already, answered garbage, or at exit:
+ * one that is merely late is left alone. SIGKILL ends even a stopped
+ * helper at once, so the wait is short.
  */
 static void helper_stop(struct nssock_pool *p)
 {
@@ -292,16 +309,114 @@ static void helper_stop(struct nssock_pool *p)
 		event_free(p->ev);
 	p->ev = NULL;
 	p->pending = false;
+	p->closing = false;
 	if (p->sock >= 0)
 		close(p->sock);
 	p->sock = -1;
 	if (!p->pid)
 		return;
-	/* It exits on EOF; a stalled one must not stall us. */
-	kill(p->pid, SIGKILL);
+	if (kill(p->pid, SIGKILL) && errno != ESRCH)
+		err_errno(errno, "namespace socket helper: kill pid %d",
+		          (int)p->pid);
 	while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	p->pid = 0;
+}
+
+/**
+ * helper_failed() - stop a helper that died or sent garbage
+ * @p:		pool
+ *
+ * Isolated, no other can start: the pool stays empty for good, which
+ * is said once, after the helper's own reason.
+ */
+static void helper_failed(struct nssock_pool *p)
+{
+	helper_stop(p);
+	if (p->c->isolated)
+		err_msg("namespace socket helper: gone, and none can start in "
+		        "the sandbox: no more sockets in the namespace");
+}
+
+/**
+ * nothing_to_read() - whether @sock has nothing queued (a wakeup for
+ *		       nothing), without taking anything from it
+ * @sock:	our end of the socketpair
+ *
+ * Return: true if a read would block
+ */
+static bool nothing_to_read(int sock)
+{
+	struct msghdr msg = {0};
+	struct iovec iov;
+	char byte;
+
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	/* No room for fds: peeked ones are not installed. */
+	return recvmsg(sock, &msg, MSG_PEEK | MSG_DONTWAIT) < 0 &&
+	       (errno == EAGAIN || errno == EINTR);
+}
+
+/**
+ * read_reply() - take what the helper sent: its reply, or its last words
+ * @p:		pool whose helper's socket is readable
+ *
+ * The helper sends each message with one sendmsg(), which the kernel
+ * queues whole, so a message is read without waiting: one that is not all
+ * there (-EAGAIN halfway) is garbage, like one that comes unasked. A
+ * helper that failed, died or sent garbage is stopped.
+ */
+static void read_reply(struct nssock_pool *p)
+{
+	int fds[2 * NSSOCK_POOL];
+	bool asked = p->pending;
+	unsigned int nfds = 0;
+	char *body = NULL;
+	size_t len;
+	int ret;
+
+	p->pending = false;
+	ret = ipc_recv(p->sock, &body, &len, fds, 2 * NSSOCK_POOL, &nfds);
+	if (ret == -ENODATA)
+		log_failure(p, asked ? "exited without a reply" : "exited", 0);
+	else if (ret == -EAGAIN)
+		log_failure(p, "sent part of a message", 0);
+	else if (ret)
+		log_failure(p, NULL, -ret);
+	else if (!nfds || strcmp(body, NSSOCK_OK))
+		log_failure(p, body, 0);
+	else if (!asked)
+		log_failure(p, "sent sockets unasked", 0);
+	if (!ret && asked && nfds && !strcmp(body, NSSOCK_OK)) {
+		for (unsigned int i = 0; i < nfds; i++)
+			pool_put(p, fds[i]);
+		p->fail_ns = 0;
+		p->warned = false;
+	} else {
+		for (unsigned int i = 0; i < nfds; i++)
+			close(fds[i]);
+		helper_failed(p);
+	}
+	free(body);
+	/* Last: it may take sockets and ask for more. */
+	if (p->notify)
+		p->notify(p->notify_arg);
+}
+
+/**
+ * helper_cb() - the helper's socket is readable: a reply, or its end
+ * @fd:		its socket
+ * @what:	unused
+ * @arg:	struct nssock_pool
+ */
+static void helper_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	if (!nothing_to_read((int)fd))
+		read_reply(arg);
 }
 
 /**
@@ -312,20 +427,18 @@ static void helper_stop(struct nssock_pool *p)
  */
 static int helper_start(struct nssock_pool *p)
 {
-	const struct timeval tv = {NSSOCK_WAIT_S, 0};
 	char why[128];
 	int sv[2];
 	pid_t pid;
 
+	p->started = true;
+	/* Only our end is non-blocking: the helper waits for requests. */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 		log_failure(p, NULL, errno);
 		return -1;
 	}
-	/* Without the timeout, a stalled helper could block the whole loop
-	 * in nssock_get(): no helper then, and no sockets.
-	 */
-	if (setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
-		snprintf(why, sizeof(why), "set SO_RCVTIMEO on its socket: %s",
+	if (fcntl(sv[0], F_SETFL, O_NONBLOCK)) {
+		snprintf(why, sizeof(why), "make its socket non-blocking: %s",
 		         strerror(errno));
 		log_failure(p, why, 0);
 		close(sv[0]);
@@ -345,105 +458,57 @@ static int helper_start(struct nssock_pool *p)
 	close(sv[1]);
 	p->pid = pid;
 	p->sock = sv[0];
-	return 0;
-}
-
-/**
- * refill_finish() - take the helper's reply
- * @p:		pool with a request out
- *
- * Blocks until the reply arrives or SO_RCVTIMEO expires; from the event
- * loop it is only called once @p->sock is readable. A helper that fails
- * to answer is stopped.
- */
-static void refill_finish(struct nssock_pool *p)
-{
-	int fds[2 * NSSOCK_POOL];
-	unsigned int nfds = 0;
-	char *body = NULL;
-	size_t len;
-	int ret;
-
-	if (p->ev)
-		event_free(p->ev);
-	p->ev = NULL;
-	p->pending = false;
-	ret = ipc_recv(p->sock, &body, &len, fds, 2 * NSSOCK_POOL, &nfds);
-	if (ret == -ENODATA)
-		log_failure(p, "exited without a reply", 0);
-	else if (ret)
-		log_failure(p, NULL, -ret);
-	else if (!nfds || strcmp(body, NSSOCK_OK))
-		log_failure(p, body, 0);
-	for (unsigned int i = 0; i < nfds; i++)
-		pool_put(p, fds[i]);
-	if (!ret && nfds && !strcmp(body, NSSOCK_OK)) {
-		p->fail_ns = 0;
-		p->warned = false;
-	} else {
+	/* Without it no reply, nor the helper's end, would ever be seen. */
+	p->ev = event_new(p->c->base, p->sock, EV_READ | EV_PERSIST, helper_cb,
+	                  p);
+	if (!p->ev || event_add(p->ev, NULL)) {
+		log_failure(p, "watch its socket: libevent failed", 0);
 		helper_stop(p);
+		return -1;
 	}
-	free(body);
-}
-
-/**
- * refill_cb() - the helper's reply is readable
- * @fd:		its socket
- * @what:	unused
- * @arg:	struct nssock_pool
- */
-static void refill_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	refill_finish(arg);
+	return 0;
 }
 
 /**
  * refill_start() - ask the helper to top up the pool, unless asked already
  * @p:		pool
  *
- * A helper that died is started again, unless tapir is sandboxed or
- * filtered by now: then it can neither fork into the namespaces nor join
- * them, and the pool stays empty.
- *
- * Return: 0 if a request is out now, -1 if none could be sent
+ * Never waits: the reply is read by helper_cb() whenever it comes. A
+ * helper that died is started again, unless tapir is sandboxed or filtered
+ * by now: then it can neither fork into the namespaces nor join them, and
+ * the pool stays empty.
  */
-static int refill_start(struct nssock_pool *p)
+static void refill_start(struct nssock_pool *p)
 {
 	uint8_t want[2];
 
-	if (p->pending)
-		return 0;
+	if (p->pending || p->closing)
+		return;
 	if (p->fail_ns &&
 	    (long long)clock_ns() - p->fail_ns < NSSOCK_BACKOFF_NS)
-		return -1;
+		return;
 	if (!p->pid && (p->c->isolated || helper_start(p)))
-		return -1;
+		return;
 	for (int r = 0; r < 2; r++)
 		want[r] = (uint8_t)(NSSOCK_POOL - p->n[r]);
 	if (send(p->sock, want, sizeof(want), MSG_NOSIGNAL) != sizeof(want)) {
-		/* A helper that failed at once sent why and exited before our
-		 * request: its reason, not our EPIPE, is what to report.
+		/* A helper that failed at once sends why and exits, maybe
+		 * before our request: its reason, not our EPIPE, is what to
+		 * report, and helper_cb() reads it.
 		 */
 		if (errno == EPIPE || errno == ECONNRESET) {
-			refill_finish(p);
-			return -1;
+			p->closing = true;
+			p->asked_ns = (long long)clock_ns();
+			return;
 		}
+		/* One request out at a time: 2 bytes can't fill the buffer. */
 		log_failure(p, NULL, errno);
-		helper_stop(p);
-		return -1;
+		helper_failed(p);
+		return;
 	}
 	p->pending = true;
+	p->asked_ns = (long long)clock_ns();
 	p->refills++;
-	p->ev = event_new(p->c->base, p->sock, EV_READ, refill_cb, p);
-	if (!p->ev || event_add(p->ev, NULL)) {
-		/* Without the event, the next nssock_get() waits for it. */
-		if (p->ev)
-			event_free(p->ev);
-		p->ev = NULL;
-	}
-	return 0;
 }
 
 /**
@@ -492,23 +557,25 @@ void nssock_prime(struct nssock_pool *p)
 }
 
 /**
- * nssock_get() - take an unconnected TCP socket of the namespace
+ * nssock_get() - take an unconnected TCP socket of the namespace, if one is
+ *		  ready
  * @p:		pool
  * @family:	AF_INET or AF_INET6
  *
- * Return: a non-blocking socket the caller owns, or -EAGAIN if none could
- *	   be had (the namespace is gone, or the helper failed recently)
+ * Never waits for the helper: with the pool empty, a refill is asked for
+ * (if none is out yet) and the caller serves its client another way.
+ *
+ * Return: a non-blocking socket the caller owns, or -EAGAIN if none is
+ *	   ready (the helper is busy, late, failed recently or gone)
  */
 int nssock_get(struct nssock_pool *p, int family)
 {
 	int row = family_row(family);
 
-	if (!p->n[row] && !refill_start(p)) {
-		debug_msg("namespace socket pool empty: waiting for helper");
-		refill_finish(p);
-	}
-	if (!p->n[row])
+	if (!p->n[row]) {
+		refill_start(p);
 		return -EAGAIN;
+	}
 	p->n[row]--;
 	if (p->n[row] < NSSOCK_LOW)
 		refill_start(p);
@@ -536,4 +603,80 @@ unsigned int nssock_count(const struct nssock_pool *p, int family)
 uint64_t nssock_refills(const struct nssock_pool *p)
 {
 	return p->refills;
+}
+
+/**
+ * nssock_helper() - what the helper is doing, for get_info
+ * @p:		pool
+ * @wait_ms:	set to how long the request out has waited, or 0
+ *
+ * Return: the helper's state
+ */
+enum nssock_helper nssock_helper(const struct nssock_pool *p, uint64_t *wait_ms)
+{
+	long long waited = (long long)clock_ns() - p->asked_ns;
+
+	*wait_ms = 0;
+	if (p->pid && (p->pending || p->closing)) {
+		*wait_ms = waited > 0 ? (uint64_t)waited / 1000000 : 0;
+		return NSSOCK_HELPER_WAITING;
+	}
+	if (p->pid)
+		return NSSOCK_HELPER_READY;
+	return p->started && p->c->isolated ? NSSOCK_HELPER_GONE
+	                                    : NSSOCK_HELPER_NONE;
+}
+
+/**
+ * nssock_expect_ms() - whether a reply is coming soon, worth waiting for
+ * @p:		pool
+ *
+ * Return: ms until the request out counts as late (NSSOCK_LATE_MS after it
+ *	   was sent), or -1 if no reply is expected that soon: none asked,
+ *	   late already, or no helper
+ */
+long nssock_expect_ms(const struct nssock_pool *p)
+{
+	long long waited;
+
+	if (!p->pid || !p->pending)
+		return -1;
+	waited = ((long long)clock_ns() - p->asked_ns) / 1000000;
+	return waited < NSSOCK_LATE_MS ? (long)(NSSOCK_LATE_MS - waited) : -1;
+}
+
+/**
+ * nssock_set_notify() - have @fn called whenever the helper answered or
+ *			 failed
+ * @p:		pool
+ * @fn:		function, or NULL for none
+ * @arg:	its argument
+ *
+ * Only from the loop's callbacks, never from within nssock_get().
+ */
+void nssock_set_notify(struct nssock_pool *p, void (*fn)(void *arg), void *arg)
+{
+	p->notify = fn;
+	p->notify_arg = arg;
+}
+
+/**
+ * nssock_helper_name() - the API's name of a helper state
+ * @h:		state
+ *
+ * Return: static string
+ */
+const char *nssock_helper_name(enum nssock_helper h)
+{
+	switch (h) {
+	case NSSOCK_HELPER_READY:
+		return "ready";
+	case NSSOCK_HELPER_WAITING:
+		return "waiting";
+	case NSSOCK_HELPER_GONE:
+		return "gone";
+	case NSSOCK_HELPER_NONE:
+		break;
+	}
+	return "none";
 }

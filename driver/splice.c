@@ -425,14 +425,18 @@ fail:
 /**
  * splice_accept() - splice an accepted host connection into the namespace
  * @st:		splice state
- * @fd:		accepted, non-blocking host socket; always consumed
+ * @fd:		accepted, non-blocking host socket; consumed unless -EAGAIN
  * @dst:	destination inside the namespace (the forward's guest_addr)
  * @dport:	destination port, host order
  *
- * When no connection can be made, the client sees a reset.
+ * When no connection can be made, the client sees a reset; when no
+ * namespace socket is ready, the caller decides.
+ *
+ * Return: 0 if @fd was taken (spliced or reset), -EAGAIN if no namespace
+ *	   socket is ready right now (@fd is still the caller's)
  */
-void splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
-                   uint16_t dport)
+int splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
+                  uint16_t dport)
 {
 	const struct timeval tv = {SPLICE_CONNECT_TIMEOUT_S, 0};
 	static struct log_limit nodelay_limit, conn_limit;
@@ -448,14 +452,12 @@ void splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 			        SPLICE_MAX_CONNS);
 		st->warned = true;
 		fwd_reset_close(fd);
-		return;
+		return 0;
 	}
 	sockaddr_from_inany(&sa, &salen, dst, dport);
 	nsfd = nssock_get(st->pool, sa.sa.sa_family);
-	if (nsfd < 0) {
-		fwd_reset_close(fd);
-		return;
-	}
+	if (nsfd < 0)
+		return -EAGAIN;
 	/* Without it, small writes wait for ACKs: slower, not wrong. */
 	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
 		err_limited(&nodelay_limit, errno,
@@ -469,7 +471,7 @@ void splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 		            dport);
 		fwd_reset_close(fd);
 		close(nsfd);
-		return;
+		return 0;
 	}
 	sc->port = dport;
 	if (!connect(nsfd, &sa.sa, salen)) {
@@ -484,6 +486,7 @@ void splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 		debug_msg("splice: connect in namespace: %s", strerror(errno));
 		conn_close(sc, true);
 	}
+	return 0;
 }
 
 /**

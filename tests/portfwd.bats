@@ -25,6 +25,15 @@ setup() {
 #     --forward-mode=MODE ARGS...` as the test user, once its API listens.
 #   ns_listening NAME PORT: wait until PORT listens inside NAME's namespace.
 #   api NAME JSON: one request to NAME's API socket.
+#   nssock_helper NAME: the pid of the namespace socket helper of NAME, a
+#     `tapir run`: its one child that is not the command.
+#   PEER_SYSTEM: for `socat TCP-LISTEN:80,fork,reuseaddr
+#     SYSTEM:"$PEER_SYSTEM"`, a server that reads a line L and answers
+#     "ADDRESS L", ADDRESS being the client as it saw it (10.0.2.100
+#     spliced, 10.0.2.2 through the tap).
+#   ask_peer I [ADDR]: send "hello-I" to that server, forwarded at ADDR
+#     (socat's TCP4:127.0.0.1:8080 unless given).
+#   fwd_info NAME FIELD: get_info's .return.forwards.FIELD (jq path).
 HELPERS='
 	ngx_conf() {
 		local d=$1
@@ -55,6 +64,23 @@ HELPERS='
 		local pid
 		pid=$(api "$1" "{\"execute\":\"get_info\"}" | jq .return.target.pid)
 		wait_for 5 eval "nsenter -t $pid -n ss -Htuln \"sport = :$2\" | grep -q ."
+	}
+	nssock_helper() {
+		local tapir target c
+		tapir=$(bg_pid "$1")
+		target=$(api "$1" "{\"execute\":\"get_info\"}" |
+			jq .return.target.pid)
+		for c in $(cat /proc/"$tapir"/task/*/children); do
+			[ "$c" = "$target" ] || echo "$c"
+		done
+	}
+	PEER_SYSTEM="read -r l; echo \$SOCAT_PEERADDR \$l"
+	ask_peer() {
+		echo "hello-$1" |
+			timeout 10 socat -t 5 - "${2:-TCP4:127.0.0.1:8080}" 2>&1
+	}
+	fwd_info() {
+		api "$1" "{\"execute\":\"get_info\"}" | jq -r ".return.forwards.$2"
 	}
 '
 
@@ -119,6 +145,32 @@ ab_ok() {
 
 @test "portfwd: ab -c 32 -n 5000 through a forward, 0 failed (splice)" {
 	ab_ok splice
+}
+
+@test "portfwd: a burst beyond the namespace socket pool (ab -c 128) is spliced, not sent through the tap" {
+	run in_sandbox "$HELPERS"'
+		conf=$(ngx_conf "$SCEN_DIR/ngx")
+		tapir_fwd t splice -p 127.0.0.1:8080:80 -- nginx -e stderr -c "$conf"
+		wait_for 5 curl -sf -o /dev/null http://127.0.0.1:8080/
+		timeout 60 ab -s 10 -c 128 -n 2000 http://127.0.0.1:8080/ 2>&1 |
+			grep -E "^(Complete|Failed) requests:"
+		echo "spliced $(fwd_info t splice_total)"
+		echo "fallbacks $(fwd_info t splice_fallbacks)"
+		echo "helper $(fwd_info t pool.helper)"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ Complete\ requests:\ +2000 ]]
+	[[ "$output" =~ Failed\ requests:\ +0 ]]
+	# The pool (64) empties within a burst: clients wait for the helper's
+	# reply, a few ms, rather than go through the tap (about 40 % did).
+	# Only a reply later than 200 ms lets one through, which a loaded
+	# machine may cause now and then.
+	[[ "$output" =~ fallbacks\ ([0-9]+) ]]
+	[ "${BASH_REMATCH[1]}" -le 20 ]
+	[[ "$output" =~ spliced\ ([0-9]+) ]]
+	[ "${BASH_REMATCH[1]}" -ge 1980 ]
+	has_line "helper ready"
 }
 
 # transfer_exact MODE: 1 GB each way through forwards, SHA-256 at both ends.
@@ -225,6 +277,125 @@ transfer_exact() {
 	has_line "tap ipv6 10.0.2.2"
 	has_line "splice remote 10.0.2.100"
 	has_line "splice ipv6 10.0.2.100"
+}
+
+@test "portfwd: a stopped namespace helper: spliced forwards go through the tap meanwhile, the API is not held up, splicing resumes after SIGCONT" {
+	run in_sandbox "$HELPERS"'
+		tapir_fwd t splice -p 127.0.0.1:8080:80 -- \
+			socat TCP-LISTEN:80,fork,reuseaddr SYSTEM:"$PEER_SYSTEM"
+		ns_listening t 80
+		echo "before $(ask_peer 0)"
+		helper=$(nssock_helper t)
+		echo "helpers $(wc -w <<<"$helper")"
+		kill -STOP "$helper"
+		wait_for 5 grep -q "^State:[[:space:]]*T" "/proc/$helper/status"
+		# The pool still serves; below 32 it asks the stopped helper for
+		# more, in vain.
+		pooled=$(fwd_info t pool.inet)
+		for ((i = 1; i <= pooled; i++)); do
+			ask_peer "$i" || true
+		done >"$SCEN_DIR/pooled"
+		echo "pooled $(grep -cE "^10\.0\.2\.100 hello-[0-9]+$" \
+			"$SCEN_DIR/pooled") of $pooled"
+		echo "pool $(fwd_info t pool.inet)"
+		# Empty pool, stopped helper: a client comes, and meanwhile the
+		# API (the same loop) must answer at once.
+		ask_peer empty >"$SCEN_DIR/empty" &
+		client=$!
+		sleep 0.1
+		start=$(date +%s%N)
+		api t "{\"execute\":\"get_info\"}" >/dev/null
+		echo "api fast $((($(date +%s%N) - start) < 1000000000))"
+		wait "$client" || true
+		echo "empty $(cat "$SCEN_DIR/empty")"
+		for i in 1 2 3; do
+			echo "stopped $(ask_peer "$i")"
+		done
+		echo "helper $(fwd_info t pool.helper)"
+		echo "fallbacks $(fwd_info t splice_fallbacks)"
+		echo "alive $(grep -c "^State:[[:space:]]*T" "/proc/$helper/status")"
+		kill -CONT "$helper"
+		wait_for 5 eval "[ \"\$(fwd_info t pool.inet)\" -gt 0 ]"
+		echo "after $(ask_peer 4)"
+		echo "helper $(fwd_info t pool.helper)"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "before 10.0.2.100 hello-0"
+	has_line "helpers 1"
+	[[ "$output" =~ pooled\ ([0-9]+)\ of\ ([0-9]+) ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
+	has_line "pool 0"
+	has_line "api fast 1"
+	has_line "empty 10.0.2.2 hello-empty"
+	for i in 1 2 3; do
+		has_line "stopped 10.0.2.2 hello-$i"
+	done
+	has_line "helper waiting"
+	has_line "fallbacks 4"
+	has_line "alive 1"
+	has_line "after 10.0.2.100 hello-4"
+	has_line "helper ready"
+}
+
+# helper_killed QUEUES: the namespace socket helper of an isolated tapir
+# (tapir run's default) is killed; the spliced forward to the guest's
+# address keeps serving through the tap, 100 connections in a row, over
+# IPv4 and IPv6 listeners; one to 127.0.0.1 in the namespace, which the
+# tap can't reach, is reset at once.
+helper_killed() {
+	run in_sandbox "$HELPERS"'
+		tapir_fwd t splice --queues "$1" -p 127.0.0.1:8080:80 -- \
+			socat TCP-LISTEN:80,fork,reuseaddr SYSTEM:"$PEER_SYSTEM"
+		api t "{\"execute\":\"add_hostfwd\",\"arguments\":{\"proto\":\"tcp\",\"host_addr\":\"::1\",\"host_port\":8081,\"guest_port\":80}}"
+		api t "{\"execute\":\"add_hostfwd\",\"arguments\":{\"proto\":\"tcp\",\"host_addr\":\"127.0.0.1\",\"host_port\":8082,\"guest_addr\":\"127.0.0.1\",\"guest_port\":80}}"
+		ns_listening t 80
+		api t "{\"execute\":\"get_info\"}" | jq -r ".return |
+			\"sandbox \(.options.sandbox) seccomp \(.options.seccomp) queues \(.queues)\""
+		echo "local $(ask_peer 0 TCP4:127.0.0.1:8082)"
+		helper=$(nssock_helper t)
+		kill -KILL "$helper"
+		# More than the pool holds: once it is empty, through the tap.
+		for ((i = 1; i <= 100; i++)); do
+			ask_peer "$i" || true
+			ask_peer "v6-$i" "TCP6:[::1]:8081" || true
+		done >"$SCEN_DIR/answers"
+		echo "answered $(grep -cE "^10\.0\.2\.(2|100) hello-(v6-)?[0-9]+$" \
+			"$SCEN_DIR/answers")"
+		echo "last $(tail -n 2 "$SCEN_DIR/answers" | tr "\n" " ")"
+		tapped=$(grep -c "^10\.0\.2\.2 " "$SCEN_DIR/answers" || true)
+		echo "through the tap $tapped"
+		echo "fallbacks match $(($(fwd_info t splice_fallbacks) == tapped))"
+		echo "helper $(fwd_info t pool.helper)"
+		echo "children $(nssock_helper t | wc -w)"
+		start=$(date +%s%N)
+		served=$(ask_peer local TCP4:127.0.0.1:8082 | grep -c hello || true)
+		echo "local served=$served fast=$((($(date +%s%N) - start) < 3000000000))"
+		echo "refused $(fwd_info t splice_refused)"
+	' "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "sandbox true seccomp true queues $1"
+	has_line "local 127.0.0.1 hello-0"
+	has_line "answered 200"
+	has_line "last 10.0.2.2 hello-100 10.0.2.2 hello-v6-100 "
+	[[ "$output" =~ through\ the\ tap\ ([0-9]+) ]]
+	# The pool held at most 64 when the helper died.
+	[ "${BASH_REMATCH[1]}" -ge 136 ]
+	has_line "fallbacks match 1"
+	has_line "helper gone"
+	has_line "children 0"
+	has_line "local served=0 fast=1"
+	has_line "refused 1"
+}
+
+@test "portfwd: a killed namespace helper, isolated: spliced forwards keep working through the tap" {
+	helper_killed 1
+}
+
+@test "portfwd: a killed namespace helper, isolated, --queues 2: spliced forwards keep working through the tap" {
+	helper_killed 2
 }
 
 @test "portfwd: a guest server that speaks first is heard by a silent client (both paths)" {
