@@ -16,10 +16,13 @@
 #include "dns.h"
 #include "log.h"
 
-/* Syscalls the resolver cache makes once running: re-reading resolv.conf. */
+/* Syscalls the resolver cache makes once running: re-reading resolv.conf,
+ * and if_nametoindex() for a scoped server (an AF_INET socket and
+ * ioctl(SIOCGIFINDEX), which seccomp.c allows alone).
+ */
 const char *const dns_syscalls[] = {
-        "openat", "open",  "read",  "fstat", "newfstatat",
-        "statx",  "lseek", "close", NULL,
+        "openat", "open",  "read",   "fstat", "newfstatat", "statx",
+        "lseek",  "close", "socket", "ioctl", NULL,
 };
 
 #define RESOLV_CONF "/etc/resolv.conf"
@@ -54,12 +57,20 @@ struct dns_state {
  * parse_scope() - interface index of an IPv6 scope suffix
  * @s:		text after '%': a number or an interface name
  *
+ * A name is looked up with if_nametoindex(): an AF_INET socket and
+ * ioctl(SIOCGIFINDEX), both allowed by the seccomp filter, as NetworkManager
+ * writes "fe80::1%wlan0" from a router advertisement. A name that is no
+ * interface (yet, or any more) is said once in a while: the server is
+ * skipped.
+ *
  * Return: the index, 0 if unknown
  */
 static uint32_t parse_scope(const char *s)
 {
-	char *end;
+	static struct log_limit limit;
 	unsigned long v;
+	unsigned int idx;
+	char *end;
 
 	if (!*s)
 		return 0;
@@ -67,7 +78,13 @@ static uint32_t parse_scope(const char *s)
 	v = strtoul(s, &end, 10);
 	if (!*end && !errno && v <= UINT32_MAX)
 		return (uint32_t)v;
-	return if_nametoindex(s);
+	idx = if_nametoindex(s);
+	if (!idx)
+		err_limited(&limit, errno == ENODEV ? 0 : errno,
+		            "dns: nameserver scope %%%.*s: no such interface, "
+		            "server skipped",
+		            IF_NAMESIZE, s);
+	return idx;
 }
 
 /**

@@ -345,6 +345,8 @@ static int helper_start(struct nssock_pool *p)
 	close(sv[1]);
 	p->pid = pid;
 	p->sock = sv[0];
+	if (seccomp_allow_kill(pid))
+		debug_msg("namespace socket helper: no room to allow kill");
 	return 0;
 }
 

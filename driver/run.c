@@ -265,6 +265,8 @@ static pid_t start_child(const struct opts *o, const char *resolv, int *go_fd)
 	}
 	close(up[0]);
 	*go_fd = down[1];
+	if (seccomp_allow_kill(pid))
+		debug_msg("run: no room to allow kill(%d)", (int)pid);
 	return pid;
 }
 
