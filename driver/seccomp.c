@@ -104,18 +104,28 @@ static const char *const sanitizer_syscalls[] = {
 };
 
 static const char *const *const tapir_lists[] = {
-        process_syscalls, api_syscalls,       clock_syscalls,
-        seed_syscalls,    dns_syscalls,       fdlimit_syscalls,
-        hostfwd_syscalls, lifecycle_syscalls, log_syscalls,
-        loop_syscalls,    nssock_syscalls,    pcap_syscalls,
-        ping_syscalls,    run_syscalls,       splice_syscalls,
-        tapio_syscalls,   tcp_syscalls,       thread_syscalls,
-        udp_syscalls,
+        process_syscalls, api_syscalls,     clock_syscalls,
+        seed_syscalls,    dns_syscalls,     fdlimit_syscalls,
+        hostfwd_syscalls, janitor_syscalls, lifecycle_syscalls,
+        log_syscalls,     loop_syscalls,    nssock_syscalls,
+        pcap_syscalls,    ping_syscalls,    run_syscalls,
+        splice_syscalls,  tapio_syscalls,   tcp_syscalls,
+        thread_syscalls,  udp_syscalls,
 };
 
 /* The namespace socket helper: it only makes sockets and passes them on. */
 static const char *const nssock_helper_syscalls[] = {
         "read", "socket", "sendmsg", "close", "write", NULL,
+};
+
+/* The janitor (janitor.c): one byte in, the files out, one byte back.
+ * Its fstatat() and unlinkat() are allowed on its directory fds only.
+ */
+static const char *const janitor_helper_syscalls[] = {
+        "read",
+        "sendto",
+        "close",
+        NULL,
 };
 
 /* Namespace flags clone() takes (CLONE_NEWTIME only through clone3(),
@@ -140,10 +150,10 @@ static unsigned int kill_npids;
  * @pid:	a child tapir must be able to signal once filtered
  *
  * Called as each child is forked (tapir run's command, the namespace
- * socket helper), before the filter is loaded: kill() of
+ * socket helper, the janitor), before the filter is loaded: kill() of
  * any other pid fails with EPERM once it is.
  *
- * Return: 0, or -1 if the table is full (a bug: there are two children)
+ * Return: 0, or -1 if the table is full (a bug: there are three children)
  */
 int seccomp_allow_kill(pid_t pid)
 {
@@ -404,6 +414,28 @@ static int allow_threads(scmp_filter_ctx f)
 }
 
 /**
+ * allow_on_dirfds() - @name only on the directory fds in @fds
+ * @f:		filter
+ * @name:	a syscall whose first argument is a directory fd
+ * @fds:	the fds
+ * @n:		how many
+ *
+ * Return: 0 on success (or if this architecture lacks @name), -errno
+ */
+static int allow_on_dirfds(scmp_filter_ctx f, const char *name, const int *fds,
+                           size_t n)
+{
+	int nr = seccomp_syscall_resolve_name(name), ret = 0;
+
+	if (nr == __NR_SCMP_ERROR)
+		return 0;
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
+		                       INT_ARG(0, fds[i]));
+	return ret == -EEXIST ? 0 : ret;
+}
+
+/**
  * build() - a filter from @lists, to be loaded
  * @lists:	NULL-terminated name lists
  * @n:		number of lists
@@ -490,6 +522,36 @@ int seccomp_apply_nssock(void)
 	                                    nssock_helper_syscalls};
 	int ret = load(build(lists, 2, false));
 
+	if (ret)
+		errno = -ret;
+	return ret ? -1 : 0;
+}
+
+/**
+ * seccomp_apply_janitor() - filter the janitor (janitor.c)
+ * @dirfds:	the directory fds it removes files from
+ * @n:		how many
+ *
+ * Return: 0 on success, -1 with errno set
+ */
+int seccomp_apply_janitor(const int *dirfds, size_t n)
+{
+	static const char *const at_calls[] = {"newfstatat", "fstatat64",
+	                                       "statx", "unlinkat"};
+	const char *const *const lists[] = {process_syscalls,
+	                                    janitor_helper_syscalls};
+	scmp_filter_ctx f = build(lists, 2, false);
+	int ret = 0;
+
+	for (size_t i = 0;
+	     f && !ret && i < sizeof(at_calls) / sizeof(*at_calls); i++)
+		ret = allow_on_dirfds(f, at_calls[i], dirfds, n);
+	if (ret) {
+		seccomp_release(f);
+		errno = -ret;
+		return -1;
+	}
+	ret = load(f);
 	if (ret)
 		errno = -ret;
 	return ret ? -1 : 0;

@@ -21,6 +21,7 @@ extern const char *const clock_syscalls[];
 extern const char *const dns_syscalls[];
 extern const char *const fdlimit_syscalls[];
 extern const char *const hostfwd_syscalls[];
+extern const char *const janitor_syscalls[];
 extern const char *const lifecycle_syscalls[];
 extern const char *const log_syscalls[];
 extern const char *const loop_syscalls[];
@@ -38,6 +39,7 @@ extern const char *const udp_syscalls[];
 int seccomp_allow_kill(pid_t pid);
 int seccomp_apply(void);
 int seccomp_apply_nssock(void);
+int seccomp_apply_janitor(const int *dirfds, size_t n);
 int seccomp_check_lists(unsigned int *unknown);
 
 #endif /* TAPIR_SECCOMP_H */

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <seccomp.h>
@@ -25,11 +26,13 @@
 #include "tests/unit/unit.h"
 
 static const char *const *const lists[] = {
-        api_syscalls,     clock_syscalls,   seed_syscalls,      dns_syscalls,
-        fdlimit_syscalls, hostfwd_syscalls, lifecycle_syscalls, log_syscalls,
-        loop_syscalls,    nssock_syscalls,  pcap_syscalls,      ping_syscalls,
-        run_syscalls,     splice_syscalls,  tapio_syscalls,     tcp_syscalls,
-        thread_syscalls,  udp_syscalls,
+        api_syscalls,     clock_syscalls,     seed_syscalls,
+        dns_syscalls,     fdlimit_syscalls,   hostfwd_syscalls,
+        janitor_syscalls, lifecycle_syscalls, log_syscalls,
+        loop_syscalls,    nssock_syscalls,    pcap_syscalls,
+        ping_syscalls,    run_syscalls,       splice_syscalls,
+        tapio_syscalls,   tcp_syscalls,       thread_syscalls,
+        udp_syscalls,
 };
 
 /**
@@ -381,6 +384,54 @@ static void test_nssock_helper_families(void)
 	CHECK(exited_0(status));
 }
 
+/**
+ * janitor_child() - fork, load the janitor's filter for @allowed only, and
+ *		     unlink a file that isn't there relative to @fd
+ * @allowed:	the directory fd the filter allows
+ * @fd:		the one used
+ *
+ * Return: the child's wait status: 0 when the call was allowed (ENOENT)
+ */
+static int janitor_child(int allowed, int fd)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (!pid) {
+		struct stat st;
+
+		if (seccomp_apply_janitor(&allowed, 1))
+			_exit(3);
+		if (!fstatat(fd, "tapir-no-such-file", &st,
+		             AT_SYMLINK_NOFOLLOW) ||
+		    !unlinkat(fd, "tapir-no-such-file", 0) || errno != ENOENT)
+			_exit(80);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+/*
+ * The janitor may stat and unlink in the directories it holds, and
+ * nowhere else.
+ */
+static void test_janitor_dirfds_only(void)
+{
+	int a = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int b = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int status;
+
+	CHECK(a >= 0 && b >= 0);
+	CHECK(exited_0(janitor_child(a, a)));
+	status = janitor_child(a, b);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS);
+	status = janitor_child(a, AT_FDCWD);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS);
+	close(a);
+	close(b);
+}
+
 const struct unit_case unit_cases[] = {
         {"every name in the allow-lists resolves", test_names_resolve},
         {"lists naming a call aarch64 lacks name its successor too",
@@ -401,5 +452,7 @@ const struct unit_case unit_cases[] = {
          test_isatty_and_abort},
         {"namespace helper filtered: TCP sockets only",
          test_nssock_helper_families},
+        {"janitor filtered: stat and unlink in its directories only",
+         test_janitor_dirfds_only},
         {NULL, NULL},
 };
