@@ -36,12 +36,13 @@ asan() {
 	ldd "$TAPIR_BIN" | grep -q libasan
 }
 
-# isolated_root: the root listing a sandboxed tapir has.
+# isolated_root: the root listing a sandboxed tapir has, with the test
+# sandbox's /etc/resolv.conf (a file bound over it, in /etc).
 isolated_root() {
-	if asan; then echo etc,proc,run; else echo etc,run; fi
+	if asan; then echo etc,proc; else echo etc; fi
 }
 
-@test "isolation: rootlesskit 1.1.0 with sandbox and seccomp true: filtered, no new privileges, CAP_NET_BIND_SERVICE only, /etc and /run only" {
+@test "isolation: rootlesskit 1.1.0 with sandbox and seccomp true: filtered, no new privileges, CAP_NET_BIND_SERVICE only, /etc only" {
 	run in_sandbox "$HELPERS"'
 		bg_start_user rk rootlesskit --net=slirp4netns \
 			--slirp4netns-binary="$TAPIR_BIN" --disable-host-loopback \
@@ -197,4 +198,96 @@ isolated_root() {
 	has_line "path-ping-ok"
 	has_line "root-sandboxed"
 	has_line "caller-mount-kept"
+}
+
+# A desktop's /run, in the sandbox's mount namespace only: systemd-resolved's
+# stub resolver in /run/systemd/resolve, which /etc/resolv.conf points at
+# with the relative symlink systemd makes, and the user's session bus
+# socket in /run/user/UID (systemd-run through it would be code execution
+# outside any sandbox). $uid is the test user's.
+DESKTOP_RUN='
+	uid=$(id -u "$TAPIR_TEST_USER")
+	mount -t tmpfs -o mode=0755 tapir-systemd /run/systemd
+	mkdir /run/systemd/resolve
+	cp /etc/resolv.conf /run/systemd/resolve/stub-resolv.conf
+	mkdir "$SCEN_DIR/etc"
+	cp -a /etc/. "$SCEN_DIR/etc/"
+	rm "$SCEN_DIR/etc/resolv.conf"
+	ln -s ../run/systemd/resolve/stub-resolv.conf "$SCEN_DIR/etc/resolv.conf"
+	mount --bind "$SCEN_DIR/etc" /etc
+	mount -t tmpfs -o mode=0755 tapir-user /run/user
+	install -d -o "$TAPIR_TEST_USER" -m 0700 "/run/user/$uid"
+	bg_start_user bus socat "UNIX-LISTEN:/run/user/$uid/bus,fork" EXEC:cat
+	wait_for 5 test -S "/run/user/$uid/bus"
+'
+
+# Helpers for the snippet below:
+#   fds_of NAME PID: "NAME fd N: KIND LINK" for each fd of PID, KIND as
+#     stat(1) names the file it leads to ("directory", "socket", ...)
+#   janitor_of NAME PID: "NAME janitor: N other fds, tun: T" for PID's
+#     child named tapir-janitor, N counting its fds that are no directory
+FDS='
+	fds_of() {
+		local f
+		for f in /proc/$2/fd/*; do
+			echo "$1 fd ${f##*/}: $(stat -L -c %F "$f") $(readlink "$f")"
+		done
+	}
+	janitor_of() {
+		local c f other=0 tun=0
+		for c in $(cat /proc/$2/task/*/children); do
+			[ "$(cat /proc/$c/comm)" = tapir-janitor ] || continue
+			for f in /proc/$c/fd/*; do
+				[ -d "$f" ] && continue
+				other=$((other + 1))
+				[ "$(readlink "$f")" = /dev/net/tun ] && tun=$((tun + 1))
+			done
+			echo "$1 janitor: $other other fds, tun: $tun"
+		done
+	}
+'
+
+@test "isolation: nothing of the host but /etc and the resolver's directory: no directory fd, no /run/user; the janitor removes the API socket and resolv.conf, also after SIGKILL" {
+	run in_sandbox "$HELPERS$DESKTOP_RUN$FDS"'
+		mkdir -m 0777 "$SCEN_DIR/tmp"
+		export TMPDIR=$SCEN_DIR/tmp
+		S=$SCEN_DIR/api.sock
+		bg_start_user t "$TAPIR_BIN" run -a "$S" -- sleep 60
+		wait_for 5 test -S "$S"
+		G=$(userns_holder)
+		start_tapir a --enable-sandbox --enable-seccomp --configure \
+			-a "$SCEN_DIR/a.sock" "$G" tap0
+		for name in t a; do
+			pid=$(bg_pid $name)
+			echo "$name root: $(ls -A /proc/$pid/root | sort | paste -sd,)"
+			echo "$name run: $(cd /proc/$pid/root/run && find . -mindepth 1 | sort | paste -sd,)"
+			test -e "/proc/$pid/root/run/user/$uid/bus" && echo "$name reaches the bus"
+			fds_of $name "$pid"
+			janitor_of $name "$pid"
+		done
+		echo "resolv.conf dirs: $(ls "$TMPDIR" | wc -l)"
+		kill -KILL "$(bg_pid t)"
+		wait_for 5 bash -c "! test -e $S && ! ls $TMPDIR/* >/dev/null 2>&1" || true
+		echo "after SIGKILL: socket $(test -e "$S" && echo left || echo gone), resolv.conf dirs: $(ls "$TMPDIR" | wc -l)"
+		bg_stop a
+		echo "after SIGTERM: socket $(test -e "$SCEN_DIR/a.sock" && echo left || echo gone)"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	root="$(isolated_root),run"
+	has_line "t root: $root"
+	has_line "a root: $root"
+	for name in t a; do
+		has_line "$name run: ./systemd,./systemd/resolve,./systemd/resolve/stub-resolv.conf"
+		# Every fd leads to something no root can be left through.
+		grep -q "^$name fd 0: " <<<"$output"
+		! grep "^$name fd [0-9]*: " <<<"$output" |
+			grep -Ev "^$name fd [0-9]+: (socket|fifo|character special file|regular( empty)? file|weird file) "
+		# The janitor holds the directories and its socket, and no tap.
+		has_line "$name janitor: 1 other fds, tun: 0"
+	done
+	! grep -q "reaches the bus" <<<"$output"
+	has_line "resolv.conf dirs: 1"
+	has_line "after SIGKILL: socket gone, resolv.conf dirs: 0"
+	has_line "after SIGTERM: socket gone"
 }
