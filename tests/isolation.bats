@@ -291,3 +291,104 @@ FDS='
 	has_line "after SIGKILL: socket gone, resolv.conf dirs: 0"
 	has_line "after SIGTERM: socket gone"
 }
+
+# Three resolvers on the sandbox's own addresses, each with its own answer
+# for tapir.test, so that the answer names the server that gave it: .77 on
+# 127.0.0.1, .78 on sbx0's addresses (a link-local fe80::53%sbx0 too, as a
+# router's), .79 on ::1. resolv_swap FILE TEXT N replaces FILE by rename,
+# as NetworkManager and systemd-resolved do, lets the guest ask (cfgN) and
+# waits for its answer. The guest asks once per config, 1.2 s after the
+# rename (tapir looks at the file at most once a second), with a raw query
+# to 10.0.2.3 (its own /etc/resolv.conf, bound over the host's symlink
+# target, does not survive the host's rename) and writes the last 4 bytes
+# of the answer: the address, c612004d for 198.18.0.77.
+DNSLAB='
+	ip -6 addr add fe80::53/64 dev sbx0 nodad
+	dns_at() { # NAME ANSWER DNSMASQ-ARGS...
+		local name=$1 answer=$2
+		shift 2
+		bg_start "$name" dnsmasq --no-daemon --port=53 --no-resolv \
+			--no-hosts --user=root --pid-file= \
+			--address=/tapir.test/198.18.0.$answer "$@"
+	}
+	dns_at dns77 77 --listen-address=127.0.0.1 --bind-interfaces
+	dns_at dns78 78 --interface=sbx0 --except-interface=lo --bind-dynamic
+	dns_at dns79 79 --listen-address=::1 --bind-interfaces
+	wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53 &&
+		ss -Hlun | grep -qF [fe80::53]%sbx0:53 &&
+		ss -Hlun | grep -qF [::1]:53"
+	cat >"$SCEN_DIR/guest.sh" <<"EOF"
+Q="\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+Q+="\x05tapir\x04test\x00\x00\x01\x00\x01"
+ask() {
+	exec 3<>/dev/udp/10.0.2.3/53
+	printf "$Q" >&3
+	timeout 3 dd bs=4096 count=1 status=none <&3 | od -An -tx1 | tr -d " \n"
+	exec 3>&-
+}
+for i in 1 2 3 4; do
+	n=0
+	while [ ! -e "$SCEN_DIR/cfg$i" ] && [ $n -lt 200 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	sleep 1.2
+	a=$(ask)
+	echo "$1 cfg$i: ${a: -8}" >>"$SCEN_DIR/answers"
+	touch "$SCEN_DIR/done$i"
+done
+EOF
+	resolv_swap() { # FILE TEXT N
+		printf "%b" "$2" >"$1.new"
+		mv "$1.new" "$1"
+		touch "$SCEN_DIR/cfg$3"
+		wait_for 15 test -e "$SCEN_DIR/done$3"
+	}
+	# layout NAME LINK FILE: /etc/resolv.conf a symlink LINK to FILE, and
+	# the four configs in turn under one tapir run.
+	layout() {
+		local name=$1 link=$2 file=$3 rc=0
+		rm -f "$SCEN_DIR"/cfg* "$SCEN_DIR"/done*
+		mkdir -p "$(dirname "$file")"
+		printf "nameserver 127.0.0.1\n" >"$file"
+		rm -rf "$SCEN_DIR/etc"
+		mkdir "$SCEN_DIR/etc"
+		cp -a /etc/. "$SCEN_DIR/etc/"
+		rm "$SCEN_DIR/etc/resolv.conf"
+		ln -s "$link" "$SCEN_DIR/etc/resolv.conf"
+		mount --bind "$SCEN_DIR/etc" /etc
+		as_user "$TAPIR_BIN" run -- bash "$SCEN_DIR/guest.sh" "$name" \
+			>"$SCEN_DIR/$name.log" 2>&1 &
+		local tpid=$!
+		resolv_swap "$file" "nameserver fe80::1%lo\nnameserver 127.0.0.1\n" 1
+		resolv_swap "$file" "nameserver fe80::53%sbx0\n" 2
+		resolv_swap "$file" "nameserver ::1\n" 3
+		resolv_swap "$file" "nameserver fe80::1%nosuch0\nnameserver fd18::1\n" 4
+		wait "$tpid" || rc=$?
+		umount /etc
+		echo "$name: rc=$rc, skipped-scope lines: $(grep -c "scope %nosuch0: no such interface" "$SCEN_DIR/$name.log")"
+		sed "s/^/$name log: /" "$SCEN_DIR/$name.log"
+	}
+'
+
+@test "isolation: DNS as laptops set it up, replaced by rename while tapir runs: a symlink into /run or elsewhere; scoped (fe80::1%lo, fe80::53%sbx0), unscoped IPv6 and unknown-scope servers" {
+	run in_sandbox "$DNSLAB"'
+		mount -t tmpfs -o mode=0755 tapir-systemd /run/systemd
+		layout systemd ../run/systemd/resolve/stub-resolv.conf \
+			/run/systemd/resolve/stub-resolv.conf
+		layout nm /mnt/nm/resolv.conf /mnt/nm/resolv.conf
+		cat "$SCEN_DIR/answers"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for name in systemd nm; do
+		# Past the unreachable fe80::1%lo to 127.0.0.1; the router's
+		# link-local by interface name; ::1; past an interface that
+		# does not exist to fd18::1.
+		has_line "$name cfg1: c612004d"
+		has_line "$name cfg2: c612004e"
+		has_line "$name cfg3: c612004f"
+		has_line "$name cfg4: c612004e"
+		[[ "$output" =~ $name:\ rc=0,\ skipped-scope\ lines:\ [12]$'\n' ]]
+	done
+}
