@@ -175,7 +175,7 @@ isolated_root() {
 		# must leave alone.
 		bg_start_user holder2 unshare -rnm sleep 600
 		h2=$(bg_pid holder2)
-		wait_for 5 _scen_other_netns "$h2"
+		wait_for 5 _scen_userns_ready "$h2"
 		mkdir -m 0777 "$SCEN_DIR/mnt"
 		as_user nsenter -t "$h2" -U -m --preserve-credentials bash -c "
 			mount -t tmpfs marker \"$SCEN_DIR/mnt\"
