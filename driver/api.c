@@ -12,30 +12,28 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <event2/event.h>
 
 #include "api.h"
 #include "fdlimit.h"
+#include "janitor.h"
 #include "log.h"
 #include "thread.h"
 #include "seccomp.h"
 
 /* What the API socket calls once running (seccomp.c allows exactly the
- * union of these lists): connections, get_info's pid and kernel release,
- * and removing the socket file at exit.
+ * union of these lists): connections, get_info's pid and kernel release.
+ * The socket file is removed at exit by the janitor (janitor.c).
  */
 const char *const api_syscalls[] = {
         "accept4", "recvfrom", "read",  "sendto", "write",
-        "close",   "getpid",   "uname", "fstat",  "newfstatat",
-        "statx",   "unlinkat", NULL,
+        "close",   "getpid",   "uname", NULL,
 };
 
 /* Pending connections the kernel queues before we accept them. */
@@ -80,11 +78,6 @@ struct api_conn {
  * @fd:		listening socket
  * @ev:		accept event
  * @pause:	timer that re-arms @ev after a pause (fdlimit_pause())
- * @dirfd:	the socket file's directory, opened before any sandbox hid
- *		it, to remove the file at exit; -1 if it couldn't be opened
- * @name:	the file's name in it
- * @dev:	device of the socket file we bound, to unlink only ours
- * @ino:	its inode
  * @conns:	open connections
  * @nconns:	entries in @conns
  */
@@ -93,10 +86,6 @@ struct api_state {
 	int fd;
 	struct event *ev;
 	struct event *pause;
-	int dirfd;
-	char name[API_PATH_MAX];
-	dev_t dev;
-	ino_t ino;
 	struct api_conn *conns;
 	unsigned int nconns;
 };
@@ -523,43 +512,19 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 }
 
 /**
- * open_dir() - keep the socket file's directory at hand for the cleanup
- * @st:		API state
- * @path:	socket path
- *
- * With --enable-sandbox the path is gone from tapir's view at exit; the
- * directory fd still reaches the file.
- */
-static void open_dir(struct api_state *st, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[API_PATH_MAX];
-
-	if (!slash) {
-		snprintf(dir, sizeof(dir), ".");
-		snprintf(st->name, sizeof(st->name), "%s", path);
-	} else {
-		snprintf(dir, sizeof(dir), "%.*s",
-		         slash == path ? 1 : (int)(slash - path), path);
-		snprintf(st->name, sizeof(st->name), "%s", slash + 1);
-	}
-	st->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (st->dirfd < 0)
-		debug_msg("API socket %s: open its directory: %s", path,
-		          strerror(errno));
-}
-
-/**
  * listen_at() - bind and listen on @path, replacing a stale socket file
- * @st:		API state; fd, dev and ino are set
+ * @st:		API state; fd is set
  * @path:	socket path, shorter than sun_path (checked by cli.c)
+ *
+ * The file is removed at exit (janitor.c), if it is still the one bound
+ * here: another instance may have replaced it meanwhile.
  *
  * Return: 0 on success, -1 after printing one error line
  */
 static int listen_at(struct api_state *st, const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct stat sb;
+	int ret;
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	/* As slirp4netns does: a socket left by a killed run is replaced. */
@@ -573,11 +538,9 @@ static int listen_at(struct api_state *st, const char *path)
 		err_errno(errno, "API socket %s: bind", path);
 		return -1;
 	}
-	if (!stat(path, &sb)) {
-		st->dev = sb.st_dev;
-		st->ino = sb.st_ino;
-	}
-	open_dir(st, path);
+	if ((ret = janitor_remove_at_exit(path, false)))
+		debug_msg("API socket %s: can't be removed at exit: %s", path,
+		          strerror(-ret));
 	if (listen(st->fd, API_BACKLOG)) {
 		err_errno(errno, "API socket %s: listen", path);
 		return -1;
@@ -607,7 +570,6 @@ int api_init(struct ctx *c)
 	}
 	st->c = c;
 	st->fd = -1;
-	st->dirfd = -1;
 	c->api = st;
 	if (listen_at(st, c->o->api_socket))
 		return -1;
@@ -622,16 +584,12 @@ int api_init(struct ctx *c)
 }
 
 /**
- * api_cleanup() - close the API socket and remove its file
+ * api_cleanup() - close the API socket (janitor_finish() removes its file)
  * @c:		context
- *
- * The file is removed only if it is still the one we bound: another
- * instance may have replaced it meanwhile.
  */
 void api_cleanup(struct ctx *c)
 {
 	struct api_state *st = c->api;
-	struct stat sb;
 
 	if (!st)
 		return;
@@ -641,15 +599,8 @@ void api_cleanup(struct ctx *c)
 		event_free(st->ev);
 	if (st->pause)
 		event_free(st->pause);
-	if (st->fd >= 0) {
+	if (st->fd >= 0)
 		close(st->fd);
-		if (st->ino && st->dirfd >= 0 &&
-		    !fstatat(st->dirfd, st->name, &sb, AT_SYMLINK_NOFOLLOW) &&
-		    sb.st_dev == st->dev && sb.st_ino == st->ino)
-			unlinkat(st->dirfd, st->name, 0);
-	}
-	if (st->dirfd >= 0)
-		close(st->dirfd);
 	free(st);
 	c->api = NULL;
 }

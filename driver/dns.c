@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "clock.h"
@@ -16,10 +17,14 @@
 #include "dns.h"
 #include "log.h"
 
-/* Syscalls the resolver cache makes once running: re-reading resolv.conf. */
+/* Syscalls the resolver cache makes once running: re-reading resolv.conf,
+ * if_nametoindex() for a scoped server (an AF_INET socket and
+ * ioctl(SIOCGIFINDEX), which seccomp.c allows alone), and the connect()
+ * that tells an unreachable server.
+ */
 const char *const dns_syscalls[] = {
-        "openat", "open",  "read",  "fstat", "newfstatat",
-        "statx",  "lseek", "close", NULL,
+        "openat", "open",   "read",  "fstat", "newfstatat", "statx", "lseek",
+        "close",  "socket", "ioctl", "bind",  "connect",    NULL,
 };
 
 #define RESOLV_CONF "/etc/resolv.conf"
@@ -36,6 +41,7 @@ const char *const dns_syscalls[] = {
  * @size:	its size
  * @mtime:	its modification time
  * @n:		entries in @ns
+ * @use:	the entry queries go to: the first reachable one
  * @ns:		nameservers, port 53, in file order
  * @buf:	the file's text while it is parsed
  */
@@ -46,6 +52,7 @@ struct dns_state {
 	off_t size;
 	struct timespec mtime;
 	int n;
+	int use;
 	union sockaddr_inany ns[DNS_MAX_SERVERS];
 	char buf[RESOLV_MAX];
 };
@@ -54,12 +61,20 @@ struct dns_state {
  * parse_scope() - interface index of an IPv6 scope suffix
  * @s:		text after '%': a number or an interface name
  *
+ * A name is looked up with if_nametoindex(): an AF_INET socket and
+ * ioctl(SIOCGIFINDEX), both allowed by the seccomp filter, as NetworkManager
+ * writes "fe80::1%wlan0" from a router advertisement. A name that is no
+ * interface (yet, or any more) is said once in a while: the server is
+ * skipped.
+ *
  * Return: the index, 0 if unknown
  */
 static uint32_t parse_scope(const char *s)
 {
-	char *end;
+	static struct log_limit limit;
 	unsigned long v;
+	unsigned int idx;
+	char *end;
 
 	if (!*s)
 		return 0;
@@ -67,7 +82,13 @@ static uint32_t parse_scope(const char *s)
 	v = strtoul(s, &end, 10);
 	if (!*end && !errno && v <= UINT32_MAX)
 		return (uint32_t)v;
-	return if_nametoindex(s);
+	idx = if_nametoindex(s);
+	if (!idx)
+		err_limited(&limit, errno == ENODEV ? 0 : errno,
+		            "dns: nameserver scope %%%.*s: no such interface, "
+		            "server skipped",
+		            IF_NAMESIZE, s);
+	return idx;
 }
 
 /**
@@ -242,13 +263,61 @@ static void dns_refresh(struct dns_state *s, const char *path)
 }
 
 /**
+ * reachable() - whether the host has a route to nameserver @sa
+ * @c:		context, for --outbound-addr
+ * @sa:		the server
+ *
+ * A connect() of a UDP socket sends nothing: it only asks the routing
+ * table, which refuses a link-local server on an interface that can't
+ * reach it (fe80::1%lo: ENETUNREACH) as glibc's stub resolver would find
+ * when it moves on to the next server.
+ *
+ * Return: false if the kernel refused, true otherwise (also when it could
+ *	   not be asked: out of fds, the server is tried anyway)
+ */
+static bool reachable(const struct ctx *c, const union sockaddr_inany *sa)
+{
+	int family = sa->sa.sa_family;
+	socklen_t len = family == AF_INET ? sizeof(sa->sa4) : sizeof(sa->sa6);
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		return true;
+	/* A refused --outbound-addr bind is the flow's to report. */
+	ok = fwd_bind_outbound(c, fd, family) || !connect(fd, &sa->sa, len);
+	close(fd);
+	return ok;
+}
+
+/**
+ * pick_server() - the first nameserver the host can reach, or the first
+ * @c:		context
+ * @s:		cache with @s->n > 0; @s->use is set
+ */
+static void pick_server(const struct ctx *c, struct dns_state *s)
+{
+	s->use = 0;
+	if (s->n < 2)
+		return;
+	for (int i = 0; i < s->n; i++) {
+		if (reachable(c, &s->ns[i])) {
+			s->use = i;
+			return;
+		}
+	}
+}
+
+/**
  * dns_upstream() - where DNS queries to the forwarder address go
  * @c:		context; the cache is created in c->dns on first use
  * @sa:		filled with the host's first nameserver, port 53
  * @salen:	filled with its length
  *
  * A loopback resolver is returned as it is, even with
- * --disable-host-loopback: slirp4netns forwards to it too.
+ * --disable-host-loopback: slirp4netns forwards to it too. A server the
+ * host has no route to is passed over for the next one (checked with the
+ * file, at most once a second).
  *
  * Return: 0 on success, -1 if the host names no usable nameserver
  */
@@ -266,10 +335,11 @@ int dns_upstream(struct ctx *c, union sockaddr_inany *sa, socklen_t *salen)
 	if (!s->checked_ms || now - s->checked_ms >= 1000) {
 		s->checked_ms = now ? now : 1;
 		dns_refresh(s, c->resolv_conf ? c->resolv_conf : RESOLV_CONF);
+		pick_server(c, s);
 	}
 	if (!s->n)
 		return -1;
-	*sa = s->ns[0];
+	*sa = s->ns[s->use];
 	*salen =
 	        sa->sa.sa_family == AF_INET ? sizeof(sa->sa4) : sizeof(sa->sa6);
 	return 0;

@@ -7,17 +7,24 @@
  *
  * - it joins the container's user namespace, where it may build a mount
  *   namespace of its own (unless it is root in its namespace already);
- * - pivot_root() into an empty tmpfs that holds read-only binds of /etc
- *   and /run only, plus the target of a /etc/resolv.conf symlink that
- *   points elsewhere; the old root is detached;
+ * - pivot_root() into an empty tmpfs that holds a read-only bind of /etc,
+ *   and, when /etc/resolv.conf is a symlink out of /etc, the same chain
+ *   of symlinks and a read-only bind of the directory that holds the file
+ *   (systemd-resolved's /run/systemd/resolve): not the rest of /run, with
+ *   the user's D-Bus, podman's and Docker's sockets. A directory rather
+ *   than the file, because resolv.conf is replaced by rename; the old
+ *   root is detached;
+ * - no directory fd from before survives: from one, openat("../..")
+ *   would leave any root;
  * - PR_SET_NO_NEW_PRIVS, and every capability dropped but
  *   CAP_NET_BIND_SERVICE, as slirp4netns does.
  *
  * Files tapir must still remove at exit (the API socket, tapir run's
- * resolv.conf) are reached through directory fds opened before.
+ * resolv.conf) are the janitor's (janitor.c), forked before.
  */
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -42,6 +49,8 @@
 /* Where the new root is built, in our own mount namespace only. */
 #define NEWROOT "/tmp"
 #define RESOLV_CONF "/etc/resolv.conf"
+/* Symlinks followed from /etc/resolv.conf at most, as the kernel's 40. */
+#define RESOLV_HOPS 40
 
 /**
  * isolation_sanitized() - whether this is a sanitizer build (make
@@ -163,6 +172,21 @@ static int join_userns(const struct opts *o)
 }
 
 /**
+ * bind_at() - bind @src (and what is mounted below it) at @dst
+ * @src:	existing directory or file
+ * @dst:	existing mount point of the same kind
+ *
+ * Return: 0 on success, -errno on failure
+ */
+static int bind_at(const char *src, const char *dst)
+{
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) ||
+	    mount(NULL, dst, NULL, MS_SLAVE | MS_REC, NULL))
+		return -errno;
+	return 0;
+}
+
+/**
  * bind_ro() - bind @src (and what is mounted below it) at @dst, read-only
  * @src:	existing directory or file
  * @dst:	existing mount point of the same kind
@@ -174,8 +198,7 @@ static int bind_ro(const char *src, const char *dst)
 	const unsigned long ro = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID |
 	                         MS_NODEV | MS_NOEXEC;
 
-	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) ||
-	    mount(NULL, dst, NULL, MS_SLAVE | MS_REC, NULL))
+	if (bind_at(src, dst))
 		return -errno;
 	/* Locked flags (from a less privileged namespace) can refuse the
 	 * remount: the bind still serves, as in slirp4netns.
@@ -216,38 +239,221 @@ static int make_path(const char *path, bool file)
 }
 
 /**
- * bind_resolver() - keep a /etc/resolv.conf symlink's target reachable
+ * in_etc() - whether @path is /etc or below it, bound whole anyway
+ * @path:	absolute path without symlinks in its directories
  *
- * systemd-resolved points it into /run, which is bound anyway; anything
- * else (e.g. a NetworkManager file elsewhere) is bound at its own path.
+ * Return: true if so
+ */
+static bool in_etc(const char *path)
+{
+	return !strncmp(path, "/etc", 4) && (!path[4] || path[4] == '/');
+}
+
+/**
+ * bind_here() - bind @path at its own path in the new root, read-only
+ * @path:	existing directory, or file if @file
+ * @file:	@path is a file
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int bind_here(const char *path, bool file)
+{
+	char dst[PATH_MAX + sizeof(NEWROOT)];
+	int ret;
+
+	ret = make_path(path, file);
+	snprintf(dst, sizeof(dst), "%s%s", NEWROOT, path);
+	if (!ret)
+		ret = bind_ro(path, dst);
+	if (ret)
+		return fail(-ret, "bind the resolver's directory into the new "
+		                  "root");
+	return 0;
+}
+
+/**
+ * link_here() - make the symlink @where, saying @what, in the new root too
+ * @where:	absolute path of a symlink, no symlink in its directories
+ * @what:	its text
+ *
+ * Return: 0 on success, -errno on failure
+ */
+static int link_here(const char *where, const char *what)
+{
+	char dst[PATH_MAX + sizeof(NEWROOT)], parent[PATH_MAX];
+	const char *slash = strrchr(where, '/');
+	int ret = 0;
+
+	if (in_etc(where))
+		return 0;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - where), where);
+	if (parent[0])
+		ret = make_path(parent, false);
+	snprintf(dst, sizeof(dst), "%s%s", NEWROOT, where);
+	if (!ret && symlink(what, dst) && errno != EEXIST)
+		ret = -errno;
+	return ret;
+}
+
+/**
+ * resolve_step() - resolve the first component of @todo onto @done
+ * @todo:	what is left of the path: the component is taken off it, or
+ *		replaced by the text of the symlink it names
+ * @done:	the real path reached so far ("" for the root), extended
+ * @hops:	symlinks followed so far
+ *
+ * A symlink met outside /etc is made again in the new root (link_here()).
+ * A missing last component is taken as it is: the file may come later.
+ *
+ * Return: 0 on success, -errno (-ENOENT: a directory on the way is
+ *	   missing)
+ */
+static int resolve_step(char todo[PATH_MAX], char done[PATH_MAX], int *hops)
+{
+	char *c = todo + strspn(todo, "/"), *end = c + strcspn(c, "/");
+	char cand[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
+	struct stat st;
+	bool last;
+	ssize_t n;
+	int ret;
+
+	if (*end)
+		*end++ = '\0';
+	last = !end[strspn(end, "/")];
+	if (!strcmp(c, "..")) {
+		char *slash = strrchr(done, '/');
+
+		if (slash)
+			*slash = '\0';
+	} else if (strcmp(c, ".")) {
+		if (snprintf(cand, sizeof(cand), "%s/%s", done, c) >=
+		    (int)sizeof(cand))
+			return -ENAMETOOLONG;
+		if (lstat(cand, &st)) {
+			if (errno != ENOENT || !last)
+				return -errno;
+			st.st_mode = S_IFREG;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			n = readlink(cand, link, sizeof(link) - 1);
+			if (n < 0)
+				return -errno;
+			link[n] = '\0';
+			if (++*hops > RESOLV_HOPS)
+				return -ELOOP;
+			if ((ret = link_here(cand, link)))
+				return ret;
+			if (link[0] == '/')
+				done[0] = '\0';
+			if (snprintf(next, sizeof(next), "%s/%s", link, end) >=
+			    (int)sizeof(next))
+				return -ENAMETOOLONG;
+			memcpy(todo, next, strlen(next) + 1);
+			return 0;
+		}
+		memcpy(done, cand, strlen(cand) + 1);
+	}
+	memmove(todo, end, strlen(end) + 1);
+	return 0;
+}
+
+/**
+ * follow_resolver() - walk from /etc/resolv.conf to its file as the kernel
+ *		       does, making each symlink met outside /etc again in
+ *		       the new root
+ * @file:	filled with the file's real path (it may not exist yet)
+ *
+ * "/etc/resolv.conf -> ../run/systemd/resolve/stub-resolv.conf" (systemd),
+ * or through "/var/run -> /run": the same links lead to the same file
+ * inside.
+ *
+ * Return: 0 on success, -errno
+ */
+static int follow_resolver(char file[PATH_MAX])
+{
+	char todo[PATH_MAX];
+	int hops = 0, ret;
+
+	snprintf(todo, sizeof(todo), "%s", RESOLV_CONF);
+	file[0] = '\0';
+	while (todo[strspn(todo, "/")])
+		if ((ret = resolve_step(todo, file, &hops)))
+			return ret;
+	return 0;
+}
+
+/**
+ * bind_resolver() - make /etc/resolv.conf lead to its file inside as it
+ *		     does outside, also once replaced by rename
+ *
+ * The file's directory is bound, not the file: a bound file would stay
+ * the old inode after a rename. Only when that directory is the root or a
+ * top-level one (/run, /tmp), which holds far more, is the file alone
+ * bound, and a rename there is not seen.
  *
  * Return: 0 on success, -1 after printing one error line
  */
 static int bind_resolver(void)
 {
-	char target[PATH_MAX], dst[PATH_MAX + sizeof(NEWROOT)];
-	int ret;
+	char file[PATH_MAX], dir[PATH_MAX];
+	int ret = follow_resolver(file);
 
-	if (!realpath(RESOLV_CONF, target))
-		return 0; /* none: the forwarder answers nothing until one */
-	if (!strncmp(target, "/etc/", 5) || !strncmp(target, "/run/", 5))
+	if (ret == -ENOENT) {
+		debug_msg("sandbox: %s leads nowhere: no resolver",
+		          RESOLV_CONF);
 		return 0;
-	ret = make_path(target, true);
-	snprintf(dst, sizeof(dst), "%s%s", NEWROOT, target);
-	if (!ret)
-		ret = bind_ro(target, dst);
-	if (ret) {
-		err_errno(-ret,
-		          "sandbox: bind %s (resolv.conf) into the new "
-		          "root",
-		          target);
-		return -1;
+	}
+	if (ret)
+		return fail(-ret, "follow " RESOLV_CONF);
+	if (in_etc(file))
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(file, '/') - file),
+	         file);
+	if (!dir[0] || !strchr(dir + 1, '/'))
+		return access(file, F_OK) ? 0 : bind_here(file, true);
+	return bind_here(dir, false);
+}
+
+/**
+ * bind_sanitizer_logs() - in sanitizer builds, the directory of the
+ *			   log_path in TSAN_OPTIONS or ASAN_OPTIONS, writable
+ *
+ * hack/check-tsan.sh has ThreadSanitizer write its reports to a tmpfs at
+ * /run/tapir-tsan.XXXXXX, opened only when there is one to write, in the
+ * sandbox by then. Test builds only, as /proc is.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int bind_sanitizer_logs(void)
+{
+	static const char *const vars[] = {"TSAN_OPTIONS", "ASAN_OPTIONS"};
+	char dir[PATH_MAX], dst[PATH_MAX + sizeof(NEWROOT)];
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]), *p;
+		size_t len;
+		int ret;
+
+		if (!v || !(p = strstr(v, "log_path=")))
+			continue;
+		p += strlen("log_path=");
+		len = strcspn(p, " :");
+		if (p[0] != '/' || len >= sizeof(dir))
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", (int)len, p);
+		*strrchr(dir, '/') = '\0';
+		if (!dir[0])
+			continue;
+		snprintf(dst, sizeof(dst), "%s%s", NEWROOT, dir);
+		if ((ret = make_path(dir, false)) || (ret = bind_at(dir, dst)))
+			return fail(-ret, "bind the sanitizer's log directory");
 	}
 	return 0;
 }
 
 /**
- * build_root() - an empty tmpfs with read-only /etc and /run, at NEWROOT
+ * build_root() - an empty tmpfs with read-only /etc and the resolver, at
+ *		  NEWROOT
  *
  * Return: 0 on success, -1 after printing one error line
  */
@@ -264,18 +470,48 @@ static int build_root(void)
 	          "size=64k,mode=0755"))
 		return fail(errno, "tmpfs for the new root");
 	if ((ret = make_path("/etc", false)) ||
-	    (ret = make_path("/run", false)) ||
 	    (ret = make_path("/old", false)))
 		return fail(-ret, "directories in the new root");
 	if ((ret = bind_ro("/etc", NEWROOT "/etc")))
 		return fail(-ret, "bind /etc into the new root");
-	if ((ret = bind_ro("/run", NEWROOT "/run")))
-		return fail(-ret, "bind /run into the new root");
 	if (isolation_sanitized() &&
 	    ((ret = make_path("/proc", false)) ||
 	     (ret = bind_ro("/proc", NEWROOT "/proc"))))
-		return fail(-ret, "bind /proc into the new root (ASan build)");
+		return fail(-ret, "bind /proc into the new root (sanitizer "
+		                  "build)");
+	if (isolation_sanitized() && bind_sanitizer_logs())
+		return -1;
 	return bind_resolver();
+}
+
+/**
+ * close_dir_fds() - close every directory fd: none may enter the sandbox
+ *
+ * tapir's own are the janitor's by now; one inherited from the caller
+ * would reach past the new root just as well.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int close_dir_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	if (!d)
+		return fail(errno, "list /proc/self/fd");
+	while ((e = readdir(d))) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		struct stat st;
+
+		if (end == e->d_name || *end || fd == dirfd(d) ||
+		    fstat((int)fd, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		debug_msg("sandbox: closing directory fd %ld", fd);
+		close((int)fd);
+	}
+	closedir(d);
+	return 0;
 }
 
 /**
@@ -370,9 +606,11 @@ int isolation_drop_all(void)
  */
 int isolation_sandbox(const struct opts *o)
 {
-	if (join_userns(o) || build_root() || pivot() || drop_caps())
+	if (join_userns(o) || build_root() || close_dir_fds() || pivot() ||
+	    drop_caps())
 		return -1;
-	debug_msg("sandbox: root is an empty tmpfs with /etc and /run; "
-	          "no capability but CAP_NET_BIND_SERVICE");
+	debug_msg("sandbox: root is an empty tmpfs with /etc and the "
+	          "resolver's directory; no capability but "
+	          "CAP_NET_BIND_SERVICE");
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include "hostfwd.h"
 #include "api.h"
 #include "isolation.h"
+#include "janitor.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "loop.h"
@@ -115,10 +116,15 @@ static void test_hook(struct ctx *c)
  * isolate() - sandbox and filter tapir, as the options ask, last in set-up
  * @c:		context, set up but for the ready fd
  *
+ * The janitor goes first: it takes the directories of the files to remove
+ * at exit, which neither the sandbox nor the filter would let tapir reach.
+ *
  * Return: 0 on success, -1 after printing one error line
  */
 static int isolate(struct ctx *c)
 {
+	if ((c->o->sandbox || c->o->seccomp) && janitor_start(c->o->seccomp))
+		return -1;
 	if (c->o->sandbox && isolation_sandbox(c->o))
 		return -1;
 	if (c->o->seccomp && seccomp_apply())
@@ -228,4 +234,5 @@ void loop_cleanup(struct ctx *c)
 	if (c->base)
 		event_base_free(c->base);
 	c->base = NULL;
+	janitor_finish();
 }

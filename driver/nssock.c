@@ -458,6 +458,8 @@ static int helper_start(struct nssock_pool *p)
 	close(sv[1]);
 	p->pid = pid;
 	p->sock = sv[0];
+	if (seccomp_allow_kill(pid))
+		debug_msg("namespace socket helper: no room to allow kill");
 	/* Without it no reply, nor the helper's end, would ever be seen. */
 	p->ev = event_new(p->c->base, p->sock, EV_READ | EV_PERSIST, helper_cb,
 	                  p);

@@ -16,16 +16,17 @@
 #include <sys/wait.h>
 
 #include "cli.h"
+#include "janitor.h"
 #include "log.h"
 #include "loop.h"
 #include "run.h"
 #include "seccomp.h"
 
-/* Syscalls of tapir run once running: the command's end, and removing the
- * resolv.conf it was given.
+/* Syscalls of tapir run once running: the command's end. Its resolv.conf
+ * is removed by the janitor (janitor.c).
  */
 const char *const run_syscalls[] = {
-        "kill", "wait4", "waitid", "unlinkat", "close", NULL,
+        "kill", "wait4", "waitid", "close", NULL,
 };
 
 /**
@@ -189,44 +190,6 @@ static int make_resolv_conf(const struct opts *o, char *dir, size_t dirlen,
 }
 
 /**
- * open_parent() - the directory that holds @dir, for removing it later
- * @dir:	a path with at least one '/'
- *
- * Return: an O_PATH fd, or -1 (the paths are used then)
- */
-static int open_parent(const char *dir)
-{
-	const char *slash = strrchr(dir, '/');
-	char parent[PATH_MAX];
-
-	snprintf(parent, sizeof(parent), "%.*s",
-	         slash == dir ? 1 : (int)(slash - dir), dir);
-	return open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-}
-
-/**
- * remove_resolv_conf() - remove the resolv.conf and its directory
- * @dir:	the directory
- * @dirfd:	its parent from open_parent(), or -1; closed here
- */
-static void remove_resolv_conf(const char *dir, int dirfd)
-{
-	const char *name = strrchr(dir, '/') + 1;
-	char file[PATH_MAX + 16];
-
-	if (dirfd < 0) {
-		snprintf(file, sizeof(file), "%s/resolv.conf", dir);
-		unlink(file);
-		rmdir(dir);
-		return;
-	}
-	snprintf(file, sizeof(file), "%s/resolv.conf", name);
-	unlinkat(dirfd, file, 0);
-	unlinkat(dirfd, name, AT_REMOVEDIR);
-	close(dirfd);
-}
-
-/**
  * start_child() - fork the command's process and wait for its namespaces
  * @o:		options
  * @resolv:	resolv.conf to bind, or NULL
@@ -265,6 +228,8 @@ static pid_t start_child(const struct opts *o, const char *resolv, int *go_fd)
 	}
 	close(up[0]);
 	*go_fd = down[1];
+	if (seccomp_allow_kill(pid))
+		debug_msg("run: no room to allow kill(%d)", (int)pid);
 	return pid;
 }
 
@@ -280,7 +245,7 @@ int run_main(int argc, char **argv)
 {
 	static struct opts o;
 	char dir[PATH_MAX], resolv[PATH_MAX + 16];
-	int ret, go_fd = -1, status, dirfd = -1;
+	int ret, go_fd = -1, status;
 	struct ctx c;
 	pid_t pid;
 
@@ -291,9 +256,10 @@ int run_main(int argc, char **argv)
 	if (!o.disable_dns &&
 	    make_resolv_conf(&o, dir, sizeof(dir), resolv, sizeof(resolv)))
 		return 125;
-	/* The sandbox hides the path by the time the file goes. */
-	if (dir[0])
-		dirfd = open_parent(dir);
+	/* The sandbox hides the paths by the time they go: the janitor's. */
+	if (dir[0] && ((ret = janitor_remove_at_exit(resolv, false)) ||
+	               (ret = janitor_remove_at_exit(dir, true))))
+		err_errno(-ret, "run: warning: %s will be left at exit", dir);
 	pid = start_child(&o, dir[0] ? resolv : NULL, &go_fd);
 	ret = 125;
 	if (pid < 0)
@@ -318,7 +284,6 @@ int run_main(int argc, char **argv)
 	}
 	loop_cleanup(&c);
 out:
-	if (dir[0])
-		remove_resolv_conf(dir, dirfd);
+	janitor_finish();
 	return ret;
 }

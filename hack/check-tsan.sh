@@ -31,11 +31,12 @@
 #   fork() leaves that child with its one thread.
 # - The sandbox. tapir opens TSan's report file (log_path) only when it has
 #   something to report, and by then --enable-sandbox (the default of
-#   `tapir run`) has put it in an empty root that holds /etc and /run only,
-#   both bound read-only. As root the reports therefore go to a tmpfs of
-#   their own at /run/tapir-tsan.XXXXXX: a mount below /run, which the
-#   sandbox's read-only remount of /run does not reach, and which every
-#   test namespace inherits. It is unmounted at exit. Not as root (unit
+#   `tapir run`) has put it in an empty root that holds /etc, read-only,
+#   and little else. A sanitizer build's sandbox binds the directory of
+#   log_path at its own path, writable (driver/isolation.c). As root the
+#   reports go to a tmpfs of their own at /run/tapir-tsan.XXXXXX, which
+#   every test namespace inherits (/tmp would not do: the sandbox builds
+#   its root on a tmpfs there). It is unmounted at exit. Not as root (unit
 #   tests only) they go to the work directory in /tmp.
 #
 # TSAN_OPTIONS: halt_on_error=0 so that one run shows every race, exitcode

@@ -8,10 +8,14 @@
 # ends stay inside) carries 198.18.0.1/24 and fd18::1/64 plus default routes
 # to gateways that do not exist, so tools that need "a default route" work,
 # yet no packet can reach the machine's real network. /etc/resolv.conf is
-# replaced (in the private mount namespace only) by `nameserver 127.0.0.1`,
-# so a resolver the test starts on loopback is the host's resolver, and the
-# machine's real resolver is never a target. /tmp stays shared: the binaries
-# under test are copied there by tests/run.sh.
+# replaced (in the private mount namespace only) by `nameserver
+# fe80::1%lo` and `nameserver 127.0.0.1`, so a resolver the test starts on
+# loopback is the host's resolver, and the machine's real resolver is never
+# a target. The first line is what NetworkManager writes from a router
+# advertisement (`fe80::1%eth0`): a scoped link-local server, here one that
+# no route reaches (loopback has no link-local address, so nothing is
+# sent), which resolvers must pass over for the next. /tmp stays shared:
+# the binaries under test are copied there by tests/run.sh.
 #
 # CMD becomes pid 1 of the new pid namespace, so every process it starts
 # (daemons included, even after setsid or double fork) is killed by the
@@ -62,7 +66,7 @@ stage2() {
 	local dir=/mnt
 	[[ -d "$dir" ]] || dir=/media
 	mount -t tmpfs -o size=64k,mode=0755 tapir-sandbox "$dir"
-	echo "nameserver 127.0.0.1" >"$dir/resolv.conf"
+	printf 'nameserver fe80::1%%lo\nnameserver 127.0.0.1\n' >"$dir/resolv.conf"
 	chmod 0644 "$dir/resolv.conf"
 	mount --bind "$dir/resolv.conf" /etc/resolv.conf
 

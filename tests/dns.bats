@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # DNS through tapir's forwarder address 10.0.2.3 (and fd00::3): queries go to
-# the host's first resolver in /etc/resolv.conf, which in the sandbox is a
-# dnsmasq on 127.0.0.1 that answers tapir.test itself, forwarding nowhere.
+# the first resolver in /etc/resolv.conf the host has a route to, which in
+# the sandbox is a dnsmasq on 127.0.0.1 that answers tapir.test itself,
+# forwarding nowhere (fe80::1%lo, the first line, is unreachable).
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016

@@ -36,12 +36,13 @@ asan() {
 	ldd "$TAPIR_BIN" | grep -q libasan
 }
 
-# isolated_root: the root listing a sandboxed tapir has.
+# isolated_root: the root listing a sandboxed tapir has, with the test
+# sandbox's /etc/resolv.conf (a file bound over it, in /etc).
 isolated_root() {
-	if asan; then echo etc,proc,run; else echo etc,run; fi
+	if asan; then echo etc,proc; else echo etc; fi
 }
 
-@test "isolation: rootlesskit 1.1.0 with sandbox and seccomp true: filtered, no new privileges, CAP_NET_BIND_SERVICE only, /etc and /run only" {
+@test "isolation: rootlesskit 1.1.0 with sandbox and seccomp true: filtered, no new privileges, CAP_NET_BIND_SERVICE only, /etc only" {
 	run in_sandbox "$HELPERS"'
 		bg_start_user rk rootlesskit --net=slirp4netns \
 			--slirp4netns-binary="$TAPIR_BIN" --disable-host-loopback \
@@ -174,7 +175,7 @@ isolated_root() {
 		# must leave alone.
 		bg_start_user holder2 unshare -rnm sleep 600
 		h2=$(bg_pid holder2)
-		wait_for 5 _scen_other_netns "$h2"
+		wait_for 5 _scen_userns_ready "$h2"
 		mkdir -m 0777 "$SCEN_DIR/mnt"
 		as_user nsenter -t "$h2" -U -m --preserve-credentials bash -c "
 			mount -t tmpfs marker \"$SCEN_DIR/mnt\"
@@ -197,4 +198,197 @@ isolated_root() {
 	has_line "path-ping-ok"
 	has_line "root-sandboxed"
 	has_line "caller-mount-kept"
+}
+
+# A desktop's /run, in the sandbox's mount namespace only: systemd-resolved's
+# stub resolver in /run/systemd/resolve, which /etc/resolv.conf points at
+# with the relative symlink systemd makes, and the user's session bus
+# socket in /run/user/UID (systemd-run through it would be code execution
+# outside any sandbox). $uid is the test user's.
+DESKTOP_RUN='
+	uid=$(id -u "$TAPIR_TEST_USER")
+	mount -t tmpfs -o mode=0755 tapir-systemd /run/systemd
+	mkdir /run/systemd/resolve
+	cp /etc/resolv.conf /run/systemd/resolve/stub-resolv.conf
+	mkdir "$SCEN_DIR/etc"
+	cp -a /etc/. "$SCEN_DIR/etc/"
+	rm "$SCEN_DIR/etc/resolv.conf"
+	ln -s ../run/systemd/resolve/stub-resolv.conf "$SCEN_DIR/etc/resolv.conf"
+	mount --bind "$SCEN_DIR/etc" /etc
+	mount -t tmpfs -o mode=0755 tapir-user /run/user
+	install -d -o "$TAPIR_TEST_USER" -m 0700 "/run/user/$uid"
+	bg_start_user bus socat "UNIX-LISTEN:/run/user/$uid/bus,fork" EXEC:cat
+	wait_for 5 test -S "/run/user/$uid/bus"
+'
+
+# Helpers for the snippet below:
+#   fds_of NAME PID: "NAME fd N: KIND LINK" for each fd of PID, KIND as
+#     stat(1) names the file it leads to ("directory", "socket", ...)
+#   janitor_of NAME PID: "NAME janitor: N other fds, tun: T" for PID's
+#     child named tapir-janitor, N counting its fds that are no directory
+FDS='
+	fds_of() {
+		local f
+		for f in /proc/$2/fd/*; do
+			echo "$1 fd ${f##*/}: $(stat -L -c %F "$f") $(readlink "$f")"
+		done
+	}
+	janitor_of() {
+		local c f other=0 tun=0
+		for c in $(cat /proc/$2/task/*/children); do
+			[ "$(cat /proc/$c/comm)" = tapir-janitor ] || continue
+			for f in /proc/$c/fd/*; do
+				[ -d "$f" ] && continue
+				other=$((other + 1))
+				[ "$(readlink "$f")" = /dev/net/tun ] && tun=$((tun + 1))
+			done
+			echo "$1 janitor: $other other fds, tun: $tun"
+		done
+	}
+'
+
+@test "isolation: nothing of the host but /etc and the resolver's directory: no directory fd, no /run/user; the janitor removes the API socket and resolv.conf, also after SIGKILL" {
+	run in_sandbox "$HELPERS$DESKTOP_RUN$FDS"'
+		mkdir -m 0777 "$SCEN_DIR/tmp"
+		export TMPDIR=$SCEN_DIR/tmp
+		S=$SCEN_DIR/api.sock
+		bg_start_user t "$TAPIR_BIN" run -a "$S" -- sleep 60
+		wait_for 5 test -S "$S"
+		G=$(userns_holder)
+		start_tapir a --enable-sandbox --enable-seccomp --configure \
+			-a "$SCEN_DIR/a.sock" "$G" tap0
+		for name in t a; do
+			pid=$(bg_pid $name)
+			echo "$name root: $(ls -A /proc/$pid/root | sort | paste -sd,)"
+			echo "$name run: $(cd /proc/$pid/root/run && find . -mindepth 1 | sort | paste -sd,)"
+			test -e "/proc/$pid/root/run/user/$uid/bus" && echo "$name reaches the bus"
+			fds_of $name "$pid"
+			janitor_of $name "$pid"
+		done
+		echo "resolv.conf dirs: $(ls "$TMPDIR" | wc -l)"
+		kill -KILL "$(bg_pid t)"
+		wait_for 5 bash -c "! test -e $S && ! ls $TMPDIR/* >/dev/null 2>&1" || true
+		echo "after SIGKILL: socket $(test -e "$S" && echo left || echo gone), resolv.conf dirs: $(ls "$TMPDIR" | wc -l)"
+		bg_stop a
+		echo "after SIGTERM: socket $(test -e "$SCEN_DIR/a.sock" && echo left || echo gone)"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	root="$(isolated_root),run"
+	has_line "t root: $root"
+	has_line "a root: $root"
+	for name in t a; do
+		has_line "$name run: ./systemd,./systemd/resolve,./systemd/resolve/stub-resolv.conf"
+		# Every fd leads to something no root can be left through.
+		grep -q "^$name fd 0: " <<<"$output"
+		! grep "^$name fd [0-9]*: " <<<"$output" |
+			grep -Ev "^$name fd [0-9]+: (socket|fifo|character special file|regular( empty)? file|weird file) "
+		# The janitor holds the directories and its socket, and no tap.
+		has_line "$name janitor: 1 other fds, tun: 0"
+	done
+	! grep -q "reaches the bus" <<<"$output"
+	has_line "resolv.conf dirs: 1"
+	has_line "after SIGKILL: socket gone, resolv.conf dirs: 0"
+	has_line "after SIGTERM: socket gone"
+}
+
+# Three resolvers on the sandbox's own addresses, each with its own answer
+# for tapir.test, so that the answer names the server that gave it: .77 on
+# 127.0.0.1, .78 on sbx0's addresses (a link-local fe80::53%sbx0 too, as a
+# router's), .79 on ::1. resolv_swap FILE TEXT N replaces FILE by rename,
+# as NetworkManager and systemd-resolved do, lets the guest ask (cfgN) and
+# waits for its answer. The guest asks once per config, 1.2 s after the
+# rename (tapir looks at the file at most once a second), with a raw query
+# to 10.0.2.3 (its own /etc/resolv.conf, bound over the host's symlink
+# target, does not survive the host's rename) and writes the last 4 bytes
+# of the answer: the address, c612004d for 198.18.0.77.
+DNSLAB='
+	ip -6 addr add fe80::53/64 dev sbx0 nodad
+	dns_at() { # NAME ANSWER DNSMASQ-ARGS...
+		local name=$1 answer=$2
+		shift 2
+		bg_start "$name" dnsmasq --no-daemon --port=53 --no-resolv \
+			--no-hosts --user=root --pid-file= \
+			--address=/tapir.test/198.18.0.$answer "$@"
+	}
+	dns_at dns77 77 --listen-address=127.0.0.1 --bind-interfaces
+	dns_at dns78 78 --interface=sbx0 --except-interface=lo --bind-dynamic
+	dns_at dns79 79 --listen-address=::1 --bind-interfaces
+	wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53 &&
+		ss -Hlun | grep -qF [fe80::53]%sbx0:53 &&
+		ss -Hlun | grep -qF [::1]:53"
+	cat >"$SCEN_DIR/guest.sh" <<"EOF"
+Q="\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+Q+="\x05tapir\x04test\x00\x00\x01\x00\x01"
+ask() {
+	exec 3<>/dev/udp/10.0.2.3/53
+	printf "$Q" >&3
+	timeout 3 dd bs=4096 count=1 status=none <&3 | od -An -tx1 | tr -d " \n"
+	exec 3>&-
+}
+for i in 1 2 3 4; do
+	n=0
+	while [ ! -e "$SCEN_DIR/cfg$i" ] && [ $n -lt 200 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	sleep 1.2
+	a=$(ask)
+	echo "$1 cfg$i: ${a: -8}" >>"$SCEN_DIR/answers"
+	touch "$SCEN_DIR/done$i"
+done
+EOF
+	resolv_swap() { # FILE TEXT N
+		printf "%b" "$2" >"$1.new"
+		mv "$1.new" "$1"
+		touch "$SCEN_DIR/cfg$3"
+		wait_for 15 test -e "$SCEN_DIR/done$3"
+	}
+	# layout NAME LINK FILE: /etc/resolv.conf a symlink LINK to FILE, and
+	# the four configs in turn under one tapir run.
+	layout() {
+		local name=$1 link=$2 file=$3 rc=0
+		rm -f "$SCEN_DIR"/cfg* "$SCEN_DIR"/done*
+		mkdir -p "$(dirname "$file")"
+		printf "nameserver 127.0.0.1\n" >"$file"
+		rm -rf "$SCEN_DIR/etc"
+		mkdir "$SCEN_DIR/etc"
+		cp -a /etc/. "$SCEN_DIR/etc/"
+		rm "$SCEN_DIR/etc/resolv.conf"
+		ln -s "$link" "$SCEN_DIR/etc/resolv.conf"
+		mount --bind "$SCEN_DIR/etc" /etc
+		as_user "$TAPIR_BIN" run -- bash "$SCEN_DIR/guest.sh" "$name" \
+			>"$SCEN_DIR/$name.log" 2>&1 &
+		local tpid=$!
+		resolv_swap "$file" "nameserver fe80::1%lo\nnameserver 127.0.0.1\n" 1
+		resolv_swap "$file" "nameserver fe80::53%sbx0\n" 2
+		resolv_swap "$file" "nameserver ::1\n" 3
+		resolv_swap "$file" "nameserver fe80::1%nosuch0\nnameserver fd18::1\n" 4
+		wait "$tpid" || rc=$?
+		umount /etc
+		echo "$name: rc=$rc, skipped-scope lines: $(grep -c "scope %nosuch0: no such interface" "$SCEN_DIR/$name.log")"
+		sed "s/^/$name log: /" "$SCEN_DIR/$name.log"
+	}
+'
+
+@test "isolation: DNS as laptops set it up, replaced by rename while tapir runs: a symlink into /run or elsewhere; scoped (fe80::1%lo, fe80::53%sbx0), unscoped IPv6 and unknown-scope servers" {
+	run in_sandbox "$DNSLAB"'
+		mount -t tmpfs -o mode=0755 tapir-systemd /run/systemd
+		layout systemd ../run/systemd/resolve/stub-resolv.conf \
+			/run/systemd/resolve/stub-resolv.conf
+		layout nm /mnt/nm/resolv.conf /mnt/nm/resolv.conf
+		cat "$SCEN_DIR/answers"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for name in systemd nm; do
+		# Past the unreachable fe80::1%lo to 127.0.0.1; the router's
+		# link-local by interface name; ::1; past an interface that
+		# does not exist to fd18::1.
+		has_line "$name cfg1: c612004d"
+		has_line "$name cfg2: c612004e"
+		has_line "$name cfg3: c612004f"
+		has_line "$name cfg4: c612004e"
+		[[ "$output" =~ $name:\ rc=0,\ skipped-scope\ lines:\ [12]$'\n' ]]
+	done
 }

@@ -87,7 +87,7 @@ tap_is() {
 	run sbx 'as_user "$TAPIR_BIN" run --disable-dns -- cat /etc/resolv.conf'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$output" = "nameserver 127.0.0.1" ]
+	[ "$output" = "$(printf 'nameserver fe80::1%%lo\nnameserver 127.0.0.1')" ]
 }
 
 @test "run: a resolv.conf that can't be written fails with one line" {

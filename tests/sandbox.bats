@@ -26,13 +26,13 @@ load lib
 	[[ "$output" == *pings-ok* ]]
 }
 
-@test "sandbox: /etc/resolv.conf says 127.0.0.1 inside only" {
+@test "sandbox: /etc/resolv.conf says fe80::1%lo, then 127.0.0.1, inside only" {
 	local before
 	before=$(cat /etc/resolv.conf)
 	run in_sandbox 'cat /etc/resolv.conf'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$output" = "nameserver 127.0.0.1" ]
+	[ "$output" = "$(printf 'nameserver fe80::1%%lo\nnameserver 127.0.0.1')" ]
 	[ "$(cat /etc/resolv.conf)" = "$before" ]
 }
 

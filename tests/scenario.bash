@@ -173,13 +173,22 @@ _scen_other_netns() { # PID: true once PID's network namespace is not ours
 	[[ "$theirs" != "$(readlink /proc/self/ns/net)" ]]
 }
 
+# _scen_userns_ready PID: PID is in a network namespace of its own and its
+# user namespace has its uid and gid maps. `unshare -r` unshares first and
+# writes the maps after: a tapir that joined in between had no mapping, and
+# its sandbox's mkdir failed with EOVERFLOW (seen in fault.bats).
+_scen_userns_ready() {
+	_scen_other_netns "$1" && grep -q . "/proc/$1/uid_map" &&
+		grep -q . "/proc/$1/gid_map"
+}
+
 userns_holder() {
 	local pid
 	bg_start_user holder unshare -rn sleep 600
 	pid=$(bg_pid holder)
 	# setpriv and env exec, and unshare execs sleep after unsharing, so
 	# the recorded pid ends up as the sleep in the new namespaces.
-	if ! wait_for 5 _scen_other_netns "$pid"; then
+	if ! wait_for 5 _scen_userns_ready "$pid"; then
 		echo "userns_holder: no new network namespace; log:" >&2
 		cat "$SCEN_DIR/holder.log" >&2 || true
 		return 1

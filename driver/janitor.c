@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - the janitor: files removed at exit from outside the sandbox
+ *
+ * An isolated tapir must still remove a few files at exit (the API
+ * socket, `tapir run`'s resolv.conf and its directory), which its empty
+ * root no longer shows. A directory fd kept for them would undo the
+ * sandbox: openat(dirfd, "../../home/...") reaches every file the user
+ * has. So the directories are held by a small process forked just before
+ * isolation, the janitor, and tapir keeps none.
+ *
+ * The janitor waits for one byte from tapir (its exit), or for EOF (tapir
+ * died, even of SIGKILL); then it removes each file that is still the one
+ * registered (same device and inode: another instance may have replaced
+ * an API socket), answers one byte and exits. It reads nothing else from
+ * tapir, closes every other fd, is not dumpable (so not ptrace()able by a
+ * compromised tapir of the same user), ignores the signals its process
+ * group gets together with tapir (tapir decides when it is done), and
+ * with --enable-seccomp it may only stat and unlink in its directories.
+ *
+ * Without isolation there is no janitor: tapir removes the files itself.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "clock.h"
+#include "janitor.h"
+#include "log.h"
+#include "seccomp.h"
+
+/* tapir's side once running: the request at exit, the answer, the reaping
+ * (and a janitor that doesn't answer killed).
+ */
+const char *const janitor_syscalls[] = {
+        "sendto", "poll", "ppoll", "read", "close", "kill", "wait4", NULL,
+};
+
+/**
+ * struct janitor_entry - one file to remove at exit
+ * @dirfd:	its directory, O_PATH
+ * @name:	its name there
+ * @flags:	0, or AT_REMOVEDIR for a directory
+ * @dev:	device of the file registered
+ * @ino:	its inode
+ */
+struct janitor_entry {
+	int dirfd;
+	char name[NAME_MAX + 1];
+	int flags;
+	dev_t dev;
+	ino_t ino;
+};
+
+static struct janitor_entry entries[JANITOR_MAX];
+static unsigned int nentries;
+/* The janitor, once started, and tapir's end of its socket. */
+static pid_t janitor_pid;
+static int janitor_sock = -1;
+
+/**
+ * janitor_remove_at_exit() - have @path removed when tapir exits
+ * @path:	an existing file (or directory, if @dir) tapir made
+ * @dir:	@path is a directory, removed once empty
+ *
+ * Called before isolation. Entries are removed in the order registered: a
+ * file before the directory that holds it.
+ *
+ * Return: 0 on success, -errno (nothing is removed then)
+ */
+int janitor_remove_at_exit(const char *path, bool dir)
+{
+	const char *slash = strrchr(path, '/');
+	struct janitor_entry *e = &entries[nentries];
+	const char *name = slash ? slash + 1 : path;
+	char parent[PATH_MAX];
+	struct stat st;
+
+	if (nentries == JANITOR_MAX)
+		return -ENOSPC;
+	if (!*name || strlen(name) >= sizeof(e->name))
+		return -EINVAL;
+	if (!slash)
+		snprintf(parent, sizeof(parent), ".");
+	else if (snprintf(parent, sizeof(parent), "%.*s",
+	                  slash == path ? 1 : (int)(slash - path),
+	                  path) >= (int)sizeof(parent))
+		return -ENAMETOOLONG;
+	if (lstat(path, &st))
+		return -errno;
+	e->dirfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (e->dirfd < 0)
+		return -errno;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->flags = dir ? AT_REMOVEDIR : 0;
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	nentries++;
+	return 0;
+}
+
+/**
+ * remove_entries() - remove every registered file that is still ours, and
+ *		      close the directories
+ *
+ * Errors are ignored: a file someone removed already, or a directory the
+ * command left a file in, is not ours to chase.
+ */
+static void remove_entries(void)
+{
+	for (unsigned int i = 0; i < nentries; i++) {
+		struct janitor_entry *e = &entries[i];
+		struct stat st;
+
+		if (e->dirfd < 0)
+			continue;
+		if (!fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    st.st_dev == e->dev && st.st_ino == e->ino &&
+		    unlinkat(e->dirfd, e->name, e->flags) && errno != ENOENT)
+			debug_msg("remove %s at exit: %s", e->name,
+			          strerror(errno));
+		close(e->dirfd);
+		e->dirfd = -1;
+	}
+	nentries = 0;
+}
+
+/**
+ * close_range_or_each() - close fds @first to @last
+ * @first:	lowest
+ * @last:	highest, or ~0U for all above @first
+ *
+ * close_range() (Linux 5.9) may be refused by a container's seccomp
+ * profile: then one by one, up to the fd limit.
+ */
+static void close_range_or_each(unsigned int first, unsigned int last)
+{
+	struct rlimit rl;
+
+	if (first > last || !close_range(first, last, 0))
+		return;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)last)
+		last = rl.rlim_cur ? (unsigned int)rl.rlim_cur - 1 : 0;
+	for (unsigned int fd = first; fd <= last && fd <= INT_MAX; fd++)
+		close((int)fd);
+}
+
+/**
+ * close_all_but() - close every fd of the janitor but @sock, stderr and the
+ *		     directories
+ * @sock:	its socket to tapir
+ *
+ * tapir's ready fd among them: a caller waiting for its EOF must not wait
+ * for the janitor too.
+ */
+static void close_all_but(int sock)
+{
+	int keep[JANITOR_MAX + 2];
+	unsigned int n = 0, next = 0;
+
+	keep[n++] = STDERR_FILENO;
+	keep[n++] = sock;
+	for (unsigned int i = 0; i < nentries; i++)
+		keep[n++] = entries[i].dirfd;
+	/* Few entries: insertion sort, then close the gaps between them. */
+	for (unsigned int i = 1; i < n; i++)
+		for (unsigned int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (unsigned int i = 0; i < n; i++) {
+		if ((unsigned int)keep[i] > next)
+			close_range_or_each(next, (unsigned int)keep[i] - 1);
+		next = (unsigned int)keep[i] + 1;
+	}
+	close_range_or_each(next, ~0U);
+}
+
+/**
+ * janitor_main() - the janitor's body; never returns
+ * @sock:	its end of the socketpair
+ * @filter:	load its seccomp filter (--enable-seccomp)
+ */
+static void __attribute__((noreturn)) janitor_main(int sock, bool filter)
+{
+	static const int ignored[] = {SIGTERM, SIGINT,  SIGHUP, SIGQUIT,
+	                              SIGPIPE, SIGUSR1, SIGUSR2};
+	int dirfds[JANITOR_MAX];
+	ssize_t r;
+	char b;
+
+	/* What a setup step that fails costs is a file left behind: each is
+	 * reported, and the janitor still does its work.
+	 */
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		if (signal(ignored[i], SIG_IGN) == SIG_ERR)
+			err_errno(errno, "janitor: ignore signal %d",
+			          ignored[i]);
+	if (prctl(PR_SET_DUMPABLE, 0))
+		err_errno(errno, "janitor: prctl(PR_SET_DUMPABLE)");
+	if (prctl(PR_SET_NAME, "tapir-janitor"))
+		debug_msg("janitor: prctl(PR_SET_NAME): %s", strerror(errno));
+	close_all_but(sock);
+	for (unsigned int i = 0; i < nentries; i++)
+		dirfds[i] = entries[i].dirfd;
+	if (filter && seccomp_apply_janitor(dirfds, nentries))
+		err_errno(errno, "janitor: seccomp filter");
+	close(STDERR_FILENO);
+	do
+		r = read(sock, &b, 1);
+	while (r < 0 && errno == EINTR);
+	remove_entries();
+	if (r == 1 && send(sock, &b, 1, MSG_NOSIGNAL) != 1)
+		_exit(1);
+	_exit(0);
+}
+
+/**
+ * janitor_start() - fork the janitor, which takes the directories along
+ * @filter:	load its seccomp filter (--enable-seccomp)
+ *
+ * Called right before isolation, single-threaded. Without a file to
+ * remove there is no janitor.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int janitor_start(bool filter)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (!nentries)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		err_errno(errno, "janitor: socketpair");
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err_errno(errno, "janitor: fork");
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		janitor_main(sv[1], filter);
+	}
+	close(sv[1]);
+	janitor_pid = pid;
+	janitor_sock = sv[0];
+	if (seccomp_allow_kill(pid))
+		debug_msg("janitor: no room to allow kill(%d)", (int)pid);
+	/* From now on the janitor holds the directories, tapir none. */
+	for (unsigned int i = 0; i < nentries; i++) {
+		close(entries[i].dirfd);
+		entries[i].dirfd = -1;
+	}
+	return 0;
+}
+
+/**
+ * wait_answer() - wait up to JANITOR_WAIT_MS for the janitor's byte
+ *
+ * Return: true if it answered (the files are gone), false on EOF, error or
+ *	   timeout
+ */
+static bool wait_answer(void)
+{
+	uint64_t deadline = clock_ms() + JANITOR_WAIT_MS;
+	struct pollfd p = {.fd = janitor_sock, .events = POLLIN};
+	char b;
+
+	for (;;) {
+		uint64_t now = clock_ms();
+		int r;
+
+		if (now >= deadline)
+			return false;
+		r = poll(&p, 1, (int)(deadline - now));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		return read(janitor_sock, &b, 1) == 1;
+	}
+}
+
+/**
+ * janitor_finish() - remove the registered files, through the janitor if
+ *		      there is one, and reap it
+ *
+ * At tapir's exit, isolated or not; a second call does nothing. tapir
+ * waits up to JANITOR_WAIT_MS, so that the files are gone once it has
+ * exited; a janitor that takes longer is killed.
+ */
+void janitor_finish(void)
+{
+	int status;
+
+	if (!janitor_pid) {
+		remove_entries();
+		return;
+	}
+	if (send(janitor_sock, "1", 1, MSG_NOSIGNAL) != 1 || !wait_answer()) {
+		debug_msg("janitor: no answer; files may be left");
+		if (kill(janitor_pid, SIGKILL))
+			debug_msg("janitor: kill: %s", strerror(errno));
+	}
+	close(janitor_sock);
+	janitor_sock = -1;
+	while (waitpid(janitor_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	janitor_pid = 0;
+	nentries = 0;
+}
