@@ -438,7 +438,7 @@ static bool evict_oldest(struct api_state *st)
 			draining = ac;
 		else if (!ac->reply && !ac->len)
 			silent = ac;
-		else if (!ac->reply)
+		else if (!ac->reply && !ac->waiting)
 			reading = ac;
 	}
 	if (!silent && draining) {

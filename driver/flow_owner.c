@@ -13,8 +13,12 @@
  *
  * One mutex serialises it. It is taken when a flow opens or closes and
  * for a frame its reader has no flow for, never for a frame of a flow
- * the reader holds. Entries come from a pool sized at start: a full pool
- * refuses new flows, as a full flow table does.
+ * the reader holds. Entries come from a pool sized at start, handed out
+ * from its start as needed (so its pages become resident only when used):
+ * a full pool refuses new flows, as a full flow table does. Connections
+ * placed on a thread and not opened there yet are bounded per thread: a
+ * guest flooding SYNs faster than a thread opens them can't fill the pool
+ * with them.
  */
 
 #include <errno.h>
@@ -48,7 +52,10 @@ struct owner_entry {
  * @seed:	hash seed: a guest can't aim for one chain
  * @nbuckets:	chain heads, a power of two
  * @buckets:	chain heads, as @next
- * @free_head:	first free entry, as @next
+ * @free_head:	first entry given back, as @next
+ * @top:	entries handed out from the start of @e so far
+ * @cap:	entries in @e
+ * @placed:	per thread, entries placed on it and not opened yet
  * @e:		the entries
  */
 struct flow_owners {
@@ -57,6 +64,9 @@ struct flow_owners {
 	uint32_t nbuckets;
 	uint32_t *buckets;
 	uint32_t free_head;
+	uint32_t top;
+	uint32_t cap;
+	uint32_t placed[TAPIR_MAX_QUEUES];
 	struct owner_entry *e;
 };
 
@@ -85,9 +95,7 @@ struct flow_owners *flow_owners_new(uint32_t cap)
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < cap; i++)
-		o->e[i].next = i + 1 < cap ? i + 2 : 0;
-	o->free_head = 1;
+	o->cap = cap;
 	o->seed = seed_u64();
 	return o;
 }
@@ -110,17 +118,50 @@ void flow_owners_free(struct flow_owners *o)
  * link_of() - where the chain link to @k's entry is, under the lock
  * @o:		table
  * @k:		key
+ * @h:		flow_key_mix() of @k with @o's seed, taken before the lock
  *
  * Return: the bucket head or the @next field pointing at the entry, or at
  *	   the chain's end (0) if no entry has @k
  */
-static uint32_t *link_of(struct flow_owners *o, const struct flow_key *k)
+static uint32_t *link_of(struct flow_owners *o, const struct flow_key *k,
+                         uint64_t h)
 {
-	uint32_t *l = &o->buckets[flow_key_mix(o->seed, k) & (o->nbuckets - 1)];
+	uint32_t *l = &o->buckets[h & (o->nbuckets - 1)];
 
 	while (*l && !flow_key_equal(&o->e[*l - 1].k, k))
 		l = &o->e[*l - 1].next;
 	return l;
+}
+
+/**
+ * entry_new() - a free entry, under the lock
+ * @o:		table
+ *
+ * Return: its index + 1, or 0 if every entry is in use
+ */
+static uint32_t entry_new(struct flow_owners *o)
+{
+	uint32_t i = o->free_head;
+
+	if (i) {
+		o->free_head = o->e[i - 1].next;
+		return i;
+	}
+	return o->top < o->cap ? ++o->top : 0;
+}
+
+/**
+ * set_placed() - change whether an entry waits for its placed connection
+ * @o:		table, locked
+ * @e:		entry
+ * @placed:	its new state
+ */
+static void set_placed(struct flow_owners *o, struct owner_entry *e,
+                       bool placed)
+{
+	if (e->placed != placed && e->owner < TAPIR_MAX_QUEUES)
+		o->placed[e->owner] += placed ? 1 : (uint32_t)-1;
+	e->placed = placed;
 }
 
 /**
@@ -142,26 +183,29 @@ enum owner_take flow_owner_take(struct flow_owners *o, const struct flow_key *k,
                                 unsigned int to, bool placed,
                                 unsigned int *holder)
 {
+	uint64_t h = flow_key_mix(o->seed, k);
 	enum owner_take ret = OWNER_TAKEN;
 	uint32_t *l, i;
 
 	pthread_mutex_lock(&o->lock);
-	l = link_of(o, k);
+	l = link_of(o, k, h);
 	if (*l) {
 		*holder = o->e[*l - 1].owner;
 		if (*holder == to && !placed)
-			o->e[*l - 1].placed = false;
+			set_placed(o, &o->e[*l - 1], false);
 		ret = OWNER_HELD;
-	} else if (!o->free_head) {
+	} else if (placed && to < TAPIR_MAX_QUEUES &&
+	           o->placed[to] >= FLOW_OWNER_PLACED_MAX) {
+		ret = OWNER_BUSY;
+	} else if (!(i = entry_new(o))) {
 		ret = OWNER_FULL;
 	} else {
-		i = o->free_head - 1;
-		o->free_head = o->e[i].next;
-		o->e[i].k = *k;
-		o->e[i].owner = (uint8_t)to;
-		o->e[i].placed = placed;
-		o->e[i].next = 0;
-		*l = i + 1;
+		o->e[i - 1].k = *k;
+		o->e[i - 1].owner = (uint8_t)to;
+		o->e[i - 1].placed = false;
+		o->e[i - 1].next = 0;
+		set_placed(o, &o->e[i - 1], placed);
+		*l = i;
 	}
 	pthread_mutex_unlock(&o->lock);
 	return ret;
@@ -176,11 +220,12 @@ enum owner_take flow_owner_take(struct flow_owners *o, const struct flow_key *k,
  */
 int flow_owner_find(struct flow_owners *o, const struct flow_key *k)
 {
+	uint64_t h = flow_key_mix(o->seed, k);
 	uint32_t *l;
 	int ret;
 
 	pthread_mutex_lock(&o->lock);
-	l = link_of(o, k);
+	l = link_of(o, k, h);
 	ret = *l ? o->e[*l - 1].owner : -1;
 	pthread_mutex_unlock(&o->lock);
 	return ret;
@@ -197,13 +242,15 @@ int flow_owner_find(struct flow_owners *o, const struct flow_key *k)
 static void forget(struct flow_owners *o, const struct flow_key *k,
                    unsigned int owner, bool placed_only)
 {
+	uint64_t h = flow_key_mix(o->seed, k);
 	uint32_t *l, i;
 
 	pthread_mutex_lock(&o->lock);
-	l = link_of(o, k);
+	l = link_of(o, k, h);
 	if (*l && o->e[*l - 1].owner == owner &&
 	    (!placed_only || o->e[*l - 1].placed)) {
 		i = *l - 1;
+		set_placed(o, &o->e[i], false);
 		*l = o->e[i].next;
 		o->e[i].next = o->free_head;
 		o->free_head = i + 1;
@@ -262,6 +309,7 @@ int flow_owner_claim(struct ctx *c, const struct flow_key *k)
 			return 0;
 		errno = EEXIST;
 		return -1;
+	case OWNER_BUSY:
 	case OWNER_FULL:
 		break;
 	}

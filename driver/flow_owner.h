@@ -15,13 +15,19 @@ struct flow_owners;
  * enum owner_take - what flow_owner_take() found
  * @OWNER_TAKEN:	no thread had the key: it is @to's now
  * @OWNER_HELD:		a thread has it already (*holder says which)
+ * @OWNER_BUSY:		a placement: FLOW_OWNER_PLACED_MAX connections wait
+ *			for @to already
  * @OWNER_FULL:		no room for another key
  */
 enum owner_take {
 	OWNER_TAKEN,
 	OWNER_HELD,
+	OWNER_BUSY,
 	OWNER_FULL,
 };
+
+/* Connections placed on one thread and not opened there yet, at most. */
+#define FLOW_OWNER_PLACED_MAX 1024
 
 struct flow_owners *flow_owners_new(uint32_t cap);
 void flow_owners_free(struct flow_owners *o);

@@ -48,11 +48,6 @@ const char *const thread_syscalls[] = {
         "sched_getaffinity", "gettid", NULL,
 };
 
-/* Keys the owner table holds beyond every thread's flow tables: TCP
- * connections placed on a thread and not opened there yet.
- */
-#define OWNERS_PLACED_PER_THREAD 1024
-
 /**
  * thread_learn_mac() - the guest's MAC changed: tell every thread
  * @c:		context that learnt it, @c->guest_mac set
@@ -219,9 +214,11 @@ static int worker_init(struct ctx *w)
  */
 static uint32_t owners_cap(const struct ctx *c)
 {
-	uint32_t tcp = c->tcp_conns ? c->tcp_conns : FLOW_TCP_MAX;
+	uint32_t tcp = c->tcp_conns && c->tcp_conns < FLOW_TCP_MAX
+	                       ? c->tcp_conns
+	                       : FLOW_TCP_MAX;
 
-	return c->threads->n * (tcp + FLOW_UDP_MAX + OWNERS_PLACED_PER_THREAD);
+	return c->threads->n * (tcp + FLOW_UDP_MAX + FLOW_OWNER_PLACED_MAX);
 }
 
 /**

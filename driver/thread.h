@@ -56,5 +56,6 @@ void thread_fail(struct ctx *c);
 int threads_stats_ask(struct ctx *c, threads_stats_fn *fn, void *arg);
 void threads_stats_forget(struct ctx *c, void *arg);
 void threads_stats_now(struct ctx *c, struct stats *sum);
+void threads_stats_set_wait(unsigned int ms);
 
 #endif /* TAPIR_THREAD_H */

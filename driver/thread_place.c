@@ -84,8 +84,10 @@ void place_end(struct ctx *c, const struct flow_key *k)
 {
 	struct thread *t = &c->threads->t[c->thread];
 
-	if (t->placing)
-		unpick(c->threads, c->thread);
+	/* Opened, it took the key over (thread_count_tcp() saw it). */
+	if (!t->placing)
+		return;
+	unpick(c->threads, c->thread);
 	t->placing = false;
 	flow_owner_unplace(c->owners, k, c->thread);
 }
@@ -124,8 +126,9 @@ void thread_count_tcp(struct ctx *c, unsigned int n)
  * @c:		the reader's context
  * @k:		the connection's key, guest side
  *
- * If the pick's inbox is full, the connection opens at the reader rather
- * than be dropped (and the full thread picked again, as the least busy).
+ * If the pick's inbox is full, or FLOW_OWNER_PLACED_MAX connections wait
+ * for it already, the connection opens at the reader rather than be
+ * dropped (and that thread picked again, as the least busy).
  *
  * Return: true if the SYN was passed on (or dropped): stop handling it;
  *	   false: open the connection here
@@ -145,6 +148,10 @@ bool place_syn(struct ctx *c, const struct flow_key *k)
 		if (handoff_try(c, to, HANDOFF_PLACED, k))
 			return true;
 		flow_owner_unplace(c->owners, k, to);
+		unpick(set, to);
+		return false;
+	case OWNER_BUSY:
+		/* As many wait for that thread as it may have: here. */
 		unpick(set, to);
 		return false;
 	case OWNER_HELD:
@@ -210,6 +217,7 @@ void thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
 {
 	struct thread_set *set = c->threads;
 	unsigned int to, holder;
+	enum owner_take take;
 	struct flow_key k;
 	struct msg *m;
 
@@ -219,7 +227,15 @@ void thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
 		return;
 	}
 	to = pick_thread(set);
-	if (flow_owner_take(c->owners, &k, to, true, &holder) != OWNER_TAKEN) {
+	take = flow_owner_take(c->owners, &k, to, true, &holder);
+	if (take == OWNER_BUSY && to != c->thread) {
+		/* As many wait for that thread as it may have: here. */
+		unpick(set, to);
+		to = c->thread;
+		__atomic_add_fetch(&set->t[to].load, 1, __ATOMIC_RELAXED);
+		take = flow_owner_take(c->owners, &k, to, true, &holder);
+	}
+	if (take != OWNER_TAKEN) {
 		unpick(set, to);
 		c->stats.drops[DROP_FLOW_LIMIT]++;
 		fwd_reset_close(fd);

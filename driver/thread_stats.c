@@ -20,8 +20,11 @@
 #include "log.h"
 #include "thread_internal.h"
 
-/* How long a round waits for the workers' copies at most. */
+/* How long a round waits for the workers' copies at most, by default. */
 #define STATS_WAIT_MS 200
+
+/* threads_stats_set_wait(): the unit tests' own deadline, or 0. */
+static unsigned int wait_ms_set;
 /* Requests waiting at once: as many as the API has connections. */
 #define STATS_WAITERS 64
 
@@ -169,7 +172,8 @@ static bool ask(struct thread *t, uint64_t *gen)
  */
 static bool start_round(struct stats_rounds *r)
 {
-	const struct timeval tv = {0, STATS_WAIT_MS * 1000};
+	unsigned int ms = wait_ms_set ? wait_ms_set : STATS_WAIT_MS;
+	const struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 	struct thread_set *set = r->c->threads;
 	static struct log_limit limit;
 	bool any = false;
@@ -317,6 +321,18 @@ void threads_stats_forget(struct ctx *c, void *arg)
 		if (r->w[i].arg != arg)
 			r->w[keep++] = r->w[i];
 	r->nw = keep;
+}
+
+/**
+ * threads_stats_set_wait() - test seam: how long a round waits at most
+ * @ms:		milliseconds, or 0 for STATS_WAIT_MS
+ *
+ * A unit test that must see a round wait for a worker it runs later sets
+ * it long, so that a loaded machine can't end the round first.
+ */
+void threads_stats_set_wait(unsigned int ms)
+{
+	wait_ms_set = ms;
 }
 
 /**

@@ -461,11 +461,13 @@ kill $!
 					>/dev/null 2>&1 && break
 				sleep 0.1
 			done
-			echo "q$q v4: $(collide 20000 127.0.0.1 127.0.0.1 17777 \
+			# Ports of their own per round: no TIME_WAIT in the way.
+			base=$((20000 + q * 1000))
+			echo "q$q v4: $(collide "$base" 127.0.0.1 127.0.0.1 17777 \
 				127.0.0.2 127.0.0.1 17777)"
-			echo "q$q v6+v4: $(collide 20300 ::1 ::1 17777 \
+			echo "q$q v6+v4: $(collide $((base + 300)) ::1 ::1 17777 \
 				127.0.0.1 127.0.0.1 17777)"
-			echo "q$q v6: $(collide 20600 ::1 ::1 17777 \
+			echo "q$q v6: $(collide $((base + 600)) ::1 ::1 17777 \
 				fd01::1 ::1 17777)"
 			echo "q$q refused $("$TAPIR_BIN" api "$S" \
 				"{\"execute\":\"get_stats\"}" |
