@@ -244,6 +244,8 @@ static ssize_t peek_at(struct tcp_conn *conn, size_t skip, size_t len,
 	mh.msg_iovlen = n;
 	*eof = false;
 	r = recvmsg(conn->fd, &mh, MSG_PEEK | MSG_DONTWAIT);
+	if (r > 0)
+		ts->discard_copied += (size_t)r < skip ? (size_t)r : skip;
 	if (r < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
 	if (!r && !skip) {

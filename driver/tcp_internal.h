@@ -52,11 +52,15 @@ struct tcp_seg;
  * @discard_buf: without SO_PEEK_OFF, the bytes in flight are peeked again
  *		into this, as often as needed: it stays in the cache, and
  *		its contents are never read
+ * @discard_copied: bytes peeks copied into @discard_buf, all connections
+ *		together: the price of peeking without SO_PEEK_OFF, which
+ *		tests weigh against the bytes sent
  */
 struct tcp_state {
 	struct tcp_conn *flush_head;
 	bool peek_off4;
 	bool peek_off6;
+	uint64_t discard_copied;
 	uint8_t peek_buf[TCP_BATCH_BYTES];
 	uint8_t discard_buf[TCP_DISCARD_BUF];
 };
