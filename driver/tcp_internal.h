@@ -34,6 +34,11 @@ struct tcp_seg;
  */
 #define TCP_DISCARD_MAX (4U << 20)
 #define TCP_RTO_MS 200
+/* New data a silly window held back goes anyway after this, with nothing
+ * in flight to bring an ACK (RFC 1122 4.2.3.4's override timeout: 0.1 to
+ * 1 s).
+ */
+#define TCP_PERSIST_MS 200
 #define TCP_RTO_MAX_SHIFT 6
 #define TCP_MAX_RETRIES 12
 #define TCP_SYN_RETRIES 5
@@ -84,6 +89,7 @@ uint32_t tcp_rcv_window(struct tcp_conn *conn);
 int tcp_wait_writable(struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_rewind_to_una(struct ctx *c, struct tcp_conn *conn);
+TCP_MUST_CHECK int tcp_send_persist(struct ctx *c, struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
                                    const struct tcp_seg *s);
 TCP_MUST_CHECK int tcp_process_data(struct ctx *c, struct tcp_conn *conn,

@@ -249,6 +249,121 @@ static void test_zero_window(void)
 	CHECK(unit_netns_run(zero_window_body));
 }
 
+/**
+ * ms_since() - milliseconds since @t0
+ * @t0:		CLOCK_MONOTONIC time
+ *
+ * Return: milliseconds
+ */
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 +
+	       (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/**
+ * next_data() - the next segment with payload tapir sends to guest port
+ *		 @port
+ * @g:		guest
+ * @port:	guest port
+ * @s:		filled
+ *
+ * Return: true if one came within a second
+ */
+static bool next_data(struct guest *g, uint16_t port, struct seg *s)
+{
+	for (int i = 0; i < 2; i++)
+		while (next_seg(g, s))
+			if (s->len && s->dport == port)
+				return true;
+	return false;
+}
+
+/**
+ * small_window() - silly window avoidance: a window smaller than a
+ *		    segment, from a guest that once offered more, takes new
+ *		    data at once only if all of it fits, else after the
+ *		    persist timeout; a guest whose whole window is small is
+ *		    served at once
+ * @discard:	use the discard-buffer peek path
+ *
+ * Filling each few bytes of window as it opens costs the guest a frame
+ * per few bytes (and, without SO_PEEK_OFF, tapir a copy of the flight).
+ */
+static void small_window(bool discard)
+{
+	static char buf[5000];
+	struct timespec t0;
+	uint32_t isn, got;
+	struct guest g;
+	struct seg s;
+	long ms;
+	int fd;
+
+	CHECK(!guest_open(&g, discard));
+	fd = handshake_opts(&g, 40070, 1460, 0, 65535, 100, &isn);
+	CHECK(fd >= 0);
+	isn++;
+	/* 50 bytes into a 100-byte window: all there is fits, so at once. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(write(fd, buf, 50) == 50);
+	CHECK(next_data(&g, 40070, &s) && s.len == 50 && s.seq == isn);
+	CHECK(ms_since(&t0) < 100);
+	send_seg(&g, 40070, TH_ACK, GUEST_ISN + 1, isn + 50, 100, NULL, 0);
+	/* 5000 bytes: the window waits for the persist timeout (200 ms). */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(write(fd, buf, sizeof(buf)) == sizeof(buf));
+	CHECK(next_data(&g, 40070, &s) && s.len == 100 && s.seq == isn + 50);
+	ms = ms_since(&t0);
+	CHECK(ms >= 150 && ms < 1000);
+	/* A real window: the rest at once. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	send_seg(&g, 40070, TH_ACK, GUEST_ISN + 1, isn + 150, 65535, NULL, 0);
+	for (got = 150; got < 50 + sizeof(buf) && next_data(&g, 40070, &s);)
+		if (s.seq == isn + got)
+			got += (uint32_t)s.len;
+	CHECK(got == 50 + sizeof(buf));
+	CHECK(ms_since(&t0) < 100);
+	send_seg(&g, 40070, TH_ACK, GUEST_ISN + 1, isn + got, 65535, NULL, 0);
+	close(fd);
+
+	/* A guest whose window never exceeds 300 bytes. */
+	fd = handshake_opts(&g, 40071, 1460, 0, 300, 300, &isn);
+	CHECK(fd >= 0);
+	isn++;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(write(fd, buf, 1000) == 1000);
+	for (got = 0; got < 1000 && next_data(&g, 40071, &s);) {
+		CHECK(s.seq == isn + got && s.len == (got < 900 ? 300 : 100));
+		got += (uint32_t)s.len;
+		send_seg(&g, 40071, TH_ACK, GUEST_ISN + 1, isn + got, 300, NULL,
+		         0);
+	}
+	CHECK(got == 1000);
+	CHECK(ms_since(&t0) < 100);
+	close(fd);
+	guest_close(&g);
+}
+
+static void small_window_body(void)
+{
+	small_window(false);
+}
+
+static void small_window_discard_body(void)
+{
+	small_window(true);
+}
+
+static void test_small_window(void)
+{
+	CHECK(unit_netns_run(small_window_body));
+	CHECK(unit_netns_run(small_window_discard_body));
+}
+
 const struct unit_case unit_cases[] = {
         {"the tap refuses a reply's first frame or the FIN with nothing "
          "in flight: both still reach the guest",
@@ -262,5 +377,9 @@ const struct unit_case unit_cases[] = {
         {"a zero window probed three times, then opened: the next "
          "retransmission after a fresh RTO, no reset",
          test_zero_window},
+        {"a window under one segment takes new data at once only if it all "
+         "fits, else after the persist timeout; a small-window guest is "
+         "served at once (both peek paths)",
+         test_small_window},
         {NULL, NULL},
 };
