@@ -5,7 +5,8 @@
  * what the socket took and advertise only what its send buffer can take.
  * Host to guest: data stays in the socket's receive queue until the guest
  * ACKs it (MSG_PEEK from SO_PEEK_OFF, MSG_TRUNC on ACK); a retransmission
- * rewinds the peek offset. New data waits while the window is silly.
+ * rewinds the peek offset. New data waits while the window is silly, and,
+ * without SO_PEEK_OFF, while a peek would re-read far more than it sends.
  */
 
 #define _GNU_SOURCE
@@ -344,24 +345,51 @@ static uint32_t sws_threshold(const struct tcp_conn *conn)
 	return conn->mss < half ? conn->mss : half;
 }
 
+/**
+ * discard_free() - bytes in flight that a peek may read again whatever
+ *		    little it sends
+ * @conn:	connection
+ *
+ * One discard buffer's worth (a few microseconds to copy) is cheap next
+ * to the system calls of a peek and its frames. Two segments, if more: a
+ * guest delays its ACK for at most one (it ACKs every second full segment
+ * at once), so data held until fewer bytes are in flight never waits for
+ * a delayed ACK, as Nagle's algorithm would.
+ *
+ * Return: bytes
+ */
+static uint32_t discard_free(const struct tcp_conn *conn)
+{
+	uint32_t two = 2U * conn->mss;
+
+	return two > TCP_DISCARD_BUF ? two : TCP_DISCARD_BUF;
+}
+
 /* worth_peeking(): new data waits for a larger window or for ACKs. */
 #define PUSH_HELD (-3)
 
 /**
- * worth_peeking() - whether to peek now, what the guest's window
- *		     considered
+ * worth_peeking() - whether to peek now, what the guest's window and the
+ *		     bytes in flight considered
  * @c:		context
  * @conn:	connection
  * @room:	bytes send_room() allows, not 0
  * @force:	the persist timer fired: send what fits, however little
  * @eof:	set if a count found that the stream ended
  *
- * Silly window avoidance, on both peek paths: with less usable window
- * than sws_threshold(), new data goes only if all of it fits, or when the
- * persist timer fires (@force); else it waits for an ACK, a window update
- * or more host data to change the answer. Retransmissions (below snd_max)
- * are never held: the window took them once. Where the host sent nothing
- * new, the count stands for the peek: it would find nothing either.
+ * Two rules hold new data back, until an ACK, a window update or more
+ * host data changes the answer:
+ * - silly window avoidance, on both peek paths: with less usable window
+ *   than sws_threshold(), new data goes only if all of it fits, or when
+ *   the persist timer fires (@force);
+ * - without SO_PEEK_OFF, a peek past more than discard_free() bytes in
+ *   flight must be able to send 1/TCP_DISCARD_RATIO of them, so that the
+ *   bytes copied stay within a constant times the bytes sent: a guest
+ *   opening its window byte by byte, or a host writing byte by byte,
+ *   waits for ACKs instead of making each byte cost a copy of the flight.
+ * Retransmissions (below snd_max) are never held: the window took them
+ * once. Where the host sent nothing new, the count stands for the peek:
+ * it would find nothing either.
  *
  * Return: @room to peek; 0 if the host sent nothing past snd_nxt;
  *	   PUSH_HELD; TCP_RELEASED
@@ -369,17 +397,29 @@ static uint32_t sws_threshold(const struct tcp_conn *conn)
 static ssize_t worth_peeking(struct ctx *c, struct tcp_conn *conn,
                              uint32_t room, bool force, bool *eof)
 {
-	uint32_t usable = conn->snd_wnd - (conn->snd_nxt - conn->snd_una);
+	uint32_t inflight = conn->snd_nxt - conn->snd_una;
+	uint32_t usable = conn->snd_wnd - inflight;
+	bool costly = (conn->flags & CONN_NO_PEEK_OFF) &&
+	              inflight > discard_free(conn);
+	bool silly = !force && !seq_lt(conn->snd_nxt, conn->snd_max) &&
+	             usable < sws_threshold(conn);
 	ssize_t n;
 
 	*eof = false;
-	if (force || seq_lt(conn->snd_nxt, conn->snd_max) ||
-	    usable >= sws_threshold(conn))
+	if (costly && (uint64_t)room * TCP_DISCARD_RATIO < inflight)
+		return PUSH_HELD;
+	if (!costly && !silly)
 		return room;
 	n = count_new(c, conn, room + 1, eof);
-	if (n > 0 && (size_t)n > room)
+	if (n <= 0)
+		return n;
+	if (silly && (size_t)n > room)
 		return PUSH_HELD;
-	return n > 0 ? room : n;
+	if ((size_t)n > room)
+		n = room;
+	if (costly && (uint64_t)n * TCP_DISCARD_RATIO < inflight)
+		return PUSH_HELD;
+	return room;
 }
 
 /**

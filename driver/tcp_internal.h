@@ -33,6 +33,12 @@ struct tcp_seg;
  * discard buffer: bound them, so a peek costs at most this much more.
  */
 #define TCP_DISCARD_MAX (4U << 20)
+/* ... and make each such peek worth it: it must be able to send at least
+ * 1/TCP_DISCARD_RATIO of the bytes it skips, so that the bytes copied stay
+ * within this many times the bytes sent (TCP_DISCARD_MAX is this many
+ * batches).
+ */
+#define TCP_DISCARD_RATIO 4
 #define TCP_RTO_MS 200
 /* New data a silly window held back goes anyway after this, with nothing
  * in flight to bring an ACK (RFC 1122 4.2.3.4's override timeout: 0.1 to
