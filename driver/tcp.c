@@ -401,7 +401,7 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 		conn->flags |= CONN_WS_OK;
 		conn->snd_ws = (uint8_t)s->ws;
 	}
-	conn->snd_wnd = s->win;
+	conn->snd_wnd = conn->max_wnd = s->win;
 	conn->last_active = clock_s();
 	err = host_socket(c, conn, sa.sa.sa_family);
 	if (err) {
@@ -444,7 +444,7 @@ synack_from_guest(struct ctx *c, struct tcp_conn *conn, const struct tcp_seg *s)
 		conn->flags &= ~CONN_WS_OK;
 		conn->snd_ws = 0;
 	}
-	conn->snd_wnd = s->win;
+	conn->snd_wnd = conn->max_wnd = s->win;
 	conn->flags &= ~CONN_SYN_SENT;
 	conn->flags |= CONN_ESTABLISHED;
 	conn->retries = 0;

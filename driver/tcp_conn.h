@@ -33,6 +33,7 @@ enum tcp_conn_flag {
 	CONN_PUSH_PENDING = 1 << 16, /* host data to send after the batch */
 	CONN_FIN_EVER = 1 << 17,     /* our FIN went out once: at snd_max - 1 */
 	CONN_RECOVERY = 1 << 18,     /* fast retransmit done, until @recover */
+	CONN_PERSIST = 1 << 19, /* the timer sends what a silly window held */
 };
 
 /**
@@ -58,6 +59,8 @@ enum tcp_conn_flag {
  *		it, more duplicate ACKs retransmit nothing (NewReno)
  * @rcv_nxt:	next sequence number expected from the guest
  * @snd_wnd:	guest's receive window, in bytes
+ * @max_wnd:	largest window the guest ever offered (RFC 9293's
+ *		Max(SND.WND)), for silly window avoidance
  * @snd_ws:	shift for the guest's window field
  * @mss:	largest segment payload toward the guest
  * @retries:	retransmissions without progress
@@ -80,6 +83,7 @@ struct tcp_conn {
 	uint32_t recover;
 	uint32_t rcv_nxt;
 	uint32_t snd_wnd;
+	uint32_t max_wnd;
 	uint8_t snd_ws;
 	uint16_t mss;
 	uint8_t retries;

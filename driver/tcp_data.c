@@ -5,7 +5,8 @@
  * what the socket took and advertise only what its send buffer can take.
  * Host to guest: data stays in the socket's receive queue until the guest
  * ACKs it (MSG_PEEK from SO_PEEK_OFF, MSG_TRUNC on ACK); a retransmission
- * rewinds the peek offset.
+ * rewinds the peek offset. New data waits while the window is silly, and,
+ * without SO_PEEK_OFF, while a peek would re-read far more than it sends.
  */
 
 #define _GNU_SOURCE
@@ -209,6 +210,31 @@ static uint32_t send_room(const struct ctx *c, const struct tcp_conn *conn)
 }
 
 /**
+ * peek_result() - what a peek's return value says
+ * @r:		its return value, errno set if negative
+ * @skip:	bytes it passed over before the ones wanted
+ * @eof:	set if the stream ended: no byte will follow the ones peeked
+ *
+ * Return: bytes past @skip, 0 if none; -1 with errno on failure
+ */
+static ssize_t peek_result(ssize_t r, size_t skip, bool *eof)
+{
+	*eof = false;
+	if (r < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	if (!r && !skip) {
+		*eof = true;
+		return 0;
+	}
+	if ((size_t)r < skip) {
+		/* The queue lost bytes we sent: never guess what follows. */
+		errno = EPROTO;
+		return -1;
+	}
+	return r - (ssize_t)skip;
+}
+
+/**
  * peek_at() - peek at host data from @skip bytes past snd_una
  * @conn:	connection
  * @skip:	bytes to pass over: the bytes in flight, or 0 to peek from
@@ -242,20 +268,10 @@ static ssize_t peek_at(struct tcp_conn *conn, size_t skip, size_t len,
 	iov[n++] = (struct iovec){ts->peek_buf, len};
 	mh.msg_iov = iov;
 	mh.msg_iovlen = n;
-	*eof = false;
 	r = recvmsg(conn->fd, &mh, MSG_PEEK | MSG_DONTWAIT);
-	if (r < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -1;
-	if (!r && !skip) {
-		*eof = true;
-		return 0;
-	}
-	if ((size_t)r < skip) {
-		/* The queue lost bytes we sent: never guess what follows. */
-		errno = EPROTO;
-		return -1;
-	}
-	return r - (ssize_t)skip;
+	if (r > 0)
+		ts->discard_copied += (size_t)r < skip ? (size_t)r : skip;
+	return peek_result(r, skip, eof);
 }
 
 /**
@@ -273,6 +289,155 @@ static ssize_t peek_new(struct tcp_conn *conn, size_t len, bool *eof)
 	if (conn->flags & CONN_NO_PEEK_OFF)
 		skip = conn->snd_nxt - conn->snd_una;
 	return peek_at(conn, skip, len, eof);
+}
+
+/**
+ * count_new() - how many bytes the host sent past snd_nxt, copying none
+ * @c:		context
+ * @conn:	connection
+ * @max:	count no further
+ * @eof:	set if the stream ended: no byte will follow the ones counted
+ *
+ * A peek with MSG_TRUNC counts what a peek would copy (tcp_recvmsg() skips
+ * only the copy) and stops where a peek would, at an urgent mark too. With
+ * SO_PEEK_OFF it moves the kernel's peek offset as a peek does: it is put
+ * back.
+ *
+ * Return: bytes, at most @max; TCP_RELEASED if the socket failed (the
+ *	   connection is reset)
+ */
+static ssize_t count_new(struct ctx *c, struct tcp_conn *conn, uint32_t max,
+                         bool *eof)
+{
+	uint32_t inflight = conn->snd_nxt - conn->snd_una;
+	size_t skip = (conn->flags & CONN_NO_PEEK_OFF) ? inflight : 0;
+	ssize_t r, n;
+
+	r = recv(conn->fd, NULL, skip + max,
+	         MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+	n = peek_result(r, skip, eof);
+	if (n < 0) {
+		debug_msg("tcp: count host data of port %u: %s",
+		          conn->flow.key.fport, strerror(errno));
+		tcp_abort(c, conn, true);
+		return TCP_RELEASED;
+	}
+	if (!skip && r > 0 && set_peek_offset(c, conn, inflight))
+		return TCP_RELEASED;
+	return n;
+}
+
+/**
+ * sws_threshold() - usable window below which new data waits
+ * @conn:	connection
+ *
+ * Sender-side silly window avoidance (RFC 1122 4.2.3.4, RFC 9293
+ * 3.8.6.2.1): a full segment, or half the largest window the guest ever
+ * offered if that is less, so that a guest whose whole window is small
+ * is still served at once.
+ *
+ * Return: bytes
+ */
+static uint32_t sws_threshold(const struct tcp_conn *conn)
+{
+	uint32_t half = conn->max_wnd / 2;
+
+	return conn->mss < half ? conn->mss : half;
+}
+
+/**
+ * discard_free() - bytes in flight that a peek may read again whatever
+ *		    little it sends
+ * @conn:	connection
+ *
+ * One discard buffer's worth (a few microseconds to copy) is cheap next
+ * to the system calls of a peek and its frames. Two segments, if more: a
+ * guest delays its ACK for at most one (it ACKs every second full segment
+ * at once), so data held until fewer bytes are in flight never waits for
+ * a delayed ACK, as Nagle's algorithm would.
+ *
+ * Return: bytes
+ */
+static uint32_t discard_free(const struct tcp_conn *conn)
+{
+	uint32_t two = 2U * conn->mss;
+
+	return two > TCP_DISCARD_BUF ? two : TCP_DISCARD_BUF;
+}
+
+/* worth_peeking(): new data waits for a larger window or for ACKs. */
+#define PUSH_HELD (-3)
+
+/**
+ * worth_peeking() - whether to peek now, what the guest's window and the
+ *		     bytes in flight considered
+ * @c:		context
+ * @conn:	connection
+ * @room:	bytes send_room() allows, not 0
+ * @force:	the persist timer fired: send what fits, however little
+ * @eof:	set if a count found that the stream ended
+ *
+ * Two rules hold new data back, until an ACK, a window update or more
+ * host data changes the answer:
+ * - silly window avoidance, on both peek paths: with less usable window
+ *   than sws_threshold(), new data goes only if all of it fits, or when
+ *   the persist timer fires (@force);
+ * - without SO_PEEK_OFF, a peek past more than discard_free() bytes in
+ *   flight must be able to send 1/TCP_DISCARD_RATIO of them, so that the
+ *   bytes copied stay within a constant times the bytes sent: a guest
+ *   opening its window byte by byte, or a host writing byte by byte,
+ *   waits for ACKs instead of making each byte cost a copy of the flight.
+ * Retransmissions (below snd_max) are never held: the window took them
+ * once. Where the host sent nothing new, the count stands for the peek:
+ * it would find nothing either.
+ *
+ * Return: @room to peek; 0 if the host sent nothing past snd_nxt;
+ *	   PUSH_HELD; TCP_RELEASED
+ */
+static ssize_t worth_peeking(struct ctx *c, struct tcp_conn *conn,
+                             uint32_t room, bool force, bool *eof)
+{
+	uint32_t inflight = conn->snd_nxt - conn->snd_una;
+	uint32_t usable = conn->snd_wnd - inflight;
+	bool costly = (conn->flags & CONN_NO_PEEK_OFF) &&
+	              inflight > discard_free(conn);
+	bool silly = !force && !seq_lt(conn->snd_nxt, conn->snd_max) &&
+	             usable < sws_threshold(conn);
+	ssize_t n;
+
+	*eof = false;
+	if (costly && (uint64_t)room * TCP_DISCARD_RATIO < inflight)
+		return PUSH_HELD;
+	if (!costly && !silly)
+		return room;
+	n = count_new(c, conn, room + 1, eof);
+	if (n <= 0)
+		return n;
+	if (silly && (size_t)n > room)
+		return PUSH_HELD;
+	if ((size_t)n > room)
+		n = room;
+	if (costly && (uint64_t)n * TCP_DISCARD_RATIO < inflight)
+		return PUSH_HELD;
+	return room;
+}
+
+/**
+ * hold() - new data waits: for an ACK if one is due, else for the persist
+ *	    timer, which sends it anyway
+ * @conn:	connection
+ *
+ * A timer armed for something else (a retransmission, idleness) clears
+ * CONN_PERSIST, so that the next hold arms it again; a persist timer
+ * already running is left alone, so that window updates can't postpone it.
+ */
+static void hold(struct tcp_conn *conn)
+{
+	conn->flags |= CONN_READ_PENDING;
+	if (conn->snd_nxt != conn->snd_una || (conn->flags & CONN_PERSIST))
+		return;
+	tcp_arm_timer(conn, TCP_PERSIST_MS);
+	conn->flags |= CONN_PERSIST;
 }
 
 /* What host_state() sees on a drained socket; more than one may hold. */
@@ -415,20 +580,22 @@ static int drained(struct ctx *c, struct tcp_conn *conn, ssize_t n, bool *final)
 }
 
 /**
- * tcp_host_to_guest() - send what the host socket holds, as far as the guest's
+ * host_to_guest() - send what the host socket holds, as far as the guest's
  *		     window allows
  * @c:		context
  * @conn:	connection
+ * @force:	the persist timer fired: a silly window holds nothing back
  *
  * One peek and up to one batch of frames per call; a full batch comes back
  * on the next loop turn, so that other connections get theirs. When a peek
  * drains the queue, the socket tells whether the host closed; if it did,
  * one more peek, now of a final queue, sends what came before the FIN,
- * then our FIN follows. A reset becomes an RST.
+ * then our FIN follows. A reset becomes an RST. worth_peeking() may hold
+ * new data back first.
  *
  * Return: 0, or TCP_RELEASED
  */
-int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
+static int host_to_guest(struct ctx *c, struct tcp_conn *conn, bool force)
 {
 	bool eof, final = false;
 	uint32_t room;
@@ -445,7 +612,13 @@ int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
 				tcp_arm_timer(conn, tcp_rto_ms(conn->probes));
 			return 0;
 		}
-		n = push_once(c, conn, room, &eof);
+		n = worth_peeking(c, conn, room, force, &eof);
+		if (n == PUSH_HELD) {
+			hold(conn);
+			return 0;
+		}
+		if (n > 0)
+			n = push_once(c, conn, room, &eof);
 		if (n == TCP_RELEASED)
 			return TCP_RELEASED;
 		if (n == PUSH_STOPPED) {
@@ -467,6 +640,36 @@ int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
 		ret = drained(c, conn, n, &final);
 	} while (ret == 1);
 	return ret;
+}
+
+/**
+ * tcp_host_to_guest() - send what the host socket holds, as far as the
+ *			 guest's window allows and silly window avoidance
+ *			 lets it
+ * @c:		context
+ * @conn:	connection
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn)
+{
+	return host_to_guest(c, conn, false);
+}
+
+/**
+ * tcp_send_persist() - the persist timer fired: send new data into a
+ *			window too small to wait for any longer
+ * @c:		context
+ * @conn:	connection
+ *
+ * RFC 9293 3.8.6.2.1's override timeout: a window that stays small would
+ * otherwise hold the data for good.
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+int tcp_send_persist(struct ctx *c, struct tcp_conn *conn)
+{
+	return host_to_guest(c, conn, true);
 }
 
 /**
@@ -620,6 +823,8 @@ int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
 	int ret = 0;
 
 	conn->snd_wnd = (uint32_t)s->win << conn->snd_ws;
+	if (conn->snd_wnd > conn->max_wnd)
+		conn->max_wnd = conn->snd_wnd;
 	if (!old_wnd && conn->snd_wnd) {
 		/* Reopened: probes were no failures, and their backed-off
 		 * timer must not stand in for the next RTO.

@@ -33,7 +33,18 @@ struct tcp_seg;
  * discard buffer: bound them, so a peek costs at most this much more.
  */
 #define TCP_DISCARD_MAX (4U << 20)
+/* ... and make each such peek worth it: it must be able to send at least
+ * 1/TCP_DISCARD_RATIO of the bytes it skips, so that the bytes copied stay
+ * within this many times the bytes sent (TCP_DISCARD_MAX is this many
+ * batches).
+ */
+#define TCP_DISCARD_RATIO 4
 #define TCP_RTO_MS 200
+/* New data a silly window held back goes anyway after this, with nothing
+ * in flight to bring an ACK (RFC 1122 4.2.3.4's override timeout: 0.1 to
+ * 1 s).
+ */
+#define TCP_PERSIST_MS 200
 #define TCP_RTO_MAX_SHIFT 6
 #define TCP_MAX_RETRIES 12
 #define TCP_SYN_RETRIES 5
@@ -52,11 +63,15 @@ struct tcp_seg;
  * @discard_buf: without SO_PEEK_OFF, the bytes in flight are peeked again
  *		into this, as often as needed: it stays in the cache, and
  *		its contents are never read
+ * @discard_copied: bytes peeks copied into @discard_buf, all connections
+ *		together: the price of peeking without SO_PEEK_OFF, which
+ *		tests weigh against the bytes sent
  */
 struct tcp_state {
 	struct tcp_conn *flush_head;
 	bool peek_off4;
 	bool peek_off6;
+	uint64_t discard_copied;
 	uint8_t peek_buf[TCP_BATCH_BYTES];
 	uint8_t discard_buf[TCP_DISCARD_BUF];
 };
@@ -80,6 +95,7 @@ uint32_t tcp_rcv_window(struct tcp_conn *conn);
 int tcp_wait_writable(struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_rewind_to_una(struct ctx *c, struct tcp_conn *conn);
+TCP_MUST_CHECK int tcp_send_persist(struct ctx *c, struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
                                    const struct tcp_seg *s);
 TCP_MUST_CHECK int tcp_process_data(struct ctx *c, struct tcp_conn *conn,

@@ -14,12 +14,16 @@
  * @ms:		delay in milliseconds
  *
  * Should libevent fail, the connection's retransmissions and idle expiry
- * stop until the next call re-arms it: that is said, rate-limited.
+ * stop until the next call re-arms it: that is said, rate-limited. The
+ * timer now means what the caller arms it for: a persist timer is marked
+ * (CONN_PERSIST) after this.
  */
 void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms)
 {
 	static struct log_limit limit;
 	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	conn->flags &= ~CONN_PERSIST;
 
 	if (evtimer_add(conn->timer, &tv))
 		err_limited(&limit, 0,
@@ -91,6 +95,13 @@ static int timer_fired(struct ctx *c, struct tcp_conn *conn)
 			conn->probes++;
 		tcp_arm_timer(conn, tcp_rto_ms(conn->probes));
 		return 0;
+	}
+	if (conn->flags & CONN_PERSIST) {
+		/* A window below silly held new data back, with nothing in
+		 * flight to bring an ACK: the override timeout sends what fits.
+		 */
+		tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
+		return tcp_send_persist(c, conn);
 	}
 	if (clock_s() - conn->last_active >= TCP_IDLE_S) {
 		tcp_abort(c, conn, true);

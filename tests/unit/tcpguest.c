@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <netinet/ip.h>
 #include <sys/socket.h>
+#include <linux/virtio_net.h>
 #include <event2/event.h>
 
 #include "driver/csum.h"
@@ -202,16 +203,20 @@ void guest_close(struct guest *g)
  * @id:		identification
  * @frag:	fragment offset field, flags included (host order)
  * @l4:		bytes after the IP header
- * @len:	their length, at most TCPGUEST_PAYLOAD_MAX + 20
+ * @len:	their length, at most TCPGUEST_PAYLOAD_MAX + 60
+ *
+ * With vnet headers on the fake tap (guest_vnet()), a zero one comes first.
  */
 static void queue_ip4(struct guest *g, uint8_t proto, uint16_t id,
                       uint16_t frag, const void *l4, size_t len)
 {
-	uint8_t f[14 + 20 + 20 + TCPGUEST_PAYLOAD_MAX] = {0};
+	uint8_t buf[12 + 14 + 20 + 60 + TCPGUEST_PAYLOAD_MAX] = {0};
+	size_t v = g->c.vnet_len;
+	uint8_t *f = buf + v;
 	struct iphdr ip = {0};
 	struct in_addr src, dst;
 
-	if (len > sizeof(f) - 34) {
+	if (v > 12 || len > sizeof(buf) - 12 - 34) {
 		CHECK(!"a packet that fits one frame");
 		return;
 	}
@@ -232,7 +237,7 @@ static void queue_ip4(struct guest *g, uint8_t proto, uint16_t id,
 	ip.check = csum_ip4_header(&ip, 20);
 	memcpy(f + 14, &ip, 20);
 	memcpy(f + 34, l4, len);
-	if (send(g->tap, f, 34 + len, 0) != (ssize_t)(34 + len))
+	if (send(g->tap, buf, v + 34 + len, 0) != (ssize_t)(v + 34 + len))
 		CHECK(!"send a frame into the fake tap");
 }
 
@@ -315,6 +320,56 @@ void queue_udp_frags(struct guest *g, uint16_t sport, uint16_t dport,
 }
 
 /**
+ * queue_frame() - the guest writes one TCP segment to GW_IP:HOST_PORT,
+ *		   with options, into the tap, without running the loop
+ * @g:		guest
+ * @sport:	guest port
+ * @flags:	TCP flags
+ * @seq:	sequence number
+ * @ack:	acknowledgement number
+ * @win:	raw window field
+ * @opts:	TCP options, or NULL
+ * @optlen:	their length, a multiple of 4, at most 40
+ * @data:	payload, or NULL
+ * @len:	payload bytes, at most TCPGUEST_PAYLOAD_MAX
+ */
+static void queue_frame(struct guest *g, uint16_t sport, uint8_t flags,
+                        uint32_t seq, uint32_t ack, uint16_t win,
+                        const uint8_t *opts, size_t optlen, const void *data,
+                        size_t len)
+{
+	uint8_t seg[60 + TCPGUEST_PAYLOAD_MAX] = {0};
+	size_t thl = 20 + optlen;
+	struct tcphdr th = {0};
+	struct in_addr src, dst;
+	uint16_t ck;
+
+	if (len > TCPGUEST_PAYLOAD_MAX || optlen > 40 || optlen % 4) {
+		CHECK(!"a segment that fits one frame");
+		return;
+	}
+	inet_pton(AF_INET, GUEST_IP, &src);
+	inet_pton(AF_INET, GW_IP, &dst);
+	th.source = htons(sport);
+	th.dest = htons(HOST_PORT);
+	th.seq = htonl(seq);
+	th.ack_seq = htonl(ack);
+	th.doff = (uint16_t)(thl / 4);
+	th.window = htons(win);
+	memcpy(seg, &th, 20);
+	seg[13] = flags;
+	if (optlen)
+		memcpy(seg + 20, opts, optlen);
+	if (len)
+		memcpy(seg + thl, data, len);
+	ck = csum_fold(csum_add(
+	        csum_pseudo4(src, dst, IPPROTO_TCP, (uint32_t)(thl + len)), seg,
+	        thl + len));
+	memcpy(seg + 16, &ck, 2);
+	queue_ip4(g, IPPROTO_TCP, 0, 0, seg, thl + len);
+}
+
+/**
  * queue_seg() - the guest writes one TCP segment to GW_IP:HOST_PORT into
  *		 the tap, without running the loop: several queued segments
  *		 reach tapir as one batch
@@ -330,32 +385,7 @@ void queue_udp_frags(struct guest *g, uint16_t sport, uint16_t dport,
 void queue_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
                uint32_t ack, uint16_t win, const void *data, size_t len)
 {
-	uint8_t seg[20 + TCPGUEST_PAYLOAD_MAX] = {0};
-	struct tcphdr th = {0};
-	struct in_addr src, dst;
-	uint16_t ck;
-
-	if (len > TCPGUEST_PAYLOAD_MAX) {
-		CHECK(!"a payload that fits one frame");
-		return;
-	}
-	inet_pton(AF_INET, GUEST_IP, &src);
-	inet_pton(AF_INET, GW_IP, &dst);
-	th.source = htons(sport);
-	th.dest = htons(HOST_PORT);
-	th.seq = htonl(seq);
-	th.ack_seq = htonl(ack);
-	th.doff = 5;
-	th.window = htons(win);
-	memcpy(seg, &th, 20);
-	seg[13] = flags;
-	if (len)
-		memcpy(seg + 20, data, len);
-	ck = csum_fold(csum_add(
-	        csum_pseudo4(src, dst, IPPROTO_TCP, (uint32_t)(20 + len)), seg,
-	        20 + len));
-	memcpy(seg + 16, &ck, 2);
-	queue_ip4(g, IPPROTO_TCP, 0, 0, seg, 20 + len);
+	queue_frame(g, sport, flags, seq, ack, win, NULL, 0, data, len);
 }
 
 /**
@@ -401,13 +431,15 @@ void spin(struct guest *g, int ms)
  */
 bool take_seg(struct guest *g, struct seg *s)
 {
-	uint8_t f[70000];
+	uint8_t buf[70000];
+	const uint8_t *f = buf + g->c.vnet_len;
 	ssize_t n;
 
-	while ((n = recv(g->tap, f, sizeof(f), MSG_DONTWAIT)) >= 0) {
+	while ((n = recv(g->tap, buf, sizeof(buf), MSG_DONTWAIT)) >= 0) {
 		struct tcphdr th;
 		struct iphdr ip;
 
+		n -= (ssize_t)g->c.vnet_len;
 		if (n < 54 || f[12] != 0x08 || f[13] != 0x00)
 			continue;
 		memcpy(&ip, f + 14, sizeof(ip));
@@ -465,27 +497,103 @@ bool addressed_right(const struct seg *s)
 }
 
 /**
+ * connect_guest() - open a connection from guest port @sport, and accept it
+ * @g:		guest
+ * @sport:	guest port
+ * @opts:	options of the guest's SYN, or NULL
+ * @optlen:	their length
+ * @syn_win:	window field of the guest's SYN (never scaled)
+ * @win:	window field of the guest's final ACK
+ * @isn:	filled with tapir's initial sequence number
+ *
+ * Return: the host's accepted socket, or -1
+ */
+static int connect_guest(struct guest *g, uint16_t sport, const uint8_t *opts,
+                         size_t optlen, uint16_t syn_win, uint16_t win,
+                         uint32_t *isn)
+{
+	struct seg s;
+	bool got;
+
+	queue_frame(g, sport, TH_SYN, GUEST_ISN, 0, syn_win, opts, optlen, NULL,
+	            0);
+	event_base_loop(g->c.base, EVLOOP_NONBLOCK);
+	/* Other connections may still be talking. */
+	while ((got = next_seg(g, &s)) && s.dport != sport)
+		;
+	if (!got || s.flags != (TH_SYN | TH_ACK) || s.ack != GUEST_ISN + 1 ||
+	    !addressed_right(&s))
+		return -1;
+	*isn = s.seq;
+	send_seg(g, sport, TH_ACK, GUEST_ISN + 1, *isn + 1, win, NULL, 0);
+	return accept(g->listener, NULL, NULL);
+}
+
+/**
  * handshake() - open a connection from guest port @sport, and accept it
  * @g:		guest
  * @sport:	guest port
  * @win:	window the guest's final ACK advertises
  * @isn:	filled with tapir's initial sequence number
  *
+ * The guest's SYN has no options: MSS 536, no window scaling.
+ *
  * Return: the host's accepted socket, or -1
  */
 int handshake(struct guest *g, uint16_t sport, uint16_t win, uint32_t *isn)
 {
-	struct seg s;
-	int fd;
+	return connect_guest(g, sport, NULL, 0, 65535, win, isn);
+}
 
-	send_seg(g, sport, TH_SYN, GUEST_ISN, 0, 65535, NULL, 0);
-	if (!next_seg(g, &s) || s.flags != (TH_SYN | TH_ACK) ||
-	    s.ack != GUEST_ISN + 1 || !addressed_right(&s))
-		return -1;
-	*isn = s.seq;
-	send_seg(g, sport, TH_ACK, GUEST_ISN + 1, *isn + 1, win, NULL, 0);
-	fd = accept(g->listener, NULL, NULL);
-	return fd;
+/**
+ * handshake_opts() - handshake() with the MSS and window scale options a
+ *		      Linux guest sends
+ * @g:		guest
+ * @sport:	guest port
+ * @mss:	the guest's MSS option
+ * @ws:		its window scale shift
+ * @syn_win:	window field of its SYN (never scaled)
+ * @win:	window field of its final ACK, scaled by @ws
+ * @isn:	filled with tapir's initial sequence number
+ *
+ * Return: the host's accepted socket, or -1
+ */
+int handshake_opts(struct guest *g, uint16_t sport, uint16_t mss, uint8_t ws,
+                   uint16_t syn_win, uint16_t win, uint32_t *isn)
+{
+	const uint8_t opts[8] = {TCPOPT_MAXSEG,       TCPOLEN_MAXSEG,
+	                         (uint8_t)(mss >> 8), (uint8_t)mss,
+	                         TCPOPT_NOP,          TCPOPT_WINDOW,
+	                         TCPOLEN_WINDOW,      ws};
+
+	return connect_guest(g, sport, opts, sizeof(opts), syn_win, win, isn);
+}
+
+/**
+ * guest_vnet() - frames both ways carry a virtio_net_hdr, as on a tap with
+ *		  IFF_VNET_HDR: tapir then sends data as GSO frames of up to
+ *		  64 KiB, and one batch is TCP_BATCH_BYTES, as by default
+ * @g:		guest from guest_open() or guest_open_queues(), before its
+ *		first frame
+ *
+ * The guest's frames carry an all-zero header: no offload asked. One loop
+ * turn may send a whole window in GSO frames before the guest reads: the
+ * tap queue takes 16 MiB (as root), or what net.core.wmem_max allows.
+ *
+ * Return: 0 on success
+ */
+int guest_vnet(struct guest *g)
+{
+	int big = 16 << 20;
+
+	g->c.vnet_len = sizeof(struct virtio_net_hdr_mrg_rxbuf);
+	for (unsigned int q = 0; q < g->c.tap.queues; q++)
+		if (setsockopt(g->c.tapfd[q], SOL_SOCKET, SO_SNDBUFFORCE, &big,
+		               sizeof(big)) &&
+		    setsockopt(g->c.tapfd[q], SOL_SOCKET, SO_SNDBUF, &big,
+		               sizeof(big)))
+			return -1;
+	return 0;
 }
 
 /**

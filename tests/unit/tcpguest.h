@@ -81,6 +81,9 @@ bool take_seg(struct guest *g, struct seg *s);
 bool next_seg(struct guest *g, struct seg *s);
 bool addressed_right(const struct seg *s);
 int handshake(struct guest *g, uint16_t sport, uint16_t win, uint32_t *isn);
+int handshake_opts(struct guest *g, uint16_t sport, uint16_t mss, uint8_t ws,
+                   uint16_t syn_win, uint16_t win, uint32_t *isn);
+int guest_vnet(struct guest *g);
 void reset_by_host(int fd);
 
 #endif /* TAPIR_TCPGUEST_H */

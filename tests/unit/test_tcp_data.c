@@ -10,10 +10,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <event2/event.h>
 
 #include "driver/ctx.h"
+#include "driver/tcp_internal.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"
 
@@ -249,6 +251,407 @@ static void test_zero_window(void)
 	CHECK(unit_netns_run(zero_window_body));
 }
 
+/* Bytes a peek may copy into the discard buffer (the bytes in flight read
+ * again, without SO_PEEK_OFF) per byte it sends the guest: a small
+ * constant, whatever the guest's ACKs or the host's writes.
+ */
+#define COPIED_PER_SENT_MAX 4
+/* The guest's window scale, and its window field for 4 and 8 MiB. */
+#define FLIGHT_WS 7
+#define FLIGHT_WIN_4M ((4U << 20) >> FLIGHT_WS)
+#define FLIGHT_WIN_8M 65535
+
+/**
+ * struct flight - host data on its way to a guest that peeks without
+ *		   SO_PEEK_OFF and takes GSO frames, as by default
+ * @g:		guest
+ * @fd:		host socket
+ * @port:	guest port
+ * @base:	sequence number of the first data byte
+ * @got:	bytes the guest received in order
+ * @written:	bytes the host wrote
+ * @copied:	discard-buffer bytes at the last flight_mark()
+ * @sent:	payload bytes sent to the guest at the last flight_mark()
+ */
+struct flight {
+	struct guest g;
+	int fd;
+	uint16_t port;
+	uint32_t base;
+	uint32_t got;
+	size_t written;
+	uint64_t copied;
+	uint64_t sent;
+};
+
+/**
+ * pattern() - the byte the host writes at stream offset @off
+ * @off:	offset
+ *
+ * Return: a byte that tells offsets apart (251 is prime)
+ */
+static uint8_t pattern(size_t off)
+{
+	return (uint8_t)(off % 251);
+}
+
+/**
+ * big_receive_buffers() - this namespace's TCP sockets start with 16 MiB
+ *			   receive buffers
+ *
+ * tapir's socket holds everything in flight unread, and without reads
+ * the kernel never grows its buffer: a test needs megabytes there from
+ * the start. Only the test's own network namespace changes.
+ *
+ * Return: true on success
+ */
+static bool big_receive_buffers(void)
+{
+	static const char v[] = "4096 16777216 16777216";
+	int fd = open("/proc/sys/net/ipv4/tcp_rmem", O_WRONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, v, sizeof(v) - 1) == (ssize_t)(sizeof(v) - 1);
+	close(fd);
+	return ok;
+}
+
+/**
+ * flight_take() - read every segment tapir already sent, and note how far
+ *		   the guest has the stream in order
+ * @f:		flight
+ */
+static void flight_take(struct flight *f)
+{
+	struct seg s;
+
+	while (take_seg(&f->g, &s)) {
+		uint32_t off = s.seq - f->base;
+		size_t n = s.len < sizeof(s.data) ? s.len : sizeof(s.data);
+
+		if (s.dport != f->port || !s.len)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (s.data[i] != pattern(off + i)) {
+				CHECK(!"every byte at its sequence number");
+				break;
+			}
+		if (off <= f->got && off + s.len > f->got)
+			f->got = off + (uint32_t)s.len;
+	}
+}
+
+/**
+ * flight_open() - a guest connection with window scaling and GSO frames
+ * @f:		filled
+ * @port:	guest port
+ * @win:	window field of the guest's final ACK, scaled by FLIGHT_WS
+ *
+ * Return: true on success
+ */
+static bool flight_open(struct flight *f, uint16_t port, uint16_t win)
+{
+	int one = 1;
+
+	memset(f, 0, sizeof(*f));
+	f->port = port;
+	f->fd = -1;
+	if (!big_receive_buffers() || guest_open(&f->g, true) ||
+	    guest_vnet(&f->g))
+		return false;
+	f->fd = handshake_opts(&f->g, port, 1460, FLIGHT_WS, 65535, win,
+	                       &f->base);
+	f->base++;
+	return f->fd >= 0 && !fcntl(f->fd, F_SETFL, O_NONBLOCK) &&
+	       !setsockopt(f->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/**
+ * flight_write() - the host writes up to @total bytes of the pattern in
+ *		    all, as far as its socket takes them now
+ * @f:		flight
+ * @total:	bytes, from the start of the stream
+ */
+static void flight_write(struct flight *f, size_t total)
+{
+	static uint8_t buf[1 << 16];
+
+	while (f->written < total) {
+		size_t len = total - f->written;
+		ssize_t n;
+
+		if (len > sizeof(buf))
+			len = sizeof(buf);
+		for (size_t i = 0; i < len; i++)
+			buf[i] = pattern(f->written + i);
+		n = write(f->fd, buf, len);
+		if (n <= 0)
+			return;
+		f->written += (size_t)n;
+	}
+}
+
+/**
+ * flight_pump() - the host writes @total bytes while tapir runs, until the
+ *		   guest has @want of them in order, for 5 s at most
+ * @f:		flight
+ * @total:	bytes the host writes, from the start of the stream
+ * @want:	bytes the guest waits for
+ */
+static void flight_pump(struct flight *f, size_t total, uint32_t want)
+{
+	struct timespec ms = {0, 1000000};
+
+	for (int i = 0; i < 5000 && f->got < want; i++) {
+		flight_write(f, total);
+		event_base_loop(f->g.c.base, EVLOOP_NONBLOCK);
+		flight_take(f);
+		if (f->got < want)
+			nanosleep(&ms, NULL);
+	}
+}
+
+/**
+ * flight_ack() - the guest acknowledges @ack bytes of the stream and
+ *		  advertises @win; tapir answers
+ * @f:		flight
+ * @ack:	bytes acknowledged, from the start of the stream
+ * @win:	window field, scaled by FLIGHT_WS
+ */
+static void flight_ack(struct flight *f, uint32_t ack, uint16_t win)
+{
+	send_seg(&f->g, f->port, TH_ACK, GUEST_ISN + 1, f->base + ack, win,
+	         NULL, 0);
+	flight_take(f);
+}
+
+/**
+ * flight_mark() - remember the copy and send counters
+ * @f:		flight
+ */
+static void flight_mark(struct flight *f)
+{
+	f->copied = f->g.c.tcp->discard_copied;
+	f->sent = f->g.c.stats.to_guest[PROTO_TCP].bytes;
+}
+
+/**
+ * flight_copies_bounded() - since flight_mark(), the discard buffer took
+ *			     at most COPIED_PER_SENT_MAX bytes per byte sent
+ * @f:		flight
+ *
+ * Return: true if so
+ */
+static bool flight_copies_bounded(const struct flight *f)
+{
+	uint64_t copied = f->g.c.tcp->discard_copied - f->copied;
+	uint64_t sent = f->g.c.stats.to_guest[PROTO_TCP].bytes - f->sent;
+
+	if (copied <= COPIED_PER_SENT_MAX * sent)
+		return true;
+	printf("#   copied %llu bytes in flight again to send %llu\n",
+	       (unsigned long long)copied, (unsigned long long)sent);
+	return false;
+}
+
+/**
+ * flight_close() - release a flight
+ * @f:		flight
+ */
+static void flight_close(struct flight *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	guest_close(&f->g);
+}
+
+/*
+ * Without SO_PEEK_OFF, 4 MiB in flight, and 2000 ACKs that each open one
+ * more byte of window: each used to peek all 4 MiB again to send one byte
+ * (118 us of CPU per ACK, outside the container's cgroup). The bytes
+ * copied stay within a small constant times the bytes sent; once the
+ * window really opens, the rest of the stream goes, within the same bound.
+ */
+static void one_byte_updates_body(void)
+{
+	const uint32_t flight = 4U << 20, total = 6U << 20;
+	struct flight f;
+
+	CHECK(flight_open(&f, 40060, FLIGHT_WIN_4M));
+	flight_pump(&f, total, flight);
+	CHECK(f.got == flight);
+	flight_mark(&f);
+	for (uint32_t i = 1; i <= 2000; i++)
+		flight_ack(&f, i, FLIGHT_WIN_4M);
+	CHECK(flight_copies_bounded(&f));
+	flight_ack(&f, f.got, FLIGHT_WIN_4M);
+	flight_pump(&f, total, total);
+	CHECK(f.got == total);
+	CHECK(flight_copies_bounded(&f));
+	flight_close(&f);
+}
+
+static void test_one_byte_updates(void)
+{
+	CHECK(unit_netns_run(one_byte_updates_body));
+}
+
+/*
+ * Without SO_PEEK_OFF, 3 MiB in flight in an 8 MiB window; the host then
+ * writes one byte at a time, and each ACK takes one byte and moves the
+ * window field by one. Each byte and each growth used to peek all 3 MiB
+ * again, for one byte or none. The bytes copied stay within a small
+ * constant times the bytes sent, and every byte reaches the guest once it
+ * ACKs the rest.
+ */
+static void trickle_body(void)
+{
+	const uint32_t flight = 3U << 20, bytes = 200;
+	struct flight f;
+
+	CHECK(flight_open(&f, 40061, FLIGHT_WIN_8M));
+	flight_pump(&f, flight, flight);
+	CHECK(f.got == flight);
+	flight_mark(&f);
+	for (uint32_t i = 0; i < bytes; i++) {
+		flight_write(&f, flight + i + 1);
+		spin(&f.g, 1);
+		/* Each ACK takes one byte more (no retransmission timeout)
+		 * and moves the window field, up every other time.
+		 */
+		flight_ack(&f, i + 1, (uint16_t)(FLIGHT_WIN_8M - !(i & 1)));
+	}
+	CHECK(f.written == flight + bytes);
+	CHECK(flight_copies_bounded(&f));
+	flight_ack(&f, f.got, FLIGHT_WIN_8M);
+	flight_pump(&f, flight + bytes, flight + bytes);
+	CHECK(f.got == flight + bytes);
+	CHECK(flight_copies_bounded(&f));
+	flight_close(&f);
+}
+
+static void test_trickle(void)
+{
+	CHECK(unit_netns_run(trickle_body));
+}
+
+/**
+ * ms_since() - milliseconds since @t0
+ * @t0:		CLOCK_MONOTONIC time
+ *
+ * Return: milliseconds
+ */
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 +
+	       (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/**
+ * next_data() - the next segment with payload tapir sends to guest port
+ *		 @port
+ * @g:		guest
+ * @port:	guest port
+ * @s:		filled
+ *
+ * Return: true if one came within a second
+ */
+static bool next_data(struct guest *g, uint16_t port, struct seg *s)
+{
+	for (int i = 0; i < 2; i++)
+		while (next_seg(g, s))
+			if (s->len && s->dport == port)
+				return true;
+	return false;
+}
+
+/**
+ * small_window() - silly window avoidance: a window smaller than a
+ *		    segment, from a guest that once offered more, takes new
+ *		    data at once only if all of it fits, else after the
+ *		    persist timeout; a guest whose whole window is small is
+ *		    served at once
+ * @discard:	use the discard-buffer peek path
+ *
+ * Filling each few bytes of window as it opens costs the guest a frame
+ * per few bytes (and, without SO_PEEK_OFF, tapir a copy of the flight).
+ */
+static void small_window(bool discard)
+{
+	static char buf[5000];
+	struct timespec t0;
+	uint32_t isn, got;
+	struct guest g;
+	struct seg s;
+	long ms;
+	int fd;
+
+	CHECK(!guest_open(&g, discard));
+	fd = handshake_opts(&g, 40070, 1460, 0, 65535, 100, &isn);
+	CHECK(fd >= 0);
+	isn++;
+	/* 50 bytes into a 100-byte window: all there is fits, so at once. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(write(fd, buf, 50) == 50);
+	CHECK(next_data(&g, 40070, &s) && s.len == 50 && s.seq == isn);
+	CHECK(ms_since(&t0) < 100);
+	send_seg(&g, 40070, TH_ACK, GUEST_ISN + 1, isn + 50, 100, NULL, 0);
+	/* 5000 bytes: the window waits for the persist timeout (200 ms). */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(write(fd, buf, sizeof(buf)) == sizeof(buf));
+	CHECK(next_data(&g, 40070, &s) && s.len == 100 && s.seq == isn + 50);
+	ms = ms_since(&t0);
+	CHECK(ms >= 150 && ms < 1000);
+	/* A real window: the rest at once. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	send_seg(&g, 40070, TH_ACK, GUEST_ISN + 1, isn + 150, 65535, NULL, 0);
+	for (got = 150; got < 50 + sizeof(buf) && next_data(&g, 40070, &s);)
+		if (s.seq == isn + got)
+			got += (uint32_t)s.len;
+	CHECK(got == 50 + sizeof(buf));
+	CHECK(ms_since(&t0) < 100);
+	send_seg(&g, 40070, TH_ACK, GUEST_ISN + 1, isn + got, 65535, NULL, 0);
+	close(fd);
+
+	/* A guest whose window never exceeds 300 bytes. */
+	fd = handshake_opts(&g, 40071, 1460, 0, 300, 300, &isn);
+	CHECK(fd >= 0);
+	isn++;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(write(fd, buf, 1000) == 1000);
+	for (got = 0; got < 1000 && next_data(&g, 40071, &s);) {
+		CHECK(s.seq == isn + got && s.len == (got < 900 ? 300 : 100));
+		got += (uint32_t)s.len;
+		send_seg(&g, 40071, TH_ACK, GUEST_ISN + 1, isn + got, 300, NULL,
+		         0);
+	}
+	CHECK(got == 1000);
+	CHECK(ms_since(&t0) < 100);
+	close(fd);
+	guest_close(&g);
+}
+
+static void small_window_body(void)
+{
+	small_window(false);
+}
+
+static void small_window_discard_body(void)
+{
+	small_window(true);
+}
+
+static void test_small_window(void)
+{
+	CHECK(unit_netns_run(small_window_body));
+	CHECK(unit_netns_run(small_window_discard_body));
+}
+
 const struct unit_case unit_cases[] = {
         {"the tap refuses a reply's first frame or the FIN with nothing "
          "in flight: both still reach the guest",
@@ -262,5 +665,15 @@ const struct unit_case unit_cases[] = {
         {"a zero window probed three times, then opened: the next "
          "retransmission after a fresh RTO, no reset",
          test_zero_window},
+        {"no SO_PEEK_OFF, 4 MiB in flight, ACKs that each open one byte: "
+         "the discard buffer copies at most 4 bytes per byte sent",
+         test_one_byte_updates},
+        {"no SO_PEEK_OFF, 3 MiB in flight, the host writes byte by byte "
+         "and the window moves: at most 4 bytes copied per byte sent",
+         test_trickle},
+        {"a window under one segment takes new data at once only if it all "
+         "fits, else after the persist timeout; a small-window guest is "
+         "served at once (both peek paths)",
+         test_small_window},
         {NULL, NULL},
 };
