@@ -246,12 +246,13 @@ flows_ok() {
 		wait_for 5 tcp_listening 7777
 		# A hard limit too (tapir raises its soft limit to the hard
 		# one): room for about 10 connections over what tapir needs
-		# itself. The guest, which inherits the limit, says it started,
-		# waits for "go",
+		# itself, with one tap queue (each more takes fds of its own:
+		# the ASan pass sets TAPIR_QUEUES=2). The guest, which inherits
+		# the limit, says it started, waits for "go",
 		# tries 20 and holds them until "release" appears, then
 		# reports whether a new one works and closes it too.
 		bg_start_user tapir prlimit --nofile=24:24 "$TAPIR_BIN" run \
-			-a "$S" -p 127.0.0.1:18080:80 -- bash -c "
+			--queues 1 -a "$S" -p 127.0.0.1:18080:80 -- bash -c "
 			touch $SCEN_DIR/started
 			while [ ! -e $SCEN_DIR/go ]; do sleep 0.1; done
 			ok=0 refused=0

@@ -26,7 +26,8 @@ setup() {
 #   ns_listening NAME PORT: wait until PORT listens inside NAME's namespace.
 #   api NAME JSON: one request to NAME's API socket.
 #   nssock_helper NAME: the pid of the namespace socket helper of NAME, a
-#     `tapir run`: its one child that is not the command.
+#     `tapir run`: its child in the command's network namespace that is
+#     not the command.
 #   PEER_SYSTEM: for `socat TCP-LISTEN:80,fork,reuseaddr
 #     SYSTEM:"$PEER_SYSTEM"`, a server that reads a line L and answers
 #     "ADDRESS L", ADDRESS being the client as it saw it (10.0.2.100
@@ -66,12 +67,18 @@ HELPERS='
 		wait_for 5 eval "nsenter -t $pid -n ss -Htuln \"sport = :$2\" | grep -q ."
 	}
 	nssock_helper() {
-		local tapir target c
+		local tapir target c ns
 		tapir=$(bg_pid "$1")
 		target=$(api "$1" "{\"execute\":\"get_info\"}" |
 			jq .return.target.pid)
+		# The child in the network namespace of the command, not the
+		# command (an isolated tapir has a janitor too, in the host one).
+		ns=$(readlink /proc/"$target"/ns/net)
 		for c in $(cat /proc/"$tapir"/task/*/children); do
-			[ "$c" = "$target" ] || echo "$c"
+			if [ "$c" != "$target" ] &&
+				[ "$(readlink /proc/"$c"/ns/net || true)" = "$ns" ]; then
+				echo "$c"
+			fi
 		done
 	}
 	PEER_SYSTEM="read -r l; echo \$SOCAT_PEERADDR \$l"
