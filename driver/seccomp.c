@@ -178,7 +178,7 @@ int seccomp_allow_kill(pid_t pid)
 static int refuse_rest(scmp_filter_ctx f, int nr, unsigned int arg, int err)
 {
 	return seccomp_rule_add(f, SCMP_ACT_ERRNO((unsigned int)err), nr, 1,
-	                        SCMP_CMP(arg, SCMP_CMP_GE, 0));
+	                        SCMP_CMP(arg, SCMP_CMP_GE, 0, 0));
 }
 
 /**

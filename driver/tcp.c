@@ -567,6 +567,7 @@ void tcp_input(struct ctx *c, struct pkt *p)
 	}
 	if (syn) {
 		open_outbound(c, p, &s, &k);
+		thread_place_done(c);
 		return;
 	}
 	c->stats.drops[DROP_NO_FLOW]++;

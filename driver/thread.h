@@ -47,6 +47,7 @@ void threads_stop(struct ctx *c);
 bool thread_route_miss(struct ctx *c, const struct flow_key *k, bool syn);
 void thread_pass_to_owner(struct ctx *c, const struct flow_key *k);
 void thread_count_tcp(struct ctx *c, unsigned int n);
+void thread_place_done(struct ctx *c);
 bool thread_pass_to_main(struct ctx *c);
 void thread_learn_mac(struct ctx *c);
 void thread_guest_mac(const struct ctx *c, uint8_t *mac);

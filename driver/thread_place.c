@@ -64,6 +64,20 @@ static void unpick(struct thread_set *set, unsigned int i)
 }
 
 /**
+ * load_move() - a connection counted on thread @from by pick_thread()
+ *		 opens on @to instead
+ * @set:	threads
+ * @from:	thread it was counted on
+ * @to:		thread that opens it
+ */
+static void load_move(struct thread_set *set, unsigned int from,
+                      unsigned int to)
+{
+	unpick(set, from);
+	__atomic_add_fetch(&set->t[to].load, 1, __ATOMIC_RELAXED);
+}
+
+/**
  * place_begin() - @c handles a connection placed on it: the next TCP
  *		   connection it opens is already in its load
  * @c:		context, threaded
@@ -74,21 +88,44 @@ void place_begin(struct ctx *c)
 }
 
 /**
- * place_end() - done with a connection placed on @c: if it opened none
- *		 (the SYN met its connection, or was refused), take back
- *		 its count and its key
+ * place_done() - the SYN of a connection placed on @c was handled: if no
+ *		  connection opened (the SYN met its connection, or was
+ *		  refused), take its count back
+ * @c:		context
+ */
+static void place_done(struct ctx *c)
+{
+	struct thread *t = &c->threads->t[c->thread];
+
+	if (t->placing)
+		unpick(c->threads, c->thread);
+	t->placing = false;
+}
+
+/**
+ * thread_place_done() - a guest SYN without a connection was handled here:
+ *			 settle the count of a placement on this thread
+ * @c:		context
+ *
+ * Called after the open was tried, whatever came of it, so that the pick's
+ * count stays in the load until the connection counts itself: another
+ * thread placing meanwhile sees it.
+ */
+void thread_place_done(struct ctx *c)
+{
+	if (c->threads)
+		place_done(c);
+}
+
+/**
+ * place_end() - done with a connection placed on @c by another thread:
+ *		 its count, and its key if no connection opened with it
  * @c:		context, threaded
  * @k:		the connection's key
  */
 void place_end(struct ctx *c, const struct flow_key *k)
 {
-	struct thread *t = &c->threads->t[c->thread];
-
-	/* Opened, it took the key over (thread_count_tcp() saw it). */
-	if (!t->placing)
-		return;
-	unpick(c->threads, c->thread);
-	t->placing = false;
+	place_done(c);
 	flow_owner_unplace(c->owners, k, c->thread);
 }
 
@@ -138,9 +175,11 @@ bool place_syn(struct ctx *c, const struct flow_key *k)
 	struct thread_set *set = c->threads;
 	unsigned int to = pick_thread(set), holder;
 
-	/* Opened at once, and counted then. */
+	/* Opened here at once: the count stays until the connection counts
+	 * itself (thread_place_done()).
+	 */
 	if (to == c->thread) {
-		unpick(set, to);
+		place_begin(c);
 		return false;
 	}
 	switch (flow_owner_take(c->owners, k, to, true, &holder)) {
@@ -148,11 +187,13 @@ bool place_syn(struct ctx *c, const struct flow_key *k)
 		if (handoff_try(c, to, HANDOFF_PLACED, k))
 			return true;
 		flow_owner_unplace(c->owners, k, to);
-		unpick(set, to);
+		load_move(set, to, c->thread);
+		place_begin(c);
 		return false;
 	case OWNER_BUSY:
 		/* As many wait for that thread as it may have: here. */
-		unpick(set, to);
+		load_move(set, to, c->thread);
+		place_begin(c);
 		return false;
 	case OWNER_HELD:
 		/* Another reader placed the same SYN just now. */
@@ -230,9 +271,8 @@ void thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
 	take = flow_owner_take(c->owners, &k, to, true, &holder);
 	if (take == OWNER_BUSY && to != c->thread) {
 		/* As many wait for that thread as it may have: here. */
-		unpick(set, to);
+		load_move(set, to, c->thread);
 		to = c->thread;
-		__atomic_add_fetch(&set->t[to].load, 1, __ATOMIC_RELAXED);
 		take = flow_owner_take(c->owners, &k, to, true, &holder);
 	}
 	if (take != OWNER_TAKEN) {
@@ -253,15 +293,14 @@ void thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
 		 * (and pick that thread again, as the least busy).
 		 */
 		flow_owner_unplace(c->owners, &k, to);
-		unpick(set, to);
+		load_move(set, to, c->thread);
 		if (flow_owner_take(c->owners, &k, c->thread, true, &holder) !=
 		    OWNER_TAKEN) {
+			unpick(set, c->thread);
 			c->stats.drops[DROP_FLOW_LIMIT]++;
 			fwd_reset_close(fd);
 			return;
 		}
-		__atomic_add_fetch(&set->t[c->thread].load, 1,
-		                   __ATOMIC_RELAXED);
 	}
 	place_begin(c);
 	accept_here(c, fd, &k);

@@ -27,10 +27,12 @@ PEER_ECHO='
 	# peers4 / peers6: in the guest, print "DESTINATION PEER-SEEN" lines.
 	peers4="for a in 10.0.2.2 198.18.0.1; do
 		echo \$a \$(timeout 5 socat -u TCP4:\$a:9000 -); done
-		# UDP may lose a datagram on a loaded machine (the ASan pass
-		# once lost two in a row): ask up to 4 times.
+		# UDP may lose a datagram on a loaded machine: ask up to 4
+		# times. -t3: socat stops reading 0.5 s after stdin ends by
+		# default, sooner than the host echo (a fork and a shell) may
+		# answer under ASan.
 		for t in 1 2 3 4; do
-			r=\$(echo x | timeout 5 socat -T2 - UDP4:10.0.2.2:9001)
+			r=\$(echo x | timeout 5 socat -t3 -T3 - UDP4:10.0.2.2:9001)
 			[ -n \"\$r\" ] && break
 		done
 		echo udp:10.0.2.2 \$r"

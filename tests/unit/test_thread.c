@@ -231,6 +231,30 @@ static unsigned int udp_sources(int fd, uint16_t *ports, unsigned int max)
 }
 
 /**
+ * open_with_sink() - a guest with @queues threads and a UDP sink on the
+ *		      host's 127.0.0.1:7071
+ * @g:		filled
+ * @queues:	threads
+ *
+ * Return: the sink, or -1 after failing the check (nothing to close)
+ */
+static int open_with_sink(struct guest *g, unsigned int queues)
+{
+	int sink;
+
+	if (guest_open_threads(g, queues)) {
+		CHECK(!"set-up");
+		return -1;
+	}
+	sink = udp_sink(7071);
+	if (sink < 0) {
+		CHECK(!"a UDP sink on 127.0.0.1:7071");
+		guest_close(g);
+	}
+	return sink;
+}
+
+/**
  * udp_flows() - UDP flows thread @i has
  * @g:		guest from guest_open_threads()
  * @i:		thread
@@ -275,10 +299,9 @@ static void full_pick_body(void)
 	struct guest g;
 	int sink;
 
-	if (guest_open_threads(&g, 3) || (sink = udp_sink(7071)) < 0) {
-		CHECK(!"set-up");
+	sink = open_with_sink(&g, 3);
+	if (sink < 0)
 		return;
-	}
 	/* Thread 2 owns a UDP flow, which is not in its TCP load... */
 	g.tap = g.taps[2];
 	queue_udp(&g, 41098, 7071, 1, 'x');
@@ -326,10 +349,9 @@ static void reassembled_body(void)
 	struct guest g;
 	int sink;
 
-	if (guest_open_threads(&g, 3) || (sink = udp_sink(7071)) < 0) {
-		CHECK(!"set-up");
+	sink = open_with_sink(&g, 3);
+	if (sink < 0)
 		return;
-	}
 	g.tap = g.taps[0];
 	queue_udp_frags(&g, 41030, 7071, 2000, 'f', 77);
 	guest_run(&g, 0);
@@ -365,10 +387,9 @@ static void no_detour_body(void)
 	struct guest g;
 	int sink;
 
-	if (guest_open_threads(&g, 3) || (sink = udp_sink(7071)) < 0) {
-		CHECK(!"set-up");
+	sink = open_with_sink(&g, 3);
+	if (sink < 0)
 		return;
-	}
 	g.tap = g.taps[0];
 	queue_udp_frags(&g, 41040, 7071, 2000, 'f', 78);
 	for (int round = 0; round < 3; round++)
