@@ -288,12 +288,16 @@ struct ctx *thread_ctx(const struct ctx *c, unsigned int i)
 }
 
 /**
- * worker_ended() - a worker's loop ended: its counters are final, and it
- *		    answers no more requests for them
- * @t:		the worker, on its own thread
+ * thread_loop_ended() - a worker's loop ended: its counters are final, and
+ *			 it answers no more requests for them
+ * @c:		the worker's context, on its own thread
+ *
+ * Exported for the unit tests, which run the workers' loops themselves.
  */
-static void worker_ended(struct thread *t)
+void thread_loop_ended(struct ctx *c)
 {
+	struct thread *t = &c->threads->t[c->thread];
+
 	pthread_mutex_lock(&t->lock);
 	t->ended = true;
 	pthread_mutex_unlock(&t->lock);
@@ -322,7 +326,7 @@ static void *worker_main(void *arg)
 		err_msg("datapath thread %u: event loop failed", t->c->thread);
 		thread_fail(t->c);
 	}
-	worker_ended(t);
+	thread_loop_ended(t->c);
 	return NULL;
 }
 

@@ -54,6 +54,7 @@ void thread_guest_mac(const struct ctx *c, uint8_t *mac);
 void thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
                    uint16_t sport, const struct in6_addr *dst, uint16_t dport);
 void thread_fail(struct ctx *c);
+void thread_loop_ended(struct ctx *c);
 int threads_stats_ask(struct ctx *c, threads_stats_fn *fn, void *arg);
 void threads_stats_forget(struct ctx *c, void *arg);
 void threads_stats_now(struct ctx *c, struct stats *sum);

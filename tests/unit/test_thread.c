@@ -528,6 +528,54 @@ static void stats_body(void)
 	close(c3);
 }
 
+/**
+ * ended_body() - get_stats after a worker's loop ended, once while a round
+ *		  was asking it and once after: each reply comes from the
+ *		  main thread's own loop, at once
+ *
+ * Before, the worker's stats_asked stayed set and every later request
+ * waited for the round's deadline (here set to a minute).
+ */
+static void ended_body(void)
+{
+	const char *stats = "{\"execute\":\"get_stats\"}";
+	int c1 = -1, c2 = -1;
+	struct guest g;
+
+	if (guest_open_threads(&g, 2)) {
+		CHECK(!"set-up");
+		return;
+	}
+	snprintf(g.o.api_socket, sizeof(g.o.api_socket),
+	         "/tmp/tapir-unit-thread.%d.sock", (int)getpid());
+	if (api_init(&g.c)) {
+		CHECK(!"API socket");
+		guest_close(&g);
+		return;
+	}
+	thread_ctx(&g.c, 1)->stats.drops[DROP_NOT_FOR_US] = 77;
+	threads_stats_set_wait(60000);
+	/* Asked, then its loop ends before it copied anything. */
+	c1 = api_client(g.o.api_socket, stats);
+	for (int i = 0; i < 5; i++)
+		guest_run(&g, 0);
+	CHECK(c1 >= 0 && !replied(c1));
+	thread_loop_ended(thread_ctx(&g.c, 1));
+	for (int i = 0; i < 5 && c1 >= 0 && !replied(c1); i++)
+		guest_run(&g, 0);
+	CHECK(c1 >= 0 && replied(c1) && not_for_us(c1) == 77);
+	/* Later requests don't ask it, nor wait for it. */
+	c2 = api_client(g.o.api_socket, stats);
+	for (int i = 0; i < 5 && c2 >= 0 && !replied(c2); i++)
+		guest_run(&g, 0);
+	CHECK(c2 >= 0 && replied(c2) && not_for_us(c2) == 77);
+	threads_stats_set_wait(0);
+	api_cleanup(&g.c);
+	guest_close(&g);
+	close(c1);
+	close(c2);
+}
+
 static void test_burst(void)
 {
 	CHECK(unit_netns_run(burst_body));
@@ -558,6 +606,11 @@ static void test_stats(void)
 	CHECK(unit_netns_run(stats_body));
 }
 
+static void test_ended(void)
+{
+	CHECK(unit_netns_run(ended_body));
+}
+
 const struct unit_case unit_cases[] = {
         {"4 SYNs in a burst on one queue: 2 threads open 2 each", test_burst},
         {"a retransmitted SYN read before the first copy opened follows "
@@ -576,5 +629,8 @@ const struct unit_case unit_cases[] = {
          "others meanwhile, the reply comes once the worker copied its "
          "counters, or at the deadline with its last copy",
          test_stats},
+        {"get_stats after a worker's loop ended, asked or not: answered "
+         "at once, with its last counters",
+         test_ended},
         {NULL, NULL},
 };
