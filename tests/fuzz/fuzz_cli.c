@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - fuzzing: a command line into cli_parse()
  *
- * Input: one mode byte (bit 0: `tapir run`, else attach mode), then the
- * arguments, separated by NUL bytes. cli_parse() returns rather than
+ * Input: one mode byte (bit 0: `tapir run`, else attach mode; bit 1: the
+ * arguments are pasta port specs, all of one option, for
+ * pasta_ports_parse() instead), then the arguments, separated by NUL
+ * bytes. cli_parse() returns rather than
  * exits; its one error line is formatted but not written (log_silent),
  * and --help and --version print to /dev/null (fuzz_sandbox()).
  */
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "driver/cli.h"
+#include "driver/pasta_ports.h"
 #include "tests/fuzz/fuzzenv.h"
 
 #define MAX_ARGS 64
@@ -31,6 +34,22 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	fuzz_sandbox();
 	return 0;
+}
+
+/**
+ * parse_specs() - every argument as a spec of one pasta port option
+ * @argc:	argument count, argv[0] included
+ * @argv:	arguments
+ */
+static void parse_specs(int argc, char **argv)
+{
+	static struct pasta_ports pp;
+	char why[128];
+
+	memset(&pp, 0, sizeof(pp));
+	for (int i = 1; i < argc; i++)
+		if (pasta_ports_parse(&pp, argv[i], why, sizeof(why)))
+			break;
 }
 
 /**
@@ -67,7 +86,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(argv[argc++], p, n);
 	}
 	argv[argc] = NULL;
-	cli_parse(argc, argv, mode, &o);
+	if (data[0] & 2)
+		parse_specs(argc, argv);
+	else
+		cli_parse(argc, argv, mode, &o);
 	for (int i = 1; i < argc; i++)
 		free(argv[i]);
 	free(text);

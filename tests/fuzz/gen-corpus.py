@@ -268,6 +268,12 @@ def main():
         "help": (0, ["--help"]),
         "version": (1, ["-v"]),
         "bad": (0, ["-6cm"]),
+        # Mode bit 1: pasta port specs of one option.
+        "pasta-podman": (2, ["127.0.0.1/8080-8080:80-80",
+                             "8081-8081:80-80", "::1/9000"]),
+        "pasta-manual": (2, ["192.0.2.1%eth0/20-30,~25",
+                             "2000-5000:12000-15000,~3000-3010"]),
+        "pasta-keyword": (2, ["none", "auto"]),
     }
     for name, (mode, args) in cli.items():
         write(base, "cli", name,
