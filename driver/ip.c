@@ -64,6 +64,53 @@ uint32_t ip_pseudo_csum(const struct in6_addr *src, const struct in6_addr *dst,
 }
 
 /**
+ * ip_finish_csum() - complete a checksum the guest left to the tap inside
+ *		      what tapir passes on
+ * @c:		context
+ * @f:		the frame, its vnet header writable
+ * @p:		its packet, validated
+ *
+ * A guest kernel leaves a checksum partial (NEEDS_CSUM) for the device to
+ * finish. When that checksum is the packet's own L4 header's, nothing is
+ * owed: tapir terminates TCP and sends no UDP or ICMP header on (host
+ * sockets make their own). When it lies further in, as the inner TCP or
+ * UDP checksum of a VXLAN or GENEVE datagram does, the bytes go on as
+ * they are, so it is finished here, as skb_checksum_help() would, and the
+ * header says so (a thread this frame is handed to must not finish it
+ * twice). A GSO frame can't have one: each segment would need its own.
+ *
+ * Return: true to go on; false if the frame was dropped, counted
+ */
+bool ip_finish_csum(struct ctx *c, struct frame *f, const struct pkt *p)
+{
+	struct virtio_net_hdr *vh = f->vh;
+	size_t l4off, end, at;
+	uint16_t sum;
+
+	if (!vh || !(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM))
+		return true;
+	l4off = (size_t)(p->l4 - f->data);
+	if (vh->csum_start == l4off)
+		return true;
+	end = l4off + p->l4len;
+	at = (size_t)vh->csum_start + vh->csum_offset;
+	if (vh->csum_start < l4off || at + 2 > end ||
+	    (vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) !=
+	            VIRTIO_NET_HDR_GSO_NONE) {
+		c->stats.drops[DROP_BAD_VNET_HDR]++;
+		return false;
+	}
+	sum = csum_fold(
+	        csum_add(0, f->data + vh->csum_start, end - vh->csum_start));
+	/* 0 means "no checksum" to UDP; 0xffff is the same sum. */
+	if (!sum)
+		sum = 0xffff;
+	memcpy(f->data + at, &sum, sizeof(sum));
+	vh->flags &= (uint8_t)~VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	return true;
+}
+
+/**
  * ip_l4_input() - hand a validated IP packet to its protocol
  * @c:		context
  * @p:		packet

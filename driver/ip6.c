@@ -75,6 +75,8 @@ void ip6_input(struct ctx *c, struct frame *f)
 	p.l4 = p.l3 + off;
 	p.l4len = sizeof(h) + plen - off;
 	p.vh = f->vh;
+	if (!ip_finish_csum(c, f, &p))
+		return;
 	if (nh == IPPROTO_FRAGMENT) {
 		frag6_input(c, &p);
 		return;

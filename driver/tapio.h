@@ -25,7 +25,7 @@
  * @len:	bytes at @data
  */
 struct frame {
-	const struct virtio_net_hdr *vh;
+	struct virtio_net_hdr *vh;
 	uint8_t *data;
 	size_t len;
 };

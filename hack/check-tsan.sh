@@ -121,7 +121,7 @@ export TAPIR_QUEUES=${TAPIR_QUEUES:-2}
 # tests/tcp.bats's byte-exact transfers: 2 GB takes TSan's tapir longer
 # than a sandbox may run (120 s) with offloads off.
 export TAPIR_TEST_TRANSFER_MB=${TAPIR_TEST_TRANSFER_MB:-256}
-export TESTS_FILTER=${TESTS_FILTER:-'^(queues|tcp|udp|icmp|portfwd|api): '}
+export TESTS_FILTER=${TESTS_FILTER:-'^(queues|tcp|udp|icmp|portfwd|api|tunnel): '}
 
 rc=0
 TAPIR_BUILD="$work/build" setarch "$(uname -m)" -R tests/run.sh 2>&1 |

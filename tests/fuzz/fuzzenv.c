@@ -583,7 +583,7 @@ void fuzz_feed(struct fuzz_env *e, const uint8_t *buf, size_t len, bool vnet)
 			abort();
 		memcpy(vh, buf, hl);
 	}
-	f.vh = (const void *)vh;
+	f.vh = (void *)vh;
 	f.len = len - hl;
 	f.data = malloc(f.len);
 	if (!f.data)

@@ -23,6 +23,7 @@
 #include "driver/frag_reasm.h"
 #include "driver/inany.h"
 #include "driver/ip.h"
+#include "driver/ip4.h"
 #include "driver/tapio.h"
 #include "driver/udp.h"
 #include "driver/udp_flow.h"
@@ -855,6 +856,142 @@ static void test_flow_timeouts(void)
 	fake_close(&f);
 }
 
+/* A VXLAN datagram as the guest's tap gets it: outer Ethernet, IPv4 and
+ * UDP, the VXLAN header, then the inner Ethernet, IPv4 and UDP headers
+ * and TUN_DATA bytes.
+ */
+#define TUN_INNER_L3 (14 + 20 + 8 + 8 + 14)
+#define TUN_INNER_L4 (TUN_INNER_L3 + 20)
+#define TUN_DATA 32
+#define TUN_LEN (TUN_INNER_L4 + 8 + TUN_DATA)
+
+/**
+ * tunnel_frame() - a guest VXLAN frame to 10.0.2.2:@dport whose inner UDP
+ *		    checksum is left partial for the tap, as a guest kernel
+ *		    leaves it
+ * @b:		TUN_LEN bytes, filled
+ * @vh:		filled: NEEDS_CSUM at the inner UDP header
+ * @dport:	outer destination port
+ */
+static void tunnel_frame(uint8_t *b, struct virtio_net_hdr *vh, uint16_t dport)
+{
+	struct iphdr *ih = (struct iphdr *)(void *)(b + 14);
+	struct iphdr *in = (struct iphdr *)(void *)(b + TUN_INNER_L3);
+	struct udphdr *uh = (struct udphdr *)(void *)(b + 34);
+	struct udphdr *iu = (struct udphdr *)(void *)(b + TUN_INNER_L4);
+	struct in6_addr s, d;
+
+	memset(b, 0, TUN_LEN);
+	memcpy(b, "\x52\x55\x0a\x00\x02\x02\x02\x00\x00\x00\x00\x01\x08\x00",
+	       14);
+	*ih = (struct iphdr){.version = 4,
+	                     .ihl = 5,
+	                     .ttl = 64,
+	                     .protocol = IPPROTO_UDP,
+	                     .tot_len = htons(TUN_LEN - 14)};
+	inet_pton(AF_INET, "10.0.2.100", &ih->saddr);
+	inet_pton(AF_INET, "10.0.2.2", &ih->daddr);
+	ih->check = csum_ip4_header(ih, 20);
+	*uh = (struct udphdr){.source = htons(40001),
+	                      .dest = htons(dport),
+	                      .len = htons(TUN_LEN - 34)};
+	b[42] = 0x08; /* VXLAN: VNI valid */
+	*in = (struct iphdr){.version = 4,
+	                     .ihl = 5,
+	                     .ttl = 64,
+	                     .protocol = IPPROTO_UDP,
+	                     .tot_len = htons(20 + 8 + TUN_DATA)};
+	inet_pton(AF_INET, "10.244.0.1", &in->saddr);
+	inet_pton(AF_INET, "10.244.1.1", &in->daddr);
+	in->check = csum_ip4_header(in, 20);
+	*iu = (struct udphdr){.source = htons(5000),
+	                      .dest = htons(6000),
+	                      .len = htons(8 + TUN_DATA)};
+	memset(b + TUN_INNER_L4 + 8, 'v', TUN_DATA);
+	/* What udp_set_csum() leaves: the pseudo-header's sum, uncomplemented. */
+	inany_from_v4(&s, (struct in_addr){in->saddr});
+	inany_from_v4(&d, (struct in_addr){in->daddr});
+	iu->check = (uint16_t)~csum_fold(
+	        ip_pseudo_csum(&s, &d, IPPROTO_UDP, 8 + TUN_DATA));
+	*vh = (struct virtio_net_hdr){.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+	                              .csum_start = TUN_INNER_L4,
+	                              .csum_offset = 6};
+}
+
+/**
+ * inner_csum_ok() - whether the inner UDP checksum of a VXLAN payload as
+ *		     the host peer got it verifies
+ * @pl:		outer UDP payload
+ * @n:		its length
+ *
+ * Return: true if so
+ */
+static bool inner_csum_ok(const uint8_t *pl, ssize_t n)
+{
+	const size_t l3 = TUN_INNER_L3 - 42, l4 = TUN_INNER_L4 - 42;
+	struct in6_addr s, d;
+	struct iphdr in;
+
+	if (n != TUN_LEN - 42)
+		return false;
+	memcpy(&in, pl + l3, sizeof(in));
+	inany_from_v4(&s, (struct in_addr){in.saddr});
+	inany_from_v4(&d, (struct in_addr){in.daddr});
+	return csum_fold(csum_add(
+	               ip_pseudo_csum(&s, &d, IPPROTO_UDP, 8 + TUN_DATA),
+	               pl + l4, 8 + TUN_DATA)) == 0;
+}
+
+/**
+ * tunnel_body() - the guest's partial inner checksum is finished before
+ *		   the datagram leaves; one tapir can't finish is dropped,
+ *		   counted
+ *
+ * Before, the payload left as it came, with the bare pseudo-header sum,
+ * and the far end of a VXLAN overlay dropped every inner datagram.
+ */
+static void tunnel_body(void)
+{
+	struct pollfd pfd = {.events = POLLIN};
+	uint8_t b[TUN_LEN], got_buf[TUN_LEN];
+	struct virtio_net_hdr vh;
+	union sockaddr_inany sa;
+	struct frame fr = {.vh = &vh, .data = b, .len = TUN_LEN};
+	struct fake f;
+	uint16_t port;
+	ssize_t n;
+
+	pfd.fd = loopback_udp("127.0.0.1", 0, &sa);
+	CHECK(pfd.fd >= 0);
+	port = ntohs(sa.sa4.sin_port);
+	CHECK(fake_open(&f, 1500, sizeof(vh)) == 0);
+	tunnel_frame(b, &vh, port);
+	ip4_input(&f.c, &fr);
+	n = poll(&pfd, 1, 1000) == 1
+	            ? recv(pfd.fd, got_buf, sizeof(got_buf), MSG_DONTWAIT)
+	            : -1;
+	CHECK(inner_csum_ok(got_buf, n));
+	CHECK(!(vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM));
+	/* As a GSO frame, or pointing into the outer headers: dropped. */
+	tunnel_frame(b, &vh, port);
+	vh.gso_type = VIRTIO_NET_HDR_GSO_UDP_L4;
+	vh.gso_size = 100;
+	ip4_input(&f.c, &fr);
+	tunnel_frame(b, &vh, port);
+	vh.csum_start = 14 + 10;
+	vh.csum_offset = 0;
+	ip4_input(&f.c, &fr);
+	CHECK(f.c.stats.drops[DROP_BAD_VNET_HDR] == 2);
+	CHECK(poll(&pfd, 1, 100) == 0);
+	fake_close(&f);
+	close(pfd.fd);
+}
+
+static void test_tunnel_inner_csum(void)
+{
+	CHECK(unit_netns_run(tunnel_body));
+}
+
 const struct unit_case unit_cases[] = {
         {"short and bad-length datagrams", test_lengths},
         {"checksums: wrong, absent, partial", test_checksums},
@@ -871,5 +1008,8 @@ const struct unit_case unit_cases[] = {
          test_inbound_alike_peers},
         {"flow table bound and LRU eviction", test_flow_limit},
         {"flow idle timeouts", test_flow_timeouts},
+        {"a VXLAN datagram's partial inner checksum is finished before it "
+         "leaves; a GSO one is dropped, counted",
+         test_tunnel_inner_csum},
         {NULL, NULL},
 };
