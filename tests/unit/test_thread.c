@@ -468,6 +468,28 @@ static long long not_for_us(int fd)
 }
 
 /**
+ * open_with_api() - a guest with two threads and an API socket
+ * @g:		filled
+ *
+ * Return: 0, or -1 after a failed CHECK (nothing left open)
+ */
+static int open_with_api(struct guest *g)
+{
+	if (guest_open_threads(g, 2)) {
+		CHECK(!"set-up");
+		return -1;
+	}
+	snprintf(g->o.api_socket, sizeof(g->o.api_socket),
+	         "/tmp/tapir-unit-thread.%d.sock", (int)getpid());
+	if (api_init(&g->c)) {
+		CHECK(!"API socket");
+		guest_close(g);
+		return -1;
+	}
+	return 0;
+}
+
+/**
  * stats_body() - get_stats while a worker doesn't run: the main thread
  *		  goes on (it answers another client first), the reply
  *		  comes once the worker copied its counters, or at the
@@ -483,17 +505,8 @@ static void stats_body(void)
 	int c1 = -1, c2 = -1, c3 = -1;
 	struct guest g;
 
-	if (guest_open_threads(&g, 2)) {
-		CHECK(!"set-up");
+	if (open_with_api(&g))
 		return;
-	}
-	snprintf(g.o.api_socket, sizeof(g.o.api_socket),
-	         "/tmp/tapir-unit-thread.%d.sock", (int)getpid());
-	if (api_init(&g.c)) {
-		CHECK(!"API socket");
-		guest_close(&g);
-		return;
-	}
 	thread_ctx(&g.c, 1)->stats.drops[DROP_NOT_FOR_US] = 4242;
 	/* Long enough that only worker 1's copy can end the first round. */
 	threads_stats_set_wait(60000);
@@ -542,17 +555,8 @@ static void ended_body(void)
 	int c1 = -1, c2 = -1;
 	struct guest g;
 
-	if (guest_open_threads(&g, 2)) {
-		CHECK(!"set-up");
+	if (open_with_api(&g))
 		return;
-	}
-	snprintf(g.o.api_socket, sizeof(g.o.api_socket),
-	         "/tmp/tapir-unit-thread.%d.sock", (int)getpid());
-	if (api_init(&g.c)) {
-		CHECK(!"API socket");
-		guest_close(&g);
-		return;
-	}
 	thread_ctx(&g.c, 1)->stats.drops[DROP_NOT_FOR_US] = 77;
 	threads_stats_set_wait(60000);
 	/* Asked, then its loop ends before it copied anything. */
