@@ -875,44 +875,45 @@ static void test_flow_timeouts(void)
  */
 static void tunnel_frame(uint8_t *b, struct virtio_net_hdr *vh, uint16_t dport)
 {
-	struct iphdr *ih = (struct iphdr *)(void *)(b + 14);
-	struct iphdr *in = (struct iphdr *)(void *)(b + TUN_INNER_L3);
-	struct udphdr *uh = (struct udphdr *)(void *)(b + 34);
-	struct udphdr *iu = (struct udphdr *)(void *)(b + TUN_INNER_L4);
+	/* Built aside and copied in: the headers are not aligned in @b. */
+	struct iphdr ih = {.version = 4,
+	                   .ihl = 5,
+	                   .ttl = 64,
+	                   .protocol = IPPROTO_UDP,
+	                   .tot_len = htons(TUN_LEN - 14)};
+	struct iphdr in = {.version = 4,
+	                   .ihl = 5,
+	                   .ttl = 64,
+	                   .protocol = IPPROTO_UDP,
+	                   .tot_len = htons(20 + 8 + TUN_DATA)};
+	struct udphdr uh = {.source = htons(40001),
+	                    .dest = htons(dport),
+	                    .len = htons(TUN_LEN - 34)};
+	struct udphdr iu = {.source = htons(5000),
+	                    .dest = htons(6000),
+	                    .len = htons(8 + TUN_DATA)};
 	struct in6_addr s, d;
 
 	memset(b, 0, TUN_LEN);
 	memcpy(b, "\x52\x55\x0a\x00\x02\x02\x02\x00\x00\x00\x00\x01\x08\x00",
 	       14);
-	*ih = (struct iphdr){.version = 4,
-	                     .ihl = 5,
-	                     .ttl = 64,
-	                     .protocol = IPPROTO_UDP,
-	                     .tot_len = htons(TUN_LEN - 14)};
-	inet_pton(AF_INET, "10.0.2.100", &ih->saddr);
-	inet_pton(AF_INET, "10.0.2.2", &ih->daddr);
-	ih->check = csum_ip4_header(ih, 20);
-	*uh = (struct udphdr){.source = htons(40001),
-	                      .dest = htons(dport),
-	                      .len = htons(TUN_LEN - 34)};
+	inet_pton(AF_INET, "10.0.2.100", &ih.saddr);
+	inet_pton(AF_INET, "10.0.2.2", &ih.daddr);
+	ih.check = csum_ip4_header(&ih, 20);
+	memcpy(b + 14, &ih, 20);
+	memcpy(b + 34, &uh, 8);
 	b[42] = 0x08; /* VXLAN: VNI valid */
-	*in = (struct iphdr){.version = 4,
-	                     .ihl = 5,
-	                     .ttl = 64,
-	                     .protocol = IPPROTO_UDP,
-	                     .tot_len = htons(20 + 8 + TUN_DATA)};
-	inet_pton(AF_INET, "10.244.0.1", &in->saddr);
-	inet_pton(AF_INET, "10.244.1.1", &in->daddr);
-	in->check = csum_ip4_header(in, 20);
-	*iu = (struct udphdr){.source = htons(5000),
-	                      .dest = htons(6000),
-	                      .len = htons(8 + TUN_DATA)};
-	memset(b + TUN_INNER_L4 + 8, 'v', TUN_DATA);
+	inet_pton(AF_INET, "10.244.0.1", &in.saddr);
+	inet_pton(AF_INET, "10.244.1.1", &in.daddr);
+	in.check = csum_ip4_header(&in, 20);
+	memcpy(b + TUN_INNER_L3, &in, 20);
 	/* What udp_set_csum() leaves: the pseudo-header's sum, uncomplemented. */
-	inany_from_v4(&s, (struct in_addr){in->saddr});
-	inany_from_v4(&d, (struct in_addr){in->daddr});
-	iu->check = (uint16_t)~csum_fold(
+	inany_from_v4(&s, (struct in_addr){in.saddr});
+	inany_from_v4(&d, (struct in_addr){in.daddr});
+	iu.check = (uint16_t)~csum_fold(
 	        ip_pseudo_csum(&s, &d, IPPROTO_UDP, 8 + TUN_DATA));
+	memcpy(b + TUN_INNER_L4, &iu, 8);
+	memset(b + TUN_INNER_L4 + 8, 'v', TUN_DATA);
 	*vh = (struct virtio_net_hdr){.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
 	                              .csum_start = TUN_INNER_L4,
 	                              .csum_offset = 6};
