@@ -44,20 +44,56 @@ void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,
 }
 
 /**
+ * gso_offered() - whether tapir offered the tap the offload a frame uses
+ * @c:		context, its tap's TUNSETOFFLOAD flags in @c->tap.offloads
+ * @vh:		the frame's header
+ * @ethertype:	the frame's, host order
+ *
+ * A guest kernel only uses what the device offered, so anything else is
+ * a frame tapir can't be sure to complete: TSO or USO of the other
+ * family, ECN (TUN_F_TSO_ECN is never offered), a type tapir never asked
+ * for (UFO, UDP tunnels), a partial checksum without TUN_F_CSUM.
+ *
+ * Return: true if so
+ */
+static bool gso_offered(const struct ctx *c, const struct virtio_net_hdr *vh,
+                        uint16_t ethertype)
+{
+	bool v4 = ethertype == ETHERTYPE_IP, v6 = ethertype == ETHERTYPE_IPV6;
+	unsigned int off = c->tap.offloads;
+
+	if ((vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && !(off & TUN_F_CSUM))
+		return false;
+	switch (vh->gso_type) {
+	case VIRTIO_NET_HDR_GSO_NONE:
+		return true;
+	case VIRTIO_NET_HDR_GSO_TCPV4:
+		return v4 && (off & TUN_F_TSO4);
+	case VIRTIO_NET_HDR_GSO_TCPV6:
+		return v6 && (off & TUN_F_TSO6);
+	case VIRTIO_NET_HDR_GSO_UDP_L4:
+		return (v4 && (off & TUN_F_USO4)) || (v6 && (off & TUN_F_USO6));
+	default:
+		return false;
+	}
+}
+
+/**
  * vnet_hdr_valid() - check the metadata the guest kernel put before a frame
- * @vh:		header
- * @len:	frame length after the header
+ * @c:		context
+ * @f:		the frame, at least 14 bytes, with its header
  *
  * Return: true if we can honour it
  */
-static bool vnet_hdr_valid(const struct virtio_net_hdr *vh, size_t len)
+static bool vnet_hdr_valid(const struct ctx *c, const struct frame *f)
 {
-	uint8_t gso = vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN;
+	const struct virtio_net_hdr *vh = f->vh;
+	const struct ether_header *eh = (const void *)f->data;
+	size_t len = f->len;
 
-	if (gso != VIRTIO_NET_HDR_GSO_NONE && gso != VIRTIO_NET_HDR_GSO_TCPV4 &&
-	    gso != VIRTIO_NET_HDR_GSO_TCPV6 && gso != VIRTIO_NET_HDR_GSO_UDP_L4)
+	if (!gso_offered(c, vh, ntohs(eh->ether_type)))
 		return false;
-	if (gso != VIRTIO_NET_HDR_GSO_NONE && !vh->gso_size)
+	if (vh->gso_type != VIRTIO_NET_HDR_GSO_NONE && !vh->gso_size)
 		return false;
 	if ((vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
 	    (size_t)vh->csum_start + vh->csum_offset + 2 > len)
@@ -93,7 +129,7 @@ void eth_input(struct ctx *c, struct frame *f)
 {
 	const struct ether_header *eh = (const void *)f->data;
 
-	if (f->vh && !vnet_hdr_valid(f->vh, f->len)) {
+	if (f->vh && !vnet_hdr_valid(c, f)) {
 		c->stats.drops[DROP_BAD_VNET_HDR]++;
 		return;
 	}

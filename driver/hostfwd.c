@@ -38,7 +38,7 @@
  */
 const char *const hostfwd_syscalls[] = {
         "socket", "setsockopt", "getsockopt",  "bind",
-        "listen", "accept4",    "getsockname", "recvfrom",
+        "listen", "accept4",    "getsockname", "recvmmsg",
         "sendto", "sendmsg",    "close",       NULL,
 };
 
@@ -54,6 +54,7 @@ const char *const hostfwd_syscalls[] = {
  * @fd:		listening TCP or bound UDP socket
  * @ev:		read event on @fd
  * @pause:	timer that re-arms @ev after a pause (fdlimit_pause())
+ * @rxq_ovfl:	UDP: its socket's drop count as last seen (SO_RXQ_OVFL)
  */
 struct fwd {
 	struct hostfwd_spec s;
@@ -61,6 +62,7 @@ struct fwd {
 	int fd;
 	struct event *ev;
 	struct event *pause;
+	uint32_t rxq_ovfl;
 };
 
 /**
@@ -74,7 +76,6 @@ struct fwd {
  * @wait:	connections waiting for a namespace socket
  * @fallbacks:	connections of spliced forwards served through the tap
  * @refused:	connections of spliced forwards reset for want of a socket
- * @udp_buf:	one datagram from a UDP forward's socket
  */
 struct hostfwd_state {
 	struct ctx *c;
@@ -86,7 +87,6 @@ struct hostfwd_state {
 	struct splice_wait *wait;
 	uint64_t fallbacks;
 	uint64_t refused;
-	uint8_t udp_buf[65536];
 };
 
 /**
@@ -145,6 +145,8 @@ static int open_listener(const struct hostfwd_spec *s, char *why, size_t whylen)
 		snprintf(what, sizeof(what), "socket");
 		goto fail;
 	}
+	if (s->udp)
+		udp_sock_tune(fd);
 	if ((!s->udp &&
 	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one))) ||
 	    (sa.sa.sa_family == AF_INET6 &&
@@ -340,20 +342,10 @@ static void tcp_accept_cb(evutil_socket_t lfd, short what, void *arg)
 static void udp_recv_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct fwd *f = arg;
-	uint8_t *buf = f->hs->udp_buf;
 
 	(void)what;
-	for (int i = 0; i < HOSTFWD_BATCH; i++) {
-		union sockaddr_inany peer;
-		socklen_t len = sizeof(peer);
-		ssize_t n = recvfrom((int)lfd, buf, sizeof(f->hs->udp_buf), 0,
-		                     &peer.sa, &len);
-
-		if (n < 0)
-			return;
-		udp_inbound(f->hs->c, (int)lfd, &peer, &f->s.guest_addr,
-		            f->s.guest_port, buf, (size_t)n);
-	}
+	udp_listener_read(f->hs->c, (int)lfd, &f->s.guest_addr, f->s.guest_port,
+	                  &f->rxq_ovfl);
 }
 
 /**

@@ -20,6 +20,7 @@ static const char *const drop_names[DROP_REASONS] = {
         [DROP_GSO_SEGMENTS] = "gso_segments",
         [DROP_BAD_ADDRESS] = "bad_address",
         [DROP_HANDOFF] = "handoff",
+        [DROP_HOST_RCVBUF] = "host_rcvbuf",
 };
 
 static const char *const proto_names[PROTO_COUNT] = {

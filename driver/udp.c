@@ -43,12 +43,23 @@ const char *const udp_syscalls[] = {
 #define UDP_MAX_SEGMENTS 128
 /* A whole datagram of either family fits, and truncation shows. */
 #define UDP_RX_BUF 65536
+/* Socket buffers asked for each UDP socket: a guest's bursts (a 64 KiB USO
+ * frame is 45 datagrams at MTU 1500) and a host's (a VXLAN peer at line
+ * rate) must fit while the other side is busy. Unprivileged, the kernel
+ * caps them at net.core.rmem_max and wmem_max (212992 by default, which
+ * it doubles); what still overflows is counted (SO_RXQ_OVFL).
+ */
+#define UDP_SOCK_BUF (4 << 20)
+/* Room for one SO_RXQ_OVFL control message. */
+#define UDP_RX_CTL CMSG_SPACE(sizeof(uint32_t))
 
 /**
  * struct udp_bufs - the UDP module's buffers, one set per context
  * @rx:		datagrams from host sockets, one batch
  * @rx_msg:	recvmmsg() headers for @rx
  * @rx_iov:	their vectors
+ * @rx_name:	their senders
+ * @rx_ctl:	their control messages
  * @tx_msg:	sendmmsg() headers for a guest's datagrams
  * @tx_iov:	their vectors
  */
@@ -56,6 +67,8 @@ struct udp_bufs {
 	uint8_t rx[UDP_RX_BATCH][UDP_RX_BUF];
 	struct mmsghdr rx_msg[UDP_RX_BATCH];
 	struct iovec rx_iov[UDP_RX_BATCH];
+	union sockaddr_inany rx_name[UDP_RX_BATCH];
+	uint8_t rx_ctl[UDP_RX_BATCH][UDP_RX_CTL];
 	struct mmsghdr tx_msg[UDP_TX_BATCH];
 	struct iovec tx_iov[UDP_TX_BATCH];
 };
@@ -220,6 +233,85 @@ static void udp_to_guest(struct ctx *c, struct udp_flow *f, const uint8_t *data,
 }
 
 /**
+ * udp_sock_tune() - size a UDP socket's buffers for bursts, and have it
+ *		     report what its receive queue drops
+ * @fd:		UDP socket, new
+ *
+ * Neither failure stops the socket from working: each is logged, at
+ * most once per 5 s.
+ */
+void udp_sock_tune(int fd)
+{
+	static struct log_limit limit;
+	const int size = UDP_SOCK_BUF, one = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)))
+		err_limited(&limit, errno,
+		            "udp: socket buffers and drop count");
+}
+
+/**
+ * count_overflow() - add what a socket's receive queue dropped since
+ *		      @last to the drops
+ * @c:		context
+ * @mh:		the latest datagram read from it
+ * @last:	its count when last seen, updated
+ *
+ * SO_RXQ_OVFL gives the socket's running count with each datagram once
+ * it is not 0, so the latest one read has it all.
+ */
+static void count_overflow(struct ctx *c, const struct msghdr *mh,
+                           uint32_t *last)
+{
+	for (const struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm;
+	     cm = CMSG_NXTHDR((struct msghdr *)mh, (struct cmsghdr *)cm)) {
+		uint32_t v;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SO_RXQ_OVFL ||
+		    cm->cmsg_len < CMSG_LEN(sizeof(v)))
+			continue;
+		memcpy(&v, CMSG_DATA(cm), sizeof(v));
+		c->stats.drops[DROP_HOST_RCVBUF] += (uint32_t)(v - *last);
+		*last = v;
+	}
+}
+
+/**
+ * recv_batch() - read up to UDP_RX_BATCH datagrams from @fd into the
+ *		  context's buffers, with their senders
+ * @c:		context
+ * @fd:		UDP socket
+ * @ovfl:	its drop count as last seen, updated
+ *
+ * Return: datagrams read, or -1 with errno set
+ */
+static int recv_batch(struct ctx *c, int fd, uint32_t *ovfl)
+{
+	struct udp_bufs *b = c->udp->bufs;
+	int n;
+
+	for (int i = 0; i < UDP_RX_BATCH; i++) {
+		b->rx_iov[i] = (struct iovec){b->rx[i], UDP_RX_BUF};
+		memset(&b->rx_msg[i], 0, sizeof(b->rx_msg[i]));
+		b->rx_msg[i].msg_hdr = (struct msghdr){
+		        .msg_name = &b->rx_name[i],
+		        .msg_namelen = sizeof(b->rx_name[i]),
+		        .msg_iov = &b->rx_iov[i],
+		        .msg_iovlen = 1,
+		        .msg_control = b->rx_ctl[i],
+		        .msg_controllen = sizeof(b->rx_ctl[i]),
+		};
+	}
+	n = recvmmsg(fd, b->rx_msg, UDP_RX_BATCH, MSG_DONTWAIT, NULL);
+	if (n > 0)
+		count_overflow(c, &b->rx_msg[n - 1].msg_hdr, ovfl);
+	return n;
+}
+
+/**
  * udp_sock_cb() - datagrams (or an error) on a flow's socket
  * @fd:		the socket
  * @what:	libevent flags (unused)
@@ -229,31 +321,56 @@ static void udp_sock_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct udp_flow *f = arg;
 	struct ctx *c = flow_enter(&f->flow);
-	struct mmsghdr *msg = c->udp->bufs->rx_msg;
-	struct iovec *iov = c->udp->bufs->rx_iov;
-	uint8_t(*rx_buf)[UDP_RX_BUF] = c->udp->bufs->rx;
+	struct udp_bufs *b = c->udp->bufs;
 
 	(void)what;
 	for (int round = 0; round < UDP_RX_ROUNDS; round++) {
-		int n;
+		int n = recv_batch(c, fd, &f->rxq_ovfl);
 
-		for (int i = 0; i < UDP_RX_BATCH; i++) {
-			iov[i] = (struct iovec){rx_buf[i], UDP_RX_BUF};
-			memset(&msg[i], 0, sizeof(msg[i]));
-			msg[i].msg_hdr.msg_iov = &iov[i];
-			msg[i].msg_hdr.msg_iovlen = 1;
-		}
-		n = recvmmsg(fd, msg, UDP_RX_BATCH, MSG_DONTWAIT, NULL);
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EINTR)
 				flow_error_to_guest(c, f, errno);
 			return;
 		}
 		for (int i = 0; i < n; i++) {
-			if (msg[i].msg_hdr.msg_flags & MSG_TRUNC)
+			if (b->rx_msg[i].msg_hdr.msg_flags & MSG_TRUNC)
 				c->stats.drops[DROP_BAD_LENGTH]++;
 			else
-				udp_to_guest(c, f, rx_buf[i], msg[i].msg_len);
+				udp_to_guest(c, f, b->rx[i],
+				             b->rx_msg[i].msg_len);
+		}
+		if (n < UDP_RX_BATCH)
+			return;
+	}
+}
+
+/**
+ * udp_listener_read() - pass the datagrams waiting on a UDP forward's
+ *			 socket to the guest, a bounded batch per wakeup
+ * @c:		context
+ * @lfd:	the forward's socket
+ * @gaddr:	guest address they go to
+ * @gport:	guest port, host order
+ * @ovfl:	the socket's drop count as last seen
+ */
+void udp_listener_read(struct ctx *c, int lfd, const struct in6_addr *gaddr,
+                       uint16_t gport, uint32_t *ovfl)
+{
+	struct udp_bufs *b = c->udp->bufs;
+
+	for (int round = 0; round < UDP_RX_ROUNDS; round++) {
+		int n = recv_batch(c, lfd, ovfl);
+
+		if (n < 0)
+			return;
+		for (int i = 0; i < n; i++) {
+			const struct mmsghdr *m = &b->rx_msg[i];
+
+			if (m->msg_hdr.msg_flags & MSG_TRUNC)
+				c->stats.drops[DROP_BAD_LENGTH]++;
+			else
+				udp_inbound(c, lfd, &b->rx_name[i], gaddr,
+				            gport, b->rx[i], m->msg_len);
 		}
 		if (n < UDP_RX_BATCH)
 			return;
@@ -362,6 +479,7 @@ static int flow_connect(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 	}
 	f->fd = fd;
 	f->own_fd = true;
+	udp_sock_tune(fd);
 	if ((ret = fwd_bind_outbound(c, fd, sa->sa.sa_family))) {
 		debug_msg("udp: bind outbound address for %s port %u: %s",
 		          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,

@@ -48,6 +48,7 @@
  * @from_guest:	the guest sent on it
  * @from_host:	the host side sent on it
  * @last:	monotonic second of the last datagram
+ * @rxq_ovfl:	its socket's drop count as last seen (SO_RXQ_OVFL)
  * @quote:	IP and UDP header of the guest's last datagram, to quote in
  *		ICMP errors
  * @quote_l3len: IP header bytes in @quote, 0 if nothing to quote
@@ -66,6 +67,7 @@ struct udp_flow {
 	bool from_guest;
 	bool from_host;
 	uint64_t last;
+	uint32_t rxq_ovfl;
 	uint8_t quote[UDP_QUOTE_MAX];
 	size_t quote_l3len;
 	struct udp_flow *lprev;

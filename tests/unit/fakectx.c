@@ -41,6 +41,11 @@ int fake_ctx_init(struct ctx *c, struct opts *o, bool ipv6,
 	memcpy(c->guest_mac, guest_mac, 6);
 	c->tap.mtu = 1500;
 	c->tap.queues = 1;
+	/* As a kernel with all of them: frames with vnet headers may use
+	 * any offload tapir asks for.
+	 */
+	c->tap.offloads =
+	        TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_USO4 | TUN_F_USO6;
 	for (int i = 0; i < TAPIR_MAX_QUEUES; i++)
 		c->tapfd[i] = -1;
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv))

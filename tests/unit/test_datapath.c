@@ -952,6 +952,96 @@ static void m_vnet_csum_beyond_frame(struct tframe *t)
 }
 
 /**
+ * vnet_tcp() - a TCP ACK to nowhere with a vnet header asking for TSO
+ * @t:		frame to build
+ * @gso_type:	the header's gso_type
+ * @v6:		over IPv6 rather than IPv4
+ */
+static void vnet_tcp(struct tframe *t, uint8_t gso_type, bool v6)
+{
+	uint8_t l4[20];
+	size_t len;
+
+	len = tcp_hdr(l4, TH_ACK);
+	if (v6)
+		tf_ip6(t, NOWHERE6, IPPROTO_TCP, l4, len);
+	else
+		tf_ip4(t, NOWHERE4, IPPROTO_TCP, l4, len);
+	t->has_vh = true;
+	t->vh.gso_type = gso_type;
+	t->vh.gso_size = 1000;
+}
+
+/**
+ * m_vnet_tso4_on_ip6() - TSO for IPv4 on an IPv6 frame
+ * @t:		frame to build
+ */
+static void m_vnet_tso4_on_ip6(struct tframe *t)
+{
+	vnet_tcp(t, VIRTIO_NET_HDR_GSO_TCPV4, true);
+}
+
+/**
+ * m_vnet_tso6_on_ip4() - TSO for IPv6 on an IPv4 frame
+ * @t:		frame to build
+ */
+static void m_vnet_tso6_on_ip4(struct tframe *t)
+{
+	vnet_tcp(t, VIRTIO_NET_HDR_GSO_TCPV6, false);
+}
+
+/**
+ * m_vnet_tso_ecn() - TSO with the ECN bit, never offered
+ * @t:		frame to build
+ */
+static void m_vnet_tso_ecn(struct tframe *t)
+{
+	vnet_tcp(t, VIRTIO_NET_HDR_GSO_TCPV4 | VIRTIO_NET_HDR_GSO_ECN, false);
+}
+
+/**
+ * m_vnet_ufo() - UFO (gso_type 3), never offered
+ * @t:		frame to build
+ */
+static void m_vnet_ufo(struct tframe *t)
+{
+	vnet_tcp(t, VIRTIO_NET_HDR_GSO_UDP, false);
+}
+
+/**
+ * m_vnet_csum_in_ip_header() - a partial checksum inside the IP header
+ * @t:		frame to build
+ */
+static void m_vnet_csum_in_ip_header(struct tframe *t)
+{
+	vnet_tcp(t, VIRTIO_NET_HDR_GSO_NONE, false);
+	t->vh.gso_size = 0;
+	t->vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	t->vh.csum_start = 14 + 10;
+	t->vh.csum_offset = 0;
+}
+
+/**
+ * m_vnet_tso_csum_in_payload() - TSO whose partial checksum lies past
+ *				  the TCP header (an inner one: each
+ *				  segment would need its own)
+ * @t:		frame to build
+ */
+static void m_vnet_tso_csum_in_payload(struct tframe *t)
+{
+	uint8_t l4[40] = {0};
+	size_t len = tcp_hdr(l4, TH_ACK);
+
+	tf_ip4(t, NOWHERE4, IPPROTO_TCP, l4, len + 20);
+	t->has_vh = true;
+	t->vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+	t->vh.gso_size = 1000;
+	t->vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	t->vh.csum_start = 14 + 20 + 20;
+	t->vh.csum_offset = 6;
+}
+
+/**
  * struct mcase - one malformation and the drop counter it must raise
  * @name:	shown on failure
  * @build:	builds the frame
@@ -1015,6 +1105,14 @@ static const struct mcase catalogue[] = {
          DROP_BAD_VNET_HDR},
         {"vnet csum_start+csum_offset beyond the frame",
          m_vnet_csum_beyond_frame, DROP_BAD_VNET_HDR},
+        {"vnet TSO4 on an IPv6 frame", m_vnet_tso4_on_ip6, DROP_BAD_VNET_HDR},
+        {"vnet TSO6 on an IPv4 frame", m_vnet_tso6_on_ip4, DROP_BAD_VNET_HDR},
+        {"vnet TSO with ECN, never offered", m_vnet_tso_ecn, DROP_BAD_VNET_HDR},
+        {"vnet UFO, never offered", m_vnet_ufo, DROP_BAD_VNET_HDR},
+        {"vnet csum_start inside the IP header", m_vnet_csum_in_ip_header,
+         DROP_BAD_VNET_HDR},
+        {"vnet TSO with its partial checksum past the TCP header",
+         m_vnet_tso_csum_in_payload, DROP_BAD_VNET_HDR},
         {NULL, NULL, 0},
 };
 
@@ -1129,6 +1227,32 @@ static void test_needs_csum_not_verified(void)
 	t.vh.flags = 0;
 	feed(&t);
 	CHECK(t_ctx.stats.drops[DROP_BAD_CHECKSUM] == 1);
+	CHECK(drain(NULL) == 0);
+	teardown();
+}
+
+/**
+ * test_offloads_not_offered() - a tap without TSO (--offload=off, or the
+ *				 kernel refused it) or without checksum
+ *				 offload: frames using them are dropped
+ */
+static void test_offloads_not_offered(void)
+{
+	static struct tframe t;
+
+	setup();
+	t_ctx.tap.offloads = TUN_F_CSUM;
+	vnet_tcp(&t, VIRTIO_NET_HDR_GSO_TCPV4, false);
+	feed(&t);
+	CHECK(t_ctx.stats.drops[DROP_BAD_VNET_HDR] == 1);
+	t_ctx.tap.offloads = 0;
+	vnet_tcp(&t, VIRTIO_NET_HDR_GSO_NONE, false);
+	t.vh.gso_size = 0;
+	t.vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	t.vh.csum_start = 34;
+	t.vh.csum_offset = 16;
+	feed(&t);
+	CHECK(t_ctx.stats.drops[DROP_BAD_VNET_HDR] == 2);
 	CHECK(drain(NULL) == 0);
 	teardown();
 }
@@ -1709,6 +1833,8 @@ const struct unit_case unit_cases[] = {
          test_short_ethernet},
         {"NEEDS_CSUM: the checksum is not verified, otherwise it is",
          test_needs_csum_not_verified},
+        {"offloads the tap was not given: frames using them are dropped",
+         test_offloads_not_offered},
         {"control: ARP for the gateway is answered with 52:55:0a:00:02:02",
          test_arp_reply},
         {"control: echo to the gateway gets a correctly summed reply",

@@ -993,6 +993,140 @@ static void test_tunnel_inner_csum(void)
 	CHECK(unit_netns_run(tunnel_body));
 }
 
+/* Datagrams a host peer floods a socket of tapir's with: far more than
+ * any receive buffer the kernel grants (8 MiB with rmem_max at 4 MiB).
+ */
+#define FLOOD_N 20000
+#define FLOOD_LEN 1000
+
+/**
+ * flood() - send FLOOD_N datagrams of FLOOD_LEN bytes from @fd to @to
+ * @fd:		sending socket
+ * @to:		destination
+ *
+ * Return: how many were sent
+ */
+static unsigned int flood(int fd, const union sockaddr_inany *to)
+{
+	static const uint8_t data[FLOOD_LEN];
+	unsigned int sent = 0;
+
+	for (unsigned int i = 0; i < FLOOD_N; i++)
+		sent += sendto(fd, data, sizeof(data), 0, &to->sa,
+		               sizeof(to->sa4)) == FLOOD_LEN;
+	return sent;
+}
+
+/**
+ * drain_guest() - run tapir's loop and read its frames to the guest until
+ *		   neither has anything left
+ * @f:		fake context
+ * @lfd:	a forward's socket to read each round too, or -1
+ * @ovfl:	its drop count, for udp_listener_read()
+ *
+ * Return: frames of FLOOD_LEN payload bytes the guest got
+ */
+static unsigned int drain_guest(struct fake *f, int lfd, uint32_t *ovfl)
+{
+	struct in6_addr guest;
+	unsigned int frames = 0, idle = 0;
+	ssize_t n;
+
+	inany_from_v4(&guest, f->c.guest4);
+	while (idle < 50) {
+		bool any = false;
+
+		if (lfd >= 0)
+			udp_listener_read(&f->c, lfd, &guest, 9999, ovfl);
+		event_base_loop(f->c.base, EVLOOP_NONBLOCK);
+		while ((n = next_frame(f)) >= 0) {
+			frames += n == 14 + 20 + 8 + FLOOD_LEN;
+			any = true;
+		}
+		idle = any ? 0 : idle + 1;
+	}
+	return frames;
+}
+
+/**
+ * write_file() - write @text to the file at @path
+ * @path:	file, e.g. a sysctl
+ * @text:	contents
+ *
+ * Return: true on success
+ */
+static bool write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok = fd >= 0 &&
+	          write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/**
+ * overflow_body() - a host peer floods a flow's socket and a forward's
+ *		     socket faster than tapir reads: every datagram reaches
+ *		     the guest or is counted as host_rcvbuf, none vanishes
+ */
+static void overflow_body(void)
+{
+	union sockaddr_inany psa, fsa, lsa;
+	socklen_t len = sizeof(fsa);
+	unsigned int sent, got;
+	uint32_t ovfl = 0;
+	struct fake f;
+	struct pkt p;
+	static char buf[FLOOD_LEN];
+	int pfd, lfd;
+
+	pfd = loopback_udp("127.0.0.1", 0, &psa);
+	lfd = loopback_udp("127.0.0.1", 0, &lsa);
+	/* The fake tap takes a round of frames (its own netns's setting). */
+	CHECK(write_file("/proc/sys/net/unix/max_dgram_qlen", "512"));
+	CHECK(pfd >= 0 && lfd >= 0 && fake_open(&f, 1500, 0) == 0);
+	/* A tap that never blocks tapir: what it can't take is counted. */
+	CHECK(fcntl(f.c.tapfd[0], F_SETFL, O_NONBLOCK) == 0);
+	/* A guest flow to the peer; the peer learns its source. */
+	udp4(&p, "10.0.2.2", ntohs(psa.sa4.sin_port), 5, 1);
+	udp_input(&f.c, &p);
+	CHECK(recvfrom(pfd, buf, sizeof(buf), 0, &fsa.sa, &len) == 5);
+	sent = flood(pfd, &fsa);
+	got = drain_guest(&f, -1, NULL);
+	/* The count comes with the next datagram, as in a stream. */
+	sent += sendto(pfd, buf, FLOOD_LEN, 0, &fsa.sa, sizeof(fsa.sa4)) ==
+	        FLOOD_LEN;
+	got += drain_guest(&f, -1, NULL);
+	CHECK(sent == FLOOD_N + 1 && got < sent);
+	CHECK(f.c.stats.drops[DROP_HOST_RCVBUF] > 0);
+	CHECK(f.c.stats.drops[DROP_HOST_RCVBUF] +
+	              f.c.stats.drops[DROP_TAP_WRITE] ==
+	      sent - got);
+	/* The same through a forward's socket (tuned as hostfwd.c does). */
+	memset(f.c.stats.drops, 0, sizeof(f.c.stats.drops));
+	udp_sock_tune(lfd);
+	sent = flood(pfd, &lsa);
+	got = drain_guest(&f, lfd, &ovfl);
+	sent += sendto(pfd, buf, FLOOD_LEN, 0, &lsa.sa, sizeof(lsa.sa4)) ==
+	        FLOOD_LEN;
+	got += drain_guest(&f, lfd, &ovfl);
+	CHECK(sent == FLOOD_N + 1 && got < sent && ovfl > 0);
+	CHECK(ovfl == f.c.stats.drops[DROP_HOST_RCVBUF]);
+	CHECK(f.c.stats.drops[DROP_HOST_RCVBUF] +
+	              f.c.stats.drops[DROP_TAP_WRITE] ==
+	      sent - got);
+	fake_close(&f);
+	close(pfd);
+	close(lfd);
+}
+
+static void test_overflow(void)
+{
+	CHECK(unit_netns_run(overflow_body));
+}
+
 const struct unit_case unit_cases[] = {
         {"short and bad-length datagrams", test_lengths},
         {"checksums: wrong, absent, partial", test_checksums},
@@ -1012,5 +1146,8 @@ const struct unit_case unit_cases[] = {
         {"a VXLAN datagram's partial inner checksum is finished before it "
          "leaves; a GSO one is dropped, counted",
          test_tunnel_inner_csum},
+        {"a host peer floods a flow and a forward: what its socket drops "
+         "is counted as host_rcvbuf, nothing vanishes",
+         test_overflow},
         {NULL, NULL},
 };
