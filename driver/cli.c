@@ -136,7 +136,7 @@ void cli_usage(FILE *f, enum cli_mode mode)
 }
 
 /**
- * parse_uint() - parse a whole decimal string within bounds
+ * cli_parse_uint() - parse a whole decimal string within bounds
  * @s:		input
  * @min:	lowest accepted value
  * @max:	highest accepted value
@@ -144,8 +144,8 @@ void cli_usage(FILE *f, enum cli_mode mode)
  *
  * Return: 0 on success, -1 if @s is empty, has junk or is out of range
  */
-static int parse_uint(const char *s, unsigned long min, unsigned long max,
-                      unsigned long *out)
+int cli_parse_uint(const char *s, unsigned long min, unsigned long max,
+                   unsigned long *out)
 {
 	char *end;
 	unsigned long v;
@@ -213,7 +213,8 @@ int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
 	}
 	memcpy(addr, s, slash - s);
 	addr[slash - s] = '\0';
-	if (!dotted_quad_shape(addr) || parse_uint(slash + 1, 0, 99, &plen)) {
+	if (!dotted_quad_shape(addr) ||
+	    cli_parse_uint(slash + 1, 0, 99, &plen)) {
 		snprintf(why, whylen, "invalid CIDR: %s", s);
 		return -1;
 	}
@@ -302,10 +303,10 @@ int cli_parse_publish(const char *s, struct publish *p, char *why,
 	} else {
 		hport = buf;
 	}
-	if (parse_uint(hport, 1, 65535, &v))
+	if (cli_parse_uint(hport, 1, 65535, &v))
 		goto bad;
 	p->host_port = (uint16_t)v;
-	if (parse_uint(gport, 1, 65535, &v))
+	if (cli_parse_uint(gport, 1, 65535, &v))
 		goto bad;
 	p->guest_port = (uint16_t)v;
 	return 0;
@@ -377,7 +378,7 @@ static int parse_queues(const char *s, unsigned int *out)
 		*out = cli_auto_queues(sysconf(_SC_NPROCESSORS_ONLN));
 		return 0;
 	}
-	if (parse_uint(s, 1, TAPIR_MAX_QUEUES, &v))
+	if (cli_parse_uint(s, 1, TAPIR_MAX_QUEUES, &v))
 		return -1;
 	*out = (unsigned int)v;
 	return 0;
@@ -467,7 +468,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		break;
 	case 'e':
 	case 'r':
-		if (parse_uint(arg, 0, INT_MAX, &v)) {
+		if (cli_parse_uint(arg, 0, INT_MAX, &v)) {
 			err_msg("%s must be a non-negative integer",
 			        c == 'e' ? "exit-fd" : "ready-fd");
 			return -1;
@@ -475,7 +476,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		*(c == 'e' ? &o->exit_fd : &o->ready_fd) = (int)v;
 		break;
 	case 'm':
-		if (parse_uint(arg, TAPIR_MTU_MIN, TAPIR_MTU_MAX, &v)) {
+		if (cli_parse_uint(arg, TAPIR_MTU_MIN, TAPIR_MTU_MAX, &v)) {
 			err_msg("MTU must be an integer in %d..%d, not \"%s\"",
 			        TAPIR_MTU_MIN, TAPIR_MTU_MAX, arg);
 			return -1;
@@ -563,7 +564,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		o->outbound6_set = true;
 		break;
 	case OPT_TXQUEUELEN:
-		if (parse_uint(arg, 1, TAPIR_TXQLEN_MAX, &v)) {
+		if (cli_parse_uint(arg, 1, TAPIR_TXQLEN_MAX, &v)) {
 			err_msg("txqueuelen must be an integer in 1..%d, not "
 			        "\"%s\"",
 			        TAPIR_TXQLEN_MAX, arg);
@@ -651,7 +652,7 @@ static int parse_target(struct opts *o, int argc, char **argv)
 		err_msg("warning: too many arguments, ignoring \"%s\"...",
 		        argv[2]);
 	if (o->netns_type == NETNS_PID) {
-		if (parse_uint(argv[0], 1, INT_MAX, &v)) {
+		if (cli_parse_uint(argv[0], 1, INT_MAX, &v)) {
 			err_msg("PID must be a positive integer: %s", argv[0]);
 			return -1;
 		}
@@ -679,23 +680,26 @@ static int parse_target(struct opts *o, int argc, char **argv)
 }
 
 /**
- * report_getopt_error() - one line for an unknown option or missing argument
+ * cli_getopt_error() - one line for an unknown option or missing argument,
+ *			in getopt's words (podman matches them)
  * @c:		'?' (unknown option) or ':' (missing argument)
  * @arg:	the offending argv element
+ * @help:	the command whose --help lists the options
  */
-static void report_getopt_error(int c, const char *arg)
+void cli_getopt_error(int c, const char *arg, const char *help)
 {
 	/* In a cluster such as -6cm, name the option, not the cluster. */
 	if (c == ':' && arg[1] != '-')
-		err_msg("option '-%c' requires an argument (see tapir --help)",
-		        optopt);
+		err_msg("option '-%c' requires an argument (see %s --help)",
+		        optopt, help);
 	else if (c == ':')
-		err_msg("option '%s' requires an argument (see tapir --help)",
-		        arg);
+		err_msg("option '%s' requires an argument (see %s --help)", arg,
+		        help);
 	else if (optopt && arg[0] == '-' && arg[1] != '-')
-		err_msg("unrecognized option '-%c' (see tapir --help)", optopt);
+		err_msg("unrecognized option '-%c' (see %s --help)", optopt,
+		        help);
 	else
-		err_msg("unrecognized option '%s' (see tapir --help)", arg);
+		err_msg("unrecognized option '%s' (see %s --help)", arg, help);
 }
 
 /**
@@ -751,7 +755,7 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 	while ((c = getopt_long(argc, argv, shortopts, long_opts, NULL)) !=
 	       -1) {
 		if (c == '?' || c == ':') {
-			report_getopt_error(c, argv[optind - 1]);
+			cli_getopt_error(c, argv[optind - 1], "tapir");
 			return -1;
 		}
 		ret = parse_option(o, c, optarg);

@@ -136,5 +136,8 @@ int cli_parse_publish(const char *s, struct publish *p, char *why,
                       size_t whylen);
 unsigned int cli_auto_txqueuelen(unsigned int mtu);
 unsigned int cli_auto_queues(long online);
+int cli_parse_uint(const char *s, unsigned long min, unsigned long max,
+                   unsigned long *out);
+void cli_getopt_error(int c, const char *arg, const char *help);
 
 #endif /* TAPIR_CLI_H */

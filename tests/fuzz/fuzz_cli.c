@@ -3,7 +3,8 @@
  *
  * Input: one mode byte (bit 0: `tapir run`, else attach mode; bit 1: the
  * arguments are pasta port specs, all of one option, for
- * pasta_ports_parse() instead), then the arguments, separated by NUL
+ * pasta_ports_parse() instead; bit 2, without bit 1: a pasta command
+ * line, for pasta_cli_parse()), then the arguments, separated by NUL
  * bytes. cli_parse() returns rather than
  * exits; its one error line is formatted but not written (log_silent),
  * and --help and --version print to /dev/null (fuzz_sandbox()).
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "driver/cli.h"
+#include "driver/pasta_cli.h"
 #include "driver/pasta_ports.h"
 #include "tests/fuzz/fuzzenv.h"
 
@@ -61,6 +63,7 @@ static void parse_specs(int argc, char **argv)
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static struct pasta_opts po;
 	static struct opts o;
 	enum cli_mode mode;
 	char *argv[MAX_ARGS + 2], *text, *p;
@@ -88,6 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc] = NULL;
 	if (data[0] & 2)
 		parse_specs(argc, argv);
+	else if (data[0] & 4)
+		pasta_cli_parse(argc, argv, &po);
 	else
 		cli_parse(argc, argv, mode, &o);
 	for (int i = 1; i < argc; i++)
