@@ -18,7 +18,9 @@ load lib
 # (run in a guest: vx.sh INNER-ADDR REMOTE FAR-PORT makes vx0, VNI 42, MTU
 # 1450, listening on 4789, whose frames go to REMOTE:FAR-PORT),
 # $SCEN_DIR/csum.awk
-# (the InCsumErrors of Tcp and Udp in /proc/net/snmp, summed), and guest B
+# (the InCsumErrors of Tcp and Udp in /proc/net/snmp, summed),
+# $SCEN_DIR/xfer.sh (serve_blob and fetch_and_upload, both ends of the blob
+# transfers); with TUNNEL_SETUP also guest B
 # in the background: 10.99.0.2, far port 4789, published on host port
 # 4790, serving the blob on TCP 7000, taking an upload on 7001 and echoing
 # UDP on 7002, writing $SCEN_DIR/b.csum once $SCEN_DIR/a.done appears.
@@ -45,6 +47,27 @@ TUNNEL_FILES='
 		}
 		END { print sum + 0 }
 	EOF
+	cat >"$SCEN_DIR/xfer.sh" <<-"EOF"
+		# Sourced by the guests, with d=$SCEN_DIR.
+		serve_blob() { # serve the blob on 7000 once, take an upload on
+			# 7001 into up.sha; $up is the upload pipeline
+			socat -u FILE:"$d/blob" TCP-LISTEN:7000,bind=10.99.0.2,reuseaddr &
+			(timeout 90 socat -u TCP-LISTEN:7001,bind=10.99.0.2,reuseaddr - |
+				sha256sum >"$d/up.sha") &
+			up=$!
+		}
+		fetch_and_upload() { # the other side of serve_blob
+			echo "down $(timeout 60 socat -u TCP:10.99.0.2:7000 - |
+				sha256sum | cut -d" " -f1)"
+			timeout 60 socat -u FILE:"$d/blob" TCP:10.99.0.2:7001
+			echo "upload rc=$?"
+			# What socat left in flight dies with this namespace.
+			for i in $(seq 300); do
+				[ -s "$d/up.sha" ] && break
+				sleep 0.1
+			done
+		}
+	EOF
 '
 TUNNEL_SETUP='
 	BLOB_BYTES=10000000
@@ -52,11 +75,9 @@ TUNNEL_SETUP='
 	cat >"$SCEN_DIR/guest-b.sh" <<-"EOF"
 		set -e
 		d=$1
+		. "$d/xfer.sh"
 		bash "$d/vx.sh" 10.99.0.2 198.18.0.1 4789
-		socat -u FILE:"$d/blob" TCP-LISTEN:7000,bind=10.99.0.2,reuseaddr &
-		(timeout 60 socat -u TCP-LISTEN:7001,bind=10.99.0.2,reuseaddr - |
-			sha256sum >"$d/up.sha") &
-		up=$!
+		serve_blob
 		socat UDP-RECVFROM:7002,bind=10.99.0.2,fork EXEC:cat &
 		touch "$d/b.ready"
 		for i in $(seq 600); do
@@ -77,16 +98,9 @@ TUNNEL_SETUP='
 		echo "blob $(sha256sum <"$SCEN_DIR/blob" | cut -d" " -f1)"
 		cat >"$SCEN_DIR/guest-a.sh" <<-"EOF"
 			d=$1
+			. "$d/xfer.sh"
 			bash "$d/vx.sh" 10.99.0.1 198.18.0.1 4790
-			echo "down $(timeout 30 socat -u TCP:10.99.0.2:7000 - |
-				sha256sum | cut -d" " -f1)"
-			timeout 30 socat -u FILE:"$d/blob" TCP:10.99.0.2:7001
-			echo "upload rc=$?"
-			# What socat left in flight dies with this namespace.
-			for i in $(seq 300); do
-				[ -s "$d/up.sha" ] && break
-				sleep 0.1
-			done
+			fetch_and_upload
 			for t in 1 2 3; do
 				r=$(echo overlay-udp |
 					timeout 5 socat -t3 -T3 - UDP:10.99.0.2:7002)
@@ -139,11 +153,9 @@ TWO_HOSTS='
 	cat >"$SCEN_DIR/guest-b2.sh" <<-"EOF"
 		set -e
 		d=$1
+		. "$d/xfer.sh"
 		bash "$d/vx.sh" 10.99.0.2 198.19.0.1 8472
-		socat -u FILE:"$d/blob" TCP-LISTEN:7000,bind=10.99.0.2,reuseaddr &
-		(timeout 90 socat -u TCP-LISTEN:7001,bind=10.99.0.2,reuseaddr - |
-			sha256sum >"$d/up.sha") &
-		up=$!
+		serve_blob
 		touch "$d/b.ready"
 		for i in $(seq 300); do
 			[ -e "$d/a.ready" ] && break
@@ -159,18 +171,11 @@ TWO_HOSTS='
 	EOF
 	cat >"$SCEN_DIR/guest-a2.sh" <<-"EOF"
 		d=$1
+		. "$d/xfer.sh"
 		bash "$d/vx.sh" 10.99.0.1 198.19.0.2 8472
 		touch "$d/a.ready"
 		ping -c 3 -W 2 10.99.0.2 >/dev/null && echo "a ping ok"
-		echo "down $(timeout 60 socat -u TCP:10.99.0.2:7000 - |
-			sha256sum | cut -d" " -f1)"
-		timeout 60 socat -u FILE:"$d/blob" TCP:10.99.0.2:7001
-		echo "upload rc=$?"
-		# What socat left in flight dies with this namespace.
-		for i in $(seq 300); do
-			[ -s "$d/up.sha" ] && break
-			sleep 0.1
-		done
+		fetch_and_upload
 		for i in $(seq 50); do
 			[ -s "$d/b.ping" ] && break
 			sleep 0.1
