@@ -695,7 +695,11 @@ void cli_getopt_error(int c, const char *arg, const char *help)
 	else if (c == ':')
 		err_msg("option '%s' requires an argument (see %s --help)", arg,
 		        help);
-	else if (optopt && arg[0] == '-' && arg[1] != '-')
+	/* glibc sets optopt for an unknown short option only; within a
+	 * cluster it has not moved past it, so @arg may be the argument
+	 * before.
+	 */
+	else if (optopt)
 		err_msg("unrecognized option '-%c' (see %s --help)", optopt,
 		        help);
 	else

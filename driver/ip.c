@@ -69,19 +69,24 @@ uint32_t ip_pseudo_csum(const struct in6_addr *src, const struct in6_addr *dst,
  * @c:		context
  * @f:		the frame, its vnet header writable
  * @p:		its packet, validated
+ * @fragment:	@p is an IP fragment
  *
  * A guest kernel leaves a checksum partial (NEEDS_CSUM) for the device to
  * finish. When that checksum is the packet's own L4 header's, nothing is
  * owed: tapir terminates TCP and sends no UDP or ICMP header on (host
- * sockets make their own). When it lies further in, as the inner TCP or
- * UDP checksum of a VXLAN or GENEVE datagram does, the bytes go on as
+ * sockets make their own). When it lies in the payload, as the inner TCP
+ * or UDP checksum of a VXLAN or GENEVE datagram does, the bytes go on as
  * they are, so it is finished here, as skb_checksum_help() would, and the
  * header says so (a thread this frame is handed to must not finish it
- * twice). A GSO frame can't have one: each segment would need its own.
+ * twice). Refused, counted: one inside the L4 header or before it, one in
+ * a TCP payload (the stream goes on without it), one of a fragment (it
+ * would cover this fragment only), and one of a GSO frame (each segment
+ * would need its own). Linux sends none of these.
  *
  * Return: true to go on; false if the frame was dropped, counted
  */
-bool ip_finish_csum(struct ctx *c, struct frame *f, const struct pkt *p)
+bool ip_finish_csum(struct ctx *c, struct frame *f, const struct pkt *p,
+                    bool fragment)
 {
 	struct virtio_net_hdr *vh = f->vh;
 	size_t l4off, end, at;
@@ -94,7 +99,9 @@ bool ip_finish_csum(struct ctx *c, struct frame *f, const struct pkt *p)
 		return true;
 	end = l4off + p->l4len;
 	at = (size_t)vh->csum_start + vh->csum_offset;
-	if (vh->csum_start < l4off || at + 2 > end ||
+	/* UDP's and ICMP's headers are 8 bytes. */
+	if (vh->csum_start < l4off + 8 || at + 2 > end || fragment ||
+	    p->proto == IPPROTO_TCP ||
 	    (vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) !=
 	            VIRTIO_NET_HDR_GSO_NONE) {
 		c->stats.drops[DROP_BAD_VNET_HDR]++;

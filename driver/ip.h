@@ -42,7 +42,8 @@ int ip_output(struct ctx *c, const struct in6_addr *src,
               const struct in6_addr *dst, uint8_t proto, const struct iovec *l4,
               int l4cnt, const struct virtio_net_hdr *vh);
 void ip_l4_input(struct ctx *c, struct pkt *p);
-bool ip_finish_csum(struct ctx *c, struct frame *f, const struct pkt *p);
+bool ip_finish_csum(struct ctx *c, struct frame *f, const struct pkt *p,
+                    bool fragment);
 uint32_t ip_pseudo_csum(const struct in6_addr *src, const struct in6_addr *dst,
                         uint8_t proto, size_t len);
 bool ip_is_gateway(const struct ctx *c, const struct in6_addr *a);

@@ -51,7 +51,8 @@ void ip4_input(struct ctx *c, struct frame *f)
 	p.l4 = p.l3 + hlen;
 	p.l4len = tot - hlen;
 	p.vh = f->vh;
-	if (!ip_finish_csum(c, f, &p))
+	if (!ip_finish_csum(c, f, &p,
+	                    ntohs(ih.frag_off) & (IP_MF | IP_OFFMASK)))
 		return;
 	if ((ntohs(ih.frag_off) & (IP_MF | IP_OFFMASK)) && frag4_input(c, &p))
 		return;

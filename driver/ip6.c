@@ -75,7 +75,7 @@ void ip6_input(struct ctx *c, struct frame *f)
 	p.l4 = p.l3 + off;
 	p.l4len = sizeof(h) + plen - off;
 	p.vh = f->vh;
-	if (!ip_finish_csum(c, f, &p))
+	if (!ip_finish_csum(c, f, &p, nh == IPPROTO_FRAGMENT))
 		return;
 	if (nh == IPPROTO_FRAGMENT) {
 		frag6_input(c, &p);

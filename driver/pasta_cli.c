@@ -136,6 +136,9 @@ static int parse_addr(const char *name, const char *s, struct pasta_addr *a)
 	struct in_addr v4;
 
 	if (inet_pton(AF_INET, s, &v4) == 1) {
+		if (!v4.s_addr || IN_MULTICAST(ntohl(v4.s_addr)) ||
+		    v4.s_addr == INADDR_BROADCAST)
+			goto unusable;
 		if (a->v4_set)
 			goto twice;
 		a->v4_set = true;
@@ -143,6 +146,11 @@ static int parse_addr(const char *name, const char *s, struct pasta_addr *a)
 		return 0;
 	}
 	if (inet_pton(AF_INET6, s, &v6) == 1) {
+		/* tapir holds IPv4 as ::ffff:0:0/96: such an IPv6 address
+		 * would be taken for IPv4 (inany.h). */
+		if (IN6_IS_ADDR_UNSPECIFIED(&v6) ||
+		    IN6_IS_ADDR_MULTICAST(&v6) || IN6_IS_ADDR_V4MAPPED(&v6))
+			goto unusable;
 		if (a->v6_set)
 			goto twice;
 		a->v6_set = true;
@@ -153,6 +161,11 @@ static int parse_addr(const char *name, const char *s, struct pasta_addr *a)
 	return -1;
 twice:
 	err_msg("%s: given twice for one IP version (\"%s\")", name, s);
+	return -1;
+unusable:
+	err_msg("%s: \"%s\" can't be used: unspecified, multicast, broadcast "
+	        "or IPv4-mapped",
+	        name, s);
 	return -1;
 }
 
@@ -187,6 +200,10 @@ static int parse_netmask(const char *s, int *prefix)
 	struct in_addr m;
 	uint32_t h;
 
+	if (*prefix >= 0) {
+		err_msg("-n: given twice (\"%s\")", s);
+		return -1;
+	}
 	if (!cli_parse_uint(s, 0, 32, &v)) {
 		*prefix = (int)v;
 		return 0;
@@ -219,7 +236,7 @@ static int parse_ports(char opt, const char *s, struct pasta_ports *pp)
 
 	if (!pasta_ports_parse(pp, s, why, sizeof(why)))
 		return 0;
-	err_msg("-%c %s: %s", opt, s, why);
+	err_msg("-%c %.64s: %s", opt, s, why);
 	return -1;
 }
 
@@ -327,7 +344,9 @@ static int parse_value(struct pasta_opts *po, int c, const char *arg)
 
 	switch (c) {
 	case 'I':
-		if (!*arg || strlen(arg) >= IFNAMSIZ || strpbrk(arg, "/: \t")) {
+		if (!*arg || strlen(arg) >= IFNAMSIZ ||
+		    strpbrk(arg, "/: \t\n") || !strcmp(arg, ".") ||
+		    !strcmp(arg, "..")) {
 			err_msg("-I: bad interface name \"%.32s\"", arg);
 			return -1;
 		}
@@ -393,7 +412,10 @@ static int parse_target(struct pasta_opts *po, int argc, char **argv)
 
 	if (argc == 1 && !cli_parse_uint(argv[0], 1, INT_MAX, &v))
 		po->pid = (pid_t)v;
-	else if (argc)
+	else if (argc && !argv[0][0]) {
+		err_msg("empty command");
+		return -1;
+	} else if (argc)
 		po->cmd = argv;
 	if ((po->pid || po->cmd) && po->netns[0]) {
 		err_msg("--netns can't be given with a %s",
@@ -420,8 +442,10 @@ static int check_combinations(const struct pasta_opts *po)
 		return -1;
 	}
 	if ((po->ipv4_only && (po->addr.v6_set || po->gw.v6_set)) ||
-	    (po->ipv6_only && (po->addr.v4_set || po->gw.v4_set))) {
-		err_msg("-a/-g of an IP version that -4 or -6 turned off");
+	    (po->ipv6_only &&
+	     (po->addr.v4_set || po->gw.v4_set || po->prefix4 >= 0))) {
+		err_msg("-a, -g or -n of an IP version that -4 or -6 turned "
+		        "off");
 		return -1;
 	}
 	if (po->map_guest_none &&

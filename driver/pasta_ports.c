@@ -120,6 +120,27 @@ static int parse_range(struct spec_parse *sp, const char **s, uint16_t *first,
 }
 
 /**
+ * mark() - set the bits of ports @first..@last, whole bytes at a time (a
+ *	    command line may hold thousands of ~1-65535)
+ * @bits:	PORTS / 8 bytes
+ * @first:	first port
+ * @last:	last port
+ */
+static void mark(uint8_t *bits, unsigned int first, unsigned int last)
+{
+	unsigned int p = first;
+
+	for (; p <= last && p % 8; p++)
+		bits[p / 8] |= (uint8_t)(1U << (p % 8));
+	if (p + 8 <= last + 1) {
+		memset(&bits[p / 8], 0xff, (last + 1 - p) / 8);
+		p += (last + 1 - p) / 8 * 8;
+	}
+	for (; p <= last; p++)
+		bits[p / 8] |= (uint8_t)(1U << (p % 8));
+}
+
+/**
  * exclude() - ~PORT[-PORT] at @s: mark those ports excluded
  * @sp:		spec being parsed
  * @s:		the item, past its '~', up to a comma or the end
@@ -134,8 +155,7 @@ static int exclude(struct spec_parse *sp, const char *s)
 		return -1;
 	if (*s && *s != ',')
 		return fail(sp, "an exclusion takes no target: '%s'", s);
-	for (unsigned int p = first; p <= last; p++)
-		sp->excl[p / 8] |= (uint8_t)(1U << (p % 8));
+	mark(sp->excl, first, last);
 	sp->nexcl++;
 	return 0;
 }

@@ -25,7 +25,8 @@ enum drop_reason {
 	DROP_GSO_SEGMENTS, /* USO frame of more datagrams than a kernel makes */
 	DROP_BAD_ADDRESS,  /* address not allowed there (IPv4-mapped in IPv6) */
 	DROP_HANDOFF,      /* another datapath thread's inbox was full */
-	DROP_HOST_RCVBUF,  /* a host UDP socket's receive buffer overflowed */
+	DROP_HOST_RCVBUF,  /* a host UDP socket dropped it (SO_RXQ_OVFL): its
+	                    * receive buffer was full, mostly */
 	DROP_REASONS
 };
 

@@ -68,7 +68,7 @@ struct udp_bufs {
 	struct mmsghdr rx_msg[UDP_RX_BATCH];
 	struct iovec rx_iov[UDP_RX_BATCH];
 	union sockaddr_inany rx_name[UDP_RX_BATCH];
-	uint8_t rx_ctl[UDP_RX_BATCH][UDP_RX_CTL];
+	_Alignas(struct cmsghdr) uint8_t rx_ctl[UDP_RX_BATCH][UDP_RX_CTL];
 	struct mmsghdr tx_msg[UDP_TX_BATCH];
 	struct iovec tx_iov[UDP_TX_BATCH];
 };
@@ -237,19 +237,28 @@ static void udp_to_guest(struct ctx *c, struct udp_flow *f, const uint8_t *data,
  *		     report what its receive queue drops
  * @fd:		UDP socket, new
  *
- * Neither failure stops the socket from working: each is logged, at
- * most once per 5 s.
+ * No failure stops the socket from working, nor the other settings:
+ * each is logged, at most once per 5 s.
  */
 void udp_sock_tune(int fd)
 {
+	static const int size = UDP_SOCK_BUF, one = 1;
+	static const struct {
+		int opt;
+		const int *val;
+		const char *what;
+	} set[] = {
+	        {SO_RCVBUF, &size, "receive buffer"},
+	        {SO_SNDBUF, &size, "send buffer"},
+	        {SO_RXQ_OVFL, &one, "drop count"},
+	};
 	static struct log_limit limit;
-	const int size = UDP_SOCK_BUF, one = 1;
 
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)))
-		err_limited(&limit, errno,
-		            "udp: socket buffers and drop count");
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		if (setsockopt(fd, SOL_SOCKET, set[i].opt, set[i].val,
+		               sizeof(int)))
+			err_limited(&limit, errno, "udp: socket %s",
+			            set[i].what);
 }
 
 /**

@@ -1022,6 +1022,64 @@ static void m_vnet_csum_in_ip_header(struct tframe *t)
 }
 
 /**
+ * vnet_udp_partial() - a UDP datagram to nowhere with 40 payload bytes and
+ *			a partial checksum at @csum_start
+ * @t:		frame to build
+ * @csum_start:	from the start of the frame
+ */
+static void vnet_udp_partial(struct tframe *t, uint16_t csum_start)
+{
+	uint8_t l4[48];
+	size_t len = udp_hdr(l4, 4789, 40);
+
+	tf_ip4(t, NOWHERE4, IPPROTO_UDP, l4, len);
+	t->has_vh = true;
+	t->vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	t->vh.csum_start = csum_start;
+	t->vh.csum_offset = 6;
+}
+
+/**
+ * m_vnet_csum_in_udp_header() - a partial checksum inside the UDP header
+ *				 (it would overwrite the length)
+ * @t:		frame to build
+ */
+static void m_vnet_csum_in_udp_header(struct tframe *t)
+{
+	vnet_udp_partial(t, 34 + 2);
+	t->vh.csum_offset = 2;
+}
+
+/**
+ * m_vnet_csum_in_fragment() - an inner partial checksum in the first
+ *			       fragment of a datagram (it would cover that
+ *			       fragment only)
+ * @t:		frame to build
+ */
+static void m_vnet_csum_in_fragment(struct tframe *t)
+{
+	vnet_udp_partial(t, 34 + 8 + 16);
+	put16(t->d + 14 + 6, IP_MF);
+	ip4_fix(t);
+}
+
+/**
+ * m_vnet_csum_in_tcp_payload() - a partial checksum in a TCP payload
+ * @t:		frame to build
+ */
+static void m_vnet_csum_in_tcp_payload(struct tframe *t)
+{
+	uint8_t l4[40] = {0};
+	size_t len = tcp_hdr(l4, TH_ACK);
+
+	tf_ip4(t, NOWHERE4, IPPROTO_TCP, l4, len + 20);
+	t->has_vh = true;
+	t->vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	t->vh.csum_start = 14 + 20 + 20;
+	t->vh.csum_offset = 6;
+}
+
+/**
  * m_vnet_tso_csum_in_payload() - TSO whose partial checksum lies past
  *				  the TCP header (an inner one: each
  *				  segment would need its own)
@@ -1113,6 +1171,12 @@ static const struct mcase catalogue[] = {
          DROP_BAD_VNET_HDR},
         {"vnet TSO with its partial checksum past the TCP header",
          m_vnet_tso_csum_in_payload, DROP_BAD_VNET_HDR},
+        {"vnet csum_start inside the UDP header", m_vnet_csum_in_udp_header,
+         DROP_BAD_VNET_HDR},
+        {"vnet inner partial checksum in an IP fragment",
+         m_vnet_csum_in_fragment, DROP_BAD_VNET_HDR},
+        {"vnet partial checksum in a TCP payload", m_vnet_csum_in_tcp_payload,
+         DROP_BAD_VNET_HDR},
         {NULL, NULL, 0},
 };
 

@@ -265,6 +265,16 @@ static void refused_body(void)
 	        {{"--map-guest-addr", "none", "--map-guest-addr", "1.2.3.4",
 	          "1"},
 	         "\"none\" and an address"},
+	        {{"-n", "24", "-n", "16", "1"}, "-n: given twice"},
+	        {{"-6", "-n", "24", "1"}, "turned off"},
+	        {{"-I", "..", "1"}, "bad interface name"},
+	        {{"--", ""}, "empty command"},
+	        {{"-a", "0.0.0.0", "1"}, "can't be used"},
+	        {{"-g", "::ffff:10.0.2.2", "1"}, "can't be used"},
+	        {{"--dns-forward", "ff02::1", "1"}, "can't be used"},
+	        /* Mid-cluster, glibc's optind still names the argument
+	         * before: the message names the letter. */
+	        {{"-I", "eth0", "-Zq", "1"}, "unrecognized option '-Z'"},
 	};
 	int err = unit_capture_stderr();
 

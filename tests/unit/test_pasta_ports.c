@@ -174,6 +174,25 @@ static void test_combined(void)
 	CHECK(!parse(3, two_addrs) && pp.n == 3);
 }
 
+/**
+ * test_many_exclusions() - thousands of whole-range exclusions in one spec
+ *			    leave nothing, and are marked a byte at a time
+ */
+static void test_many_exclusions(void)
+{
+	static char spec[20000 * 9];
+	size_t len = 0;
+
+	for (int i = 0; i < 20000; i++)
+		len += (size_t)snprintf(spec + len, sizeof(spec) - len, "%s",
+		                        i ? ",~1-65535" : "~1-65535");
+	CHECK(len < sizeof(spec) && !parse1(spec) && pp.n == 0);
+	/* Ranges that start and end mid-byte. */
+	CHECK(!parse1("1-100,~3-21,~30-33") && pp.n == 3 &&
+	      range_is(0, 1, 2, 1) && range_is(1, 22, 29, 22) &&
+	      range_is(2, 34, 100, 34));
+}
+
 static void test_too_many(void)
 {
 	char spec[4096];
@@ -199,5 +218,7 @@ const struct unit_case unit_cases[] = {
          "refused, on distinct addresses not",
          test_combined},
         {"more than 256 ranges are refused", test_too_many},
+        {"20 000 whole-range exclusions, and exclusions mid-byte",
+         test_many_exclusions},
         {NULL, NULL},
 };
