@@ -1087,16 +1087,9 @@ static void m_vnet_csum_in_tcp_payload(struct tframe *t)
  */
 static void m_vnet_tso_csum_in_payload(struct tframe *t)
 {
-	uint8_t l4[40] = {0};
-	size_t len = tcp_hdr(l4, TH_ACK);
-
-	tf_ip4(t, NOWHERE4, IPPROTO_TCP, l4, len + 20);
-	t->has_vh = true;
+	m_vnet_csum_in_tcp_payload(t);
 	t->vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
 	t->vh.gso_size = 1000;
-	t->vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-	t->vh.csum_start = 14 + 20 + 20;
-	t->vh.csum_offset = 6;
 }
 
 /**
