@@ -24,6 +24,7 @@ void ip4_input(struct ctx *c, struct frame *f)
 {
 	size_t avail = f->len - 14, hlen, tot;
 	struct pkt p = {0};
+	bool fragment;
 	struct iphdr ih;
 
 	if (avail < sizeof(ih)) {
@@ -51,10 +52,10 @@ void ip4_input(struct ctx *c, struct frame *f)
 	p.l4 = p.l3 + hlen;
 	p.l4len = tot - hlen;
 	p.vh = f->vh;
-	if (!ip_finish_csum(c, f, &p,
-	                    ntohs(ih.frag_off) & (IP_MF | IP_OFFMASK)))
+	fragment = ntohs(ih.frag_off) & (IP_MF | IP_OFFMASK);
+	if (!ip_finish_csum(c, f, &p, fragment))
 		return;
-	if ((ntohs(ih.frag_off) & (IP_MF | IP_OFFMASK)) && frag4_input(c, &p))
+	if (fragment && frag4_input(c, &p))
 		return;
 	ip_l4_input(c, &p);
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "inany.h"
 #include "pasta_ports.h"
 
 #define PORTS 65536
@@ -227,9 +228,7 @@ static int parse_prefix(struct spec_parse *sp, const char *s, size_t len)
 	memcpy(a, s, alen);
 	a[alen] = '\0';
 	if (inet_pton(AF_INET, a, &v4) == 1) {
-		sp->addr = (struct in6_addr){
-		        .s6_addr = {[10] = 0xff, [11] = 0xff}};
-		memcpy(&sp->addr.s6_addr[12], &v4, 4);
+		inany_from_v4(&sp->addr, v4);
 	} else if (inet_pton(AF_INET6, a, &sp->addr) != 1) {
 		return fail(sp, "bad address '%s'", a);
 	}
@@ -248,8 +247,7 @@ static int parse_prefix(struct spec_parse *sp, const char *s, size_t len)
  */
 static bool same_bind(const struct pasta_range *a, const struct pasta_range *b)
 {
-	return !a->addr_set || !b->addr_set ||
-	       !memcmp(&a->addr, &b->addr, sizeof(a->addr));
+	return !a->addr_set || !b->addr_set || inany_equal(&a->addr, &b->addr);
 }
 
 /**

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <netinet/in.h>
 
+#include "inany.h"
 #include "portscan.h"
 
 /* A line of any of the four tables is well under this; longer ones are
@@ -118,10 +119,12 @@ static int parse_addr(const char **p, const char *end, struct in6_addr *a,
 		return -1;
 	memset(a, 0, sizeof(*a));
 	if (colon - *p == 8) {
+		struct in_addr v4;
+
 		if (hex_word(p, end, 8, &w))
 			return -1;
-		a->s6_addr[10] = a->s6_addr[11] = 0xff;
-		memcpy(&a->s6_addr[12], &w, 4);
+		memcpy(&v4, &w, 4);
+		inany_from_v4(a, v4);
 	} else {
 		for (int i = 0; i < 4; i++) {
 			if (hex_word(p, end, 8, &w))
@@ -142,16 +145,14 @@ static int parse_addr(const char **p, const char *end, struct in6_addr *a,
  */
 static struct port_set *classify(struct portscan *ps, const struct in6_addr *a)
 {
-	static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
-	static const struct in6_addr any6, lo6 = {.s6_addr = {[15] = 1}};
-	bool mapped = !memcmp(a->s6_addr, v4mapped, sizeof(v4mapped));
+	uint32_t v4 = ntohl(inany_v4(a).s_addr);
 
-	if (!memcmp(a, &any6, sizeof(*a)) ||
-	    (mapped && !memcmp(&a->s6_addr[12], "\0\0\0\0", 4)))
+	if (inany_is_v4(a))
+		return !v4 ? &ps->any
+		           : (v4 >> 24 == 127 ? &ps->loopback : &ps->other);
+	if (IN6_IS_ADDR_UNSPECIFIED(a))
 		return &ps->any;
-	if (!memcmp(a, &lo6, sizeof(*a)) || (mapped && a->s6_addr[12] == 127))
-		return &ps->loopback;
-	return &ps->other;
+	return IN6_IS_ADDR_LOOPBACK(a) ? &ps->loopback : &ps->other;
 }
 
 /**
