@@ -164,6 +164,10 @@ format:
 install: $(BUILD)/tapir
 	install -D -m 0755 $(BUILD)/tapir $(DESTDIR)$(PREFIX)/bin/tapir
 	install -D -m 0644 docs/tapir.1 $(DESTDIR)$(PREFIX)/share/man/man1/tapir.1
+	# pasta's name, where engines can be pointed at it and nothing on
+	# PATH finds it instead of a real pasta (docs/engines.md).
+	install -d $(DESTDIR)$(PREFIX)/libexec/tapir
+	ln -sfn ../../bin/tapir $(DESTDIR)$(PREFIX)/libexec/tapir/pasta
 
 # As root: SOAK_TIME seconds of short TCP connections both ways, UDP flows,
 # pings, DNS, fragments and API forward churn through one tapir, sampled

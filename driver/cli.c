@@ -423,16 +423,31 @@ static int resolve_outbound(const char *s, int family, void *out)
 }
 
 /**
- * opts_defaults() - fill @o with slirp4netns's defaults and tapir's own
+ * cli_derive_addresses() - slirp4netns's layout of --cidr: guest net+100,
+ *			    gateway net+2, DNS net+3
+ * @o:		options whose @net and @prefix are final
+ */
+void cli_derive_addresses(struct opts *o)
+{
+	uint32_t net = ntohl(o->net.s_addr);
+
+	o->guest4.s_addr = htonl(net + 100);
+	o->gw4.s_addr = htonl(net + 2);
+	o->dns4.s_addr = htonl(net + 3);
+}
+
+/**
+ * cli_opts_defaults() - fill @o with slirp4netns's defaults and tapir's own
  * @o:		options to initialise
  * @mode:	attach or run
  */
-static void opts_defaults(struct opts *o, enum cli_mode mode)
+void cli_opts_defaults(struct opts *o, enum cli_mode mode)
 {
 	memset(o, 0, sizeof(*o));
 	o->mode = mode;
 	o->exit_fd = -1;
 	o->ready_fd = -1;
+	o->detach_fd = -1;
 	o->mtu = 1500;
 	o->net.s_addr = htonl(0x0a000200);
 	o->prefix = 24;
@@ -707,7 +722,7 @@ void cli_getopt_error(int c, const char *arg, const char *help)
 }
 
 /**
- * queues_from_env() - TAPIR_QUEUES as the default of --queues
+ * cli_queues_from_env() - TAPIR_QUEUES as the default of --queues
  * @o:		options, defaults filled
  *
  * rootlesskit, podman and Docker start tapir with slirp4netns's flags
@@ -716,7 +731,7 @@ void cli_getopt_error(int c, const char *arg, const char *help)
  *
  * Return: 0 on success or when unset, -1 after one error line
  */
-static int queues_from_env(struct opts *o)
+int cli_queues_from_env(struct opts *o)
 {
 	const char *s = getenv("TAPIR_QUEUES");
 
@@ -748,8 +763,8 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 	        mode == CLI_RUN ? "+:ce:r:m:6a:p:hv" : ":ce:r:m:6a:p:hv";
 	int c, ret;
 
-	opts_defaults(o, mode);
-	if (queues_from_env(o))
+	cli_opts_defaults(o, mode);
+	if (cli_queues_from_env(o))
 		return -1;
 	/* 0, not 1: glibc then also forgets a cluster an error cut short
 	 * and re-reads the '+' of @shortopts, which it caches otherwise.
@@ -766,6 +781,7 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 		if (ret)
 			return ret;
 	}
+	cli_derive_addresses(o);
 	if (o->mac_set && !o->configure) {
 		err_msg("--macaddress cannot be specified when --configure or "
 		        "-c is not specified");

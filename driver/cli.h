@@ -22,6 +22,8 @@
 #define TAPIR_MAX_PUBLISH 64
 #define API_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 
+struct pasta_opts;
+
 enum netns_type {
 	NETNS_PID,
 	NETNS_PATH,
@@ -67,7 +69,13 @@ struct publish {
  * @ipv6:		-6
  * @api_socket:		-a, or empty
  * @net:		--cidr network address (network byte order)
- * @prefix:		--cidr prefix length, 1..25
+ * @prefix:		--cidr prefix length, 1..25 (pasta's -n: 1..30)
+ * @guest4:		the guest's address: net+100, or pasta's -a
+ * @gw4:		the gateway and host alias: net+2, or pasta's -g
+ * @dns4:		the DNS forwarder: net+3, or pasta's --dns-forward
+ * @no_dhcp:		pasta's --no-dhcp: DHCP requests go unanswered
+ * @no_ra:		pasta's --no-ra: no router adverts
+ * @no_ndp:		pasta's --no-ndp: no NDP answers at all
  * @disable_host_loopback:	--disable-host-loopback
  * @mac_set:		--macaddress given
  * @mac:		its value
@@ -87,6 +95,11 @@ struct publish {
  * @npublish:		number of -p entries
  * @publish:		-p entries
  * @run_argv:		CLI_RUN: the command to run (NULL-terminated)
+ * @detach_fd:		/dev/null, put over stdio and stderr's log once
+ *			ready (pasta's background mode), or -1
+ * @watch_path:		stop when this file is removed (pasta's --netns),
+ *			or empty
+ * @pasta:		pasta mode: its forwards (pasta_fwd.c), else NULL
  */
 struct opts {
 	enum cli_mode mode;
@@ -103,6 +116,12 @@ struct opts {
 	char api_socket[API_PATH_MAX];
 	struct in_addr net;
 	unsigned int prefix;
+	struct in_addr guest4;
+	struct in_addr gw4;
+	struct in_addr dns4;
+	bool no_dhcp;
+	bool no_ra;
+	bool no_ndp;
 	bool disable_host_loopback;
 	bool mac_set;
 	uint8_t mac[6];
@@ -122,6 +141,9 @@ struct opts {
 	unsigned int npublish;
 	struct publish publish[TAPIR_MAX_PUBLISH];
 	char **run_argv;
+	int detach_fd;
+	char watch_path[PATH_MAX];
+	const struct pasta_opts *pasta;
 };
 
 /* Returned by cli_parse() when --help or --version was handled. */
@@ -134,6 +156,9 @@ int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
 int cli_parse_mac(const char *s, uint8_t mac[6]);
 int cli_parse_publish(const char *s, struct publish *p, char *why,
                       size_t whylen);
+void cli_opts_defaults(struct opts *o, enum cli_mode mode);
+int cli_queues_from_env(struct opts *o);
+void cli_derive_addresses(struct opts *o);
 unsigned int cli_auto_txqueuelen(unsigned int mtu);
 unsigned int cli_auto_queues(long online);
 int cli_parse_uint(const char *s, unsigned long min, unsigned long max,

@@ -6,19 +6,17 @@
 #include "ctx.h"
 
 /**
- * ctx_set_addresses() - derive the virtual network's addresses from --cidr
+ * ctx_set_addresses() - take the virtual network's addresses from the options
  * @c:		context whose options are set
  *
- * Guest net+100, gateway net+2, DNS net+3, as slirp4netns; IPv6 is fixed
- * at fd00::/64 whatever --cidr says.
+ * IPv4 as the options resolved it (cli_derive_addresses(), or pasta's -a,
+ * -g and --dns-forward); IPv6 is fixed at fd00::/64 whatever --cidr says.
  */
 void ctx_set_addresses(struct ctx *c)
 {
-	uint32_t net = ntohl(c->o->net.s_addr);
-
-	c->guest4.s_addr = htonl(net + 100);
-	c->gw4.s_addr = htonl(net + 2);
-	c->dns4.s_addr = htonl(net + 3);
+	c->guest4 = c->o->guest4;
+	c->gw4 = c->o->gw4;
+	c->dns4 = c->o->dns4;
 	c->mask4.s_addr = htonl(~0U << (32 - c->o->prefix));
 	inet_pton(AF_INET6, "fd00::2", &c->gw6);
 	inet_pton(AF_INET6, "fd00::3", &c->dns6);

@@ -27,6 +27,7 @@ struct frag_state;
 struct ndp_state;
 struct dns_state;
 struct hostfwd_state;
+struct pasta_fwd_state;
 struct thread_set;
 struct flow_owners;
 struct frame;
@@ -66,6 +67,7 @@ struct pkt;
  * @ndp:		router advert timer (ndp.c)
  * @dns:		cached resolver list (dns.c)
  * @hostfwd:		port forwards (hostfwd.c)
+ * @pasta_fwd:	pasta mode: what -t/-u auto keeps (pasta_fwd.c)
  * @exit_status:	status for main() once the loop ends
  * @target_pidfd:	pidfd of the target process, or -1
  * @tap_read_errors:	failed tap reads in a row (tapio.c)
@@ -119,6 +121,7 @@ struct ctx {
 	struct ndp_state *ndp;
 	struct dns_state *dns;
 	struct hostfwd_state *hostfwd;
+	struct pasta_fwd_state *pasta_fwd;
 	int exit_status;
 	int target_pidfd;
 	int spare_fd;

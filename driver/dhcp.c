@@ -564,6 +564,11 @@ bool dhcp_input(struct ctx *c, const struct pkt *p)
 
 	if (!dhcp_for_us(c, p))
 		return false;
+	if (c->o->no_dhcp) {
+		/* pasta's --no-dhcp: the guest was configured already. */
+		c->stats.drops[DROP_NOT_FOR_US]++;
+		return true;
+	}
 	if (!(msg = dhcp_udp_payload(c, p, &len)))
 		return true;
 	if (dhcp_parse(msg, len, &req)) {

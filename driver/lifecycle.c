@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - ready fd, exit fd, signals and the target's lifetime */
 
+#define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <event2/event.h>
@@ -16,14 +21,17 @@
 
 /* Syscalls of the exit fd, signals and the target's exit, once running. */
 const char *const lifecycle_syscalls[] = {
-        "poll",   "ppoll",  "kill",         "wait4",
-        "waitid", "getpid", "rt_sigaction", NULL,
+        "poll",   "ppoll",        "kill", "wait4", "waitid",
+        "getpid", "rt_sigaction", "dup3", NULL,
 };
 
 /* How often the exit fd is polled: slirp4netns reacts within ~30 ms. */
 #define EXIT_FD_POLL_MS 25
 
-static struct event *exitfd_ev, *sigterm_ev, *sigint_ev, *target_ev;
+static struct event *exitfd_ev, *sigterm_ev, *sigint_ev, *target_ev, *watch_ev;
+/* inotify fd on the directory of o->watch_path, and that path. */
+static int watch_fd = -1;
+static const char *watch_name = "";
 /* The watched target, for the line that says why tapir stops. */
 static pid_t target;
 
@@ -141,6 +149,109 @@ int lifecycle_watch_target(struct ctx *c, pid_t pid)
 }
 
 /**
+ * path_event_is_ours() - does an inotify event on the directory name our file
+ * @ev:		event, whole within the buffer read
+ * @name:	the watched file's name in that directory
+ *
+ * Return: true for our file's removal or rename, or the directory's own
+ */
+static bool path_event_is_ours(const struct inotify_event *ev, const char *name)
+{
+	if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+		return true;
+	return ev->len && strnlen(ev->name, ev->len) < ev->len &&
+	       !strcmp(ev->name, name);
+}
+
+/**
+ * path_gone_cb() - inotify: exit once the watched file is removed
+ * @fd:		inotify fd
+ * @what:	unused
+ * @arg:	struct ctx
+ *
+ * Other files of the directory (podman keeps every container's netns
+ * file in one) come and go without effect. A read error other than
+ * EAGAIN ends the loop, rather than leaving an fd that reads ready forever.
+ */
+static void path_gone_cb(evutil_socket_t fd, short what, void *arg)
+{
+	char buf[4096]
+	        __attribute__((aligned(__alignof__(struct inotify_event))));
+	const char *slash = strrchr(watch_name, '/');
+	const char *name = slash ? slash + 1 : watch_name;
+	struct inotify_event ev;
+	struct ctx *c = arg;
+	size_t off = 0;
+	ssize_t n;
+
+	(void)what;
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	while (n > 0 && off + sizeof(ev) <= (size_t)n) {
+		memcpy(&ev, buf + off, sizeof(ev));
+		if (ev.len > (size_t)n - off - sizeof(ev))
+			break;
+		if (path_event_is_ours(
+		            (const struct inotify_event *)(buf + off), name))
+			goto gone;
+		off += sizeof(ev) + ev.len;
+	}
+	if (n > 0)
+		return;
+gone:
+	info_msg("%s was removed: stopping", watch_name);
+	stop_loop(c, "watched path removed");
+}
+
+/**
+ * watch_path() - stop when o->watch_path goes (pasta's --netns file)
+ * @c:		context with its event base
+ *
+ * podman removes a container's netns file and sends no signal: that is
+ * the driver's only cue. The file is a bind mount of an nsfs inode, whose
+ * unmount makes no event, so the watch is on its name, in the parent
+ * directory.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int watch_path(struct ctx *c)
+{
+	const char *path = c->o->watch_path;
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int wd;
+
+	if (!path[0])
+		return 0;
+	watch_name = path;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s",
+		         slash == path ? 1 : (int)(slash - path), path);
+	watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (watch_fd < 0) {
+		err_errno(errno, "watch %s: inotify", path);
+		return -1;
+	}
+	wd = inotify_add_watch(watch_fd, dir,
+	                       IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF |
+	                               IN_MOVE_SELF);
+	if (wd < 0) {
+		err_errno(errno, "watch %s", dir);
+		return -1;
+	}
+	watch_ev = event_new(c->base, watch_fd, EV_READ | EV_PERSIST,
+	                     path_gone_cb, c);
+	if (!watch_ev || event_add(watch_ev, NULL)) {
+		err_msg("watch %s: libevent failed", path);
+		return -1;
+	}
+	return 0;
+}
+
+/**
  * lifecycle_start() - install signal, exit-fd and target watchers
  * @c:		context with its event base
  *
@@ -166,6 +277,8 @@ int lifecycle_start(struct ctx *c)
 		if (!exitfd_ev || event_add(exitfd_ev, &tv))
 			goto fail;
 	}
+	if (watch_path(c))
+		return -1;
 	if (c->target_pidfd >= 0) {
 		target_ev = event_new(c->base, c->target_pidfd, EV_READ,
 		                      target_gone_cb, c);
@@ -179,17 +292,40 @@ fail:
 }
 
 /**
+ * detach_stdio() - a daemon's stdio and log lines go to /dev/null
+ * @c:		context
+ *
+ * pasta's contract with podman: the process that stays holds none of the
+ * caller's pipe, or podman waits for its end forever.
+ */
+static void detach_stdio(struct ctx *c)
+{
+	int fd = c->o->detach_fd, err;
+
+	if (fd < 0)
+		return;
+	for (int i = STDIN_FILENO; i < STDERR_FILENO; i++)
+		if (fd != i && dup3(fd, i, 0) < 0)
+			err_errno(errno, "put /dev/null over fd %d", i);
+	err = log_redirect(fd);
+	if (err)
+		err_errno(err, "put /dev/null over stderr");
+}
+
+/**
  * lifecycle_signal_ready() - write "1" to the ready fd and close it
  * @c:		context
  *
  * Called last in set-up: rootlesskit and podman treat any byte as "tap
- * attached, API listening".
+ * attached, API listening". A daemon lets go of its stdio first, so the
+ * caller's pipe ends when the first process does.
  */
 void lifecycle_signal_ready(struct ctx *c)
 {
 	int fd = c->o->ready_fd;
 	ssize_t n;
 
+	detach_stdio(c);
 	if (fd < 0)
 		return;
 	do
@@ -206,8 +342,8 @@ void lifecycle_signal_ready(struct ctx *c)
  */
 void lifecycle_stop(struct ctx *c)
 {
-	struct event **evs[] = {&exitfd_ev, &sigterm_ev, &sigint_ev,
-	                        &target_ev};
+	struct event **evs[] = {&exitfd_ev, &sigterm_ev, &sigint_ev, &target_ev,
+	                        &watch_ev};
 
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
 		if (*evs[i])
@@ -217,4 +353,7 @@ void lifecycle_stop(struct ctx *c)
 	if (c->target_pidfd >= 0)
 		close(c->target_pidfd);
 	c->target_pidfd = -1;
+	if (watch_fd >= 0)
+		close(watch_fd);
+	watch_fd = -1;
 }

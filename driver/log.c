@@ -24,6 +24,7 @@
  */
 
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -43,7 +44,7 @@
  * program's).
  */
 const char *const log_syscalls[] = {
-        "poll", "ppoll", "write", "sendto", NULL,
+        "poll", "ppoll", "write", "sendto", "dup3", NULL,
 };
 
 bool log_debug_enabled;
@@ -132,6 +133,30 @@ void log_init(void)
 		log_to_socket = true;
 	else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
 		log_fd = reopen_nonblocking();
+}
+
+/**
+ * log_redirect() - send every later line to @fd instead of stderr
+ * @fd:		an open file, /dev/null for a daemon
+ *
+ * The fds that held stderr are overwritten in place (dup3), never closed:
+ * a thread writing a line at that moment reaches @fd or the old file, not
+ * an fd number some socket took meanwhile.
+ *
+ * Return: 0, or the errno of the first fd that could not be replaced
+ */
+int log_redirect(int fd)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&log_lock);
+	if (log_fd >= 0 && log_fd != fd && dup3(fd, log_fd, O_CLOEXEC) < 0)
+		err = errno;
+	if (fd != STDERR_FILENO && dup3(fd, STDERR_FILENO, 0) < 0 && !err)
+		err = errno;
+	log_to_socket = false;
+	pthread_mutex_unlock(&log_lock);
+	return err;
 }
 
 /**

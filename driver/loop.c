@@ -21,6 +21,7 @@
 #include "log.h"
 #include "loop.h"
 #include "nshelper.h"
+#include "pasta_fwd.h"
 #include "pcap.h"
 #include "tapio.h"
 #include "ndp.h"
@@ -174,8 +175,8 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	    fdlimit_init(c))
 		return -1;
 	/* Clients may send requests as soon as they see the ready byte. */
-	if (hostfwd_init(c) || hostfwd_publish(c) || api_init(c) ||
-	    isolate(c) || threads_start(c))
+	if (hostfwd_init(c) || hostfwd_publish(c) || pasta_fwd_start(c) ||
+	    api_init(c) || isolate(c) || threads_start(c))
 		return -1;
 	lifecycle_signal_ready(c);
 	return 0;
@@ -225,6 +226,7 @@ void loop_cleanup(struct ctx *c)
 	print_stats(c);
 	lifecycle_stop(c);
 	api_cleanup(c);
+	pasta_fwd_stop(c);
 	hostfwd_cleanup(c);
 	ndp_cleanup(c);
 	thread_modules_cleanup(c);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - entry point: attach mode, `tapir run` and `tapir api` */
+/* tapir - entry point: attach mode, `tapir run`, `tapir api` and pasta */
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "apiclient.h"
 #include "cli.h"
 #include "log.h"
 #include "loop.h"
+#include "pasta.h"
 #include "run.h"
 
 /**
@@ -31,7 +33,20 @@ static int attach_main(int argc, char **argv)
 }
 
 /**
- * main() - dispatch on the subcommand
+ * called_pasta() - were we run by the name "pasta" (a link or a copy)
+ * @argv0:	argv[0]
+ *
+ * Return: true if its last path component is "pasta"
+ */
+static bool called_pasta(const char *argv0)
+{
+	const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+
+	return argv0 && !strcmp(slash ? slash + 1 : argv0, "pasta");
+}
+
+/**
+ * main() - dispatch on the name and the subcommand
  * @argc:	argument count
  * @argv:	arguments
  *
@@ -41,6 +56,10 @@ int main(int argc, char **argv)
 {
 	/* Now: /proc is still there, and no thread yet. */
 	log_init();
+	if (called_pasta(argv[0]))
+		return pasta_main(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "pasta"))
+		return pasta_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "run"))
 		return run_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "api"))

@@ -336,6 +336,11 @@ bool ndp_input(struct ctx *c, const struct pkt *p)
 	default:
 		return false;
 	}
+	if (c->o->no_ndp || (p->l4[0] == ND_ROUTER_SOLICIT && c->o->no_ra)) {
+		/* pasta's --no-ndp and --no-ra: the guest is configured. */
+		c->stats.drops[DROP_NOT_FOR_US]++;
+		return true;
+	}
 	ret = ndp_parse(p, &m);
 	if (ret) {
 		c->stats.drops[ret == NDP_OFF_LINK ? DROP_NOT_FOR_US
@@ -394,7 +399,8 @@ int ndp_init(struct ctx *c)
 	}
 	/* The loop starts reading the tap right after init, so a few ms on. */
 	s->timer = evtimer_new(c->base, ndp_timer, c);
-	if (!s->timer || evtimer_add(s->timer, &tv)) {
+	if (!s->timer ||
+	    (!c->o->no_ra && !c->o->no_ndp && evtimer_add(s->timer, &tv))) {
 		err_msg("ndp: create router advert timer: libevent failed");
 		if (s->timer)
 			event_free(s->timer);

@@ -229,7 +229,7 @@ static int add_addr(struct nl *nl, struct ipc_tap_info *info, int family,
 static int configure_links(struct nl *nl, const struct opts *o,
                            struct ipc_tap_info *info, struct ipc_error *e)
 {
-	struct in_addr guest, gw;
+	struct in_addr gw = o->gw4;
 	struct link_state lo;
 	int ret;
 
@@ -240,9 +240,7 @@ static int configure_links(struct nl *nl, const struct opts *o,
 		return fail(e, ret, "set MAC address of %s", info->ifname);
 	if ((ret = link_set_up(nl, info->ifindex)))
 		return fail(e, ret, "set %s up", info->ifname);
-	guest.s_addr = htonl(ntohl(o->net.s_addr) + 100);
-	gw.s_addr = htonl(ntohl(o->net.s_addr) + 2);
-	if (add_addr(nl, info, AF_INET, &guest, o->prefix, e))
+	if (add_addr(nl, info, AF_INET, &o->guest4, o->prefix, e))
 		return -1;
 	if ((ret = route_add_default(nl, info->ifindex, AF_INET, &gw)))
 		return fail(e, ret, "add default route via %s", inet_ntoa(gw));

@@ -17,7 +17,6 @@
 #include "cli.h"
 #include "log.h"
 #include "pasta_cli.h"
-#include "version.h"
 
 enum {
 	OPT_CONFIG_NET = 256,
@@ -469,7 +468,8 @@ none_and_addr:
  * Options stop at the first positional argument, so a command's own
  * options are left to it.
  *
- * Return: 0, CLI_EXIT_OK after --help or --version, or -1 after exactly
+ * Return: 0, CLI_EXIT_OK after --help (printed) or --version (po->version
+ *	   set, not printed), or -1 after exactly
  *	   one error line
  */
 int pasta_cli_parse(int argc, char **argv, struct pasta_opts *po)
@@ -490,8 +490,11 @@ int pasta_cli_parse(int argc, char **argv, struct pasta_opts *po)
 			pasta_cli_usage(stdout);
 			return CLI_EXIT_OK;
 		}
+		/* Printed by the caller, after what came before is judged:
+		 * rootlesskit probes "--host-lo-to-ns-lo --version".
+		 */
 		if (c == OPT_VERSION) {
-			version_print(stdout);
+			po->version = true;
 			return CLI_EXIT_OK;
 		}
 		if (parse_flag(po, c) && parse_value(po, c, optarg))

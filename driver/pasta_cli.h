@@ -62,6 +62,7 @@ struct pasta_addr {
  * @pidfile:		-P, or empty
  * @pid:		PID whose namespaces to join, or 0
  * @cmd:		command to run in new namespaces, or NULL
+ * @version:	--version came, and ended the parse
  */
 struct pasta_opts {
 	bool config_net;
@@ -94,6 +95,7 @@ struct pasta_opts {
 	char pidfile[PATH_MAX];
 	pid_t pid;
 	char **cmd;
+	bool version;
 };
 
 int pasta_cli_parse(int argc, char **argv, struct pasta_opts *po);

@@ -30,6 +30,16 @@
 #define STATE_LISTEN 0x0a
 
 /**
+ * port_set_del() - take @port out of @s
+ * @s:		set
+ * @port:	0..65535
+ */
+void port_set_del(struct port_set *s, unsigned int port)
+{
+	s->bits[port / 8] &= (uint8_t) ~(1U << (port % 8));
+}
+
+/**
  * port_set_add() - add @port to @s
  * @s:		set
  * @port:	0..65535

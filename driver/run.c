@@ -157,7 +157,7 @@ static int make_resolv_conf(const struct opts *o, char *dir, size_t dirlen,
                             char *file, size_t filelen)
 {
 	const char *tmp = getenv("TMPDIR");
-	struct in_addr dns = {htonl(ntohl(o->net.s_addr) + 3)};
+	struct in_addr dns = o->dns4;
 	int err = 0;
 	FILE *f;
 
@@ -244,29 +244,42 @@ static pid_t start_child(const struct opts *o, const char *resolv, int *go_fd)
 int run_main(int argc, char **argv)
 {
 	static struct opts o;
+	int ret;
+
+	ret = cli_parse(argc, argv, CLI_RUN, &o);
+	if (ret)
+		return ret == CLI_EXIT_OK ? 0 : 125;
+	return run_command(&o);
+}
+
+/**
+ * run_command() - run o->run_argv in new namespaces, tapir serving them
+ * @o:		validated options of CLI_RUN; the target is filled in
+ *
+ * Return: as run_main()
+ */
+int run_command(struct opts *o)
+{
 	char dir[PATH_MAX], resolv[PATH_MAX + 16];
 	int ret, go_fd = -1, status;
 	struct ctx c;
 	pid_t pid;
 
-	ret = cli_parse(argc, argv, CLI_RUN, &o);
-	if (ret)
-		return ret == CLI_EXIT_OK ? 0 : 125;
 	dir[0] = '\0';
-	if (!o.disable_dns &&
-	    make_resolv_conf(&o, dir, sizeof(dir), resolv, sizeof(resolv)))
+	if (!o->disable_dns &&
+	    make_resolv_conf(o, dir, sizeof(dir), resolv, sizeof(resolv)))
 		return 125;
 	/* The sandbox hides the paths by the time they go: the janitor's. */
 	if (dir[0] && ((ret = janitor_remove_at_exit(resolv, false)) ||
 	               (ret = janitor_remove_at_exit(dir, true))))
 		err_errno(-ret, "run: warning: %s will be left at exit", dir);
-	pid = start_child(&o, dir[0] ? resolv : NULL, &go_fd);
+	pid = start_child(o, dir[0] ? resolv : NULL, &go_fd);
 	ret = 125;
 	if (pid < 0)
 		goto out;
-	o.netns_type = NETNS_PID;
-	o.pid = pid;
-	if (loop_prepare(&c, &o)) {
+	o->netns_type = NETNS_PID;
+	o->pid = pid;
+	if (loop_prepare(&c, o)) {
 		close(go_fd);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);

@@ -4,6 +4,9 @@
 #ifndef TAPIR_RUN_H
 #define TAPIR_RUN_H
 
+struct opts;
+
 int run_main(int argc, char **argv);
+int run_command(struct opts *o);
 
 #endif /* TAPIR_RUN_H */

@@ -110,7 +110,7 @@ static const char *const *const tapir_lists[] = {
         log_syscalls,     loop_syscalls,    nssock_syscalls,
         pcap_syscalls,    ping_syscalls,    run_syscalls,
         splice_syscalls,  tapio_syscalls,   tcp_syscalls,
-        thread_syscalls,  udp_syscalls,
+        thread_syscalls,  udp_syscalls,     pasta_fwd_syscalls,
 };
 
 /* The namespace socket helper: it only makes sockets and passes them on. */

@@ -26,6 +26,7 @@ extern const char *const lifecycle_syscalls[];
 extern const char *const log_syscalls[];
 extern const char *const loop_syscalls[];
 extern const char *const nssock_syscalls[];
+extern const char *const pasta_fwd_syscalls[];
 extern const char *const pcap_syscalls[];
 extern const char *const run_syscalls[];
 extern const char *const seed_syscalls[];

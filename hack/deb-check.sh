@@ -40,6 +40,15 @@ want=$(dpkg-deb --field "$deb" Version)
 [[ "$(head -n 1 <<<"$version")" == "tapir version ${want%%-*}" ]] ||
 	fail "--version says '$(head -n 1 <<<"$version")', the package $want"
 
+# The pasta personality, by its private link (docs/engines.md).
+pasta=$scratch/usr/libexec/tapir/pasta
+[[ "$(readlink "$pasta")" == ../../bin/tapir ]] ||
+	fail "$pasta is not a link to ../../bin/tapir"
+[[ "$(timeout 10 "$pasta" --version | head -n 1)" == "$(head -n 1 <<<"$version")" ]] ||
+	fail "$pasta --version is not tapir's"
+timeout 10 "$pasta" --help | grep -q -- '--config-net' ||
+	fail "$pasta --help does not list pasta's options"
+
 man=$scratch/usr/share/man/man1/tapir.1.gz
 [[ -f "$man" ]] || fail "no $man"
 MANWIDTH=80 man -l "$man" 2>&1 | grep -q '^NAME' || fail "man -l $man renders no NAME"

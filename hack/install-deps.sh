@@ -43,7 +43,13 @@ for pkg in "${PACKAGES[@]}"; do
 	fi
 done
 
+# Debian 13's rootlesskit, unpacked (not installed) for tests/pasta.bats.
+trixie_peers() {
+	"$(dirname "$0")/trixie-peers.sh"
+}
+
 if ((${#missing[@]} == 0)); then
+	trixie_peers
 	exit 0
 fi
 
@@ -58,3 +64,4 @@ echo "hack/install-deps.sh: installing: ${missing[*]}"
 apt-get update
 DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	"${missing[@]}"
+trixie_peers

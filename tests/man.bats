@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # tests/man.bats - the man page tapir(1), docs/tapir.1: man renders it
-# without a warning, and it names every option that `tapir --help` and
-# `tapir run --help` list, so that a new option without a man entry fails
-# here. The list comes from --help at test time.
+# without a warning, and it names every option that `tapir --help`,
+# `tapir run --help` and `tapir pasta --help` list, so that a new option
+# without a man entry fails here. The list comes from --help at test time.
 
 load lib
 
@@ -22,7 +22,7 @@ render() {
 	[[ "${lines[0]}" =~ ^TAPIR\(1\) ]]
 	local section
 	for section in NAME SYNOPSIS DESCRIPTION OPTIONS "API SOCKET" \
-		"EXIT STATUS" EXAMPLES "CONTAINER ENGINES" "SEE ALSO"; do
+		"EXIT STATUS" EXAMPLES "CONTAINER ENGINES" "PASTA MODE" "SEE ALSO"; do
 		has_line "$section" || {
 			echo "no section $section"
 			return 1
@@ -30,12 +30,13 @@ render() {
 	done
 }
 
-@test "man: tapir(1) names every option of tapir --help and tapir run --help" {
+@test "man: tapir(1) names every option of tapir --help, tapir run --help and tapir pasta --help" {
 	local page opts opt missing=()
 	page=$(render)
 	opts=$({
 		"$TAPIR_BIN" --help
 		"$TAPIR_BIN" run --help
+		"$TAPIR_BIN" pasta --help
 	} | grep -oE '(^|[ ,])--?[[:alnum:]][[:alnum:]-]*' | sed 's/^[ ,]*//' |
 		sort -u)
 	echo "options in --help: $(xargs <<<"$opts")"
@@ -46,7 +47,7 @@ render() {
 		grep -qE -- "(^|[^-[:alnum:]])$opt([^-[:alnum:]]|\$)" <<<"$page" ||
 			missing+=("$opt")
 	done
-	for opt in "tapir run" "tapir api"; do
+	for opt in "tapir run" "tapir api" "tapir pasta"; do
 		grep -qF -- "$opt" <<<"$page" || missing+=("$opt")
 	done
 	echo "missing from tapir(1): ${missing[*]}"

@@ -32,6 +32,8 @@ int fake_ctx_init(struct ctx *c, struct opts *o, bool ipv6,
 	o->mtu = 1500;
 	o->net.s_addr = htonl(0x0a000200);
 	o->prefix = 24;
+	cli_derive_addresses(o);
+	o->detach_fd = -1;
 	o->ipv6 = ipv6;
 	o->queues = 1;
 	c->o = o;

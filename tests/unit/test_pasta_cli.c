@@ -228,7 +228,7 @@ static void test_command_and_probes(void)
 	      !strcmp(po.cmd[0], "iperf3") && !strcmp(po.cmd[2], "-1"));
 	CHECK(parse(bare) == 0 && po.foreground && po.cmd &&
 	      !strcmp(po.cmd[0], "sh"));
-	CHECK(parse(probe) == CLI_EXIT_OK);
+	CHECK(parse(probe) == CLI_EXIT_OK && po.version && po.host_lo_to_ns_lo);
 	CHECK(parse(help) == CLI_EXIT_OK);
 	fflush(stdout);
 	CHECK(null && out >= 0 && dup2(out, STDOUT_FILENO) == STDOUT_FILENO);

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - run as pasta: pasta's options onto tapir's, and pasta's lifecycle
+ *
+ * podman 5, rootlesskit 2 and Docker rootless run "pasta"; tapir answers
+ * to that name (a link or copy, or `tapir pasta ARGS`). pasta_cli.c parses
+ * the command line; here it becomes struct opts, and the process behaves
+ * as pasta does for its callers (../shared/reference/pasta-contract.md):
+ * - without --foreground the first process returns, 0 only once the
+ *   interface is configured, and the one that stays holds none of its
+ *   caller's stdio;
+ * - --pid gets the PID of the process that stays, as the caller sees it;
+ * - a PID target, or a --netns file, going away ends it.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/wait.h>
+
+#include "cli.h"
+#include "ctx.h"
+#include "log.h"
+#include "loop.h"
+#include "pasta.h"
+#include "pasta_cli.h"
+#include "run.h"
+#include "version.h"
+
+/**
+ * classful_prefix() - the prefix length pasta takes for -a without -n
+ * @a:		the address
+ *
+ * Return: 8, 16 or 24 by the address's class
+ */
+static unsigned int classful_prefix(struct in_addr a)
+{
+	uint32_t h = ntohl(a.s_addr);
+
+	if (IN_CLASSA(h))
+		return 8;
+	return IN_CLASSB(h) ? 16 : 24;
+}
+
+/**
+ * first_host_but() - the network's first host address other than @not
+ * @net:	network address
+ * @not:	address to avoid
+ *
+ * Return: the address
+ */
+static struct in_addr first_host_but(struct in_addr net, struct in_addr not )
+{
+	struct in_addr a = {htonl(ntohl(net.s_addr) + 1)};
+
+	if (a.s_addr == not .s_addr)
+		a.s_addr = htonl(ntohl(net.s_addr) + 2);
+	return a;
+}
+
+/**
+ * given_layout() - -a, -n and -g: the guest's IPv4 network as given
+ * @po:		pasta's options
+ * @o:		tapir's options: net, prefix, guest4 and gw4 set
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int given_layout(const struct pasta_opts *po, struct opts *o)
+{
+	unsigned int plen = po->prefix4 >= 0 ? (unsigned int)po->prefix4
+	                                     : classful_prefix(po->addr.v4);
+	uint32_t mask;
+
+	if (plen < 1 || plen > 30) {
+		err_msg("-n: prefix length %u leaves no room for a gateway: "
+		        "1..30",
+		        plen);
+		return -1;
+	}
+	mask = htonl(~0U << (32 - plen));
+	o->prefix = plen;
+	o->guest4 = po->addr.v4;
+	o->net.s_addr = o->guest4.s_addr & mask;
+	o->gw4 = po->gw.v4_set ? po->gw.v4 : first_host_but(o->net, o->guest4);
+	if ((o->gw4.s_addr & mask) != o->net.s_addr ||
+	    o->gw4.s_addr == o->guest4.s_addr ||
+	    o->guest4.s_addr == o->net.s_addr ||
+	    (o->guest4.s_addr | ~mask) == INADDR_BROADCAST) {
+		char a[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &o->guest4, a, sizeof(a));
+		inet_ntop(AF_INET, &o->gw4, g, sizeof(g));
+		err_msg("-a %s/%u and -g %s: the gateway must be another "
+		        "host address of the guest's network",
+		        a, plen, g);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * set_layout() - the guest's addresses, gateway and DNS forwarder
+ * @po:		pasta's options
+ * @o:		tapir's options
+ *
+ * Without -a, the namespace gets slirp4netns's 10.0.2.0/24 layout:
+ * copying the host's outbound interface, as pasta does, is not
+ * implemented. IPv6 keeps tapir's fd00::/64.
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int set_layout(const struct pasta_opts *po, struct opts *o)
+{
+	if (po->addr.v6_set || po->gw.v6_set || po->dns_forward.v6_set) {
+		err_msg("-a, -g and --dns-forward take IPv4 addresses only in "
+		        "tapir: IPv6 is fd00::/64");
+		return -1;
+	}
+	if (po->addr.v4_set && given_layout(po, o))
+		return -1;
+	if (!po->addr.v4_set && (po->gw.v4_set || po->prefix4 >= 0)) {
+		err_msg("-g and -n need -a: copying the host's addresses is "
+		        "not implemented");
+		return -1;
+	}
+	/* Without --dns-forward pasta forwards no DNS address. */
+	o->disable_dns = !po->dns_forward.v4_set;
+	o->dns4 = po->dns_forward.v4;
+	if (o->dns4.s_addr && (o->dns4.s_addr == o->guest4.s_addr ||
+	                       o->dns4.s_addr == o->gw4.s_addr)) {
+		err_msg("--dns-forward %s: the guest's or the gateway's "
+		        "address",
+		        inet_ntoa(o->dns4));
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * set_mappings() - --no-map-gw and --map-host-loopback
+ * @po:		pasta's options
+ * @o:		tapir's options, the layout set
+ *
+ * tapir's host-loopback alias is the gateway: --map-host-loopback may name
+ * it, or none.
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int set_mappings(const struct pasta_opts *po, struct opts *o)
+{
+	o->disable_host_loopback = po->no_map_gw || po->map_host_lo_none;
+	if (po->map_host_lo.v6_set ||
+	    (po->map_host_lo.v4_set &&
+	     po->map_host_lo.v4.s_addr != o->gw4.s_addr)) {
+		err_msg("--map-host-loopback: only the gateway's address "
+		        "(%s) can reach the host's loopback",
+		        inet_ntoa(o->gw4));
+		return -1;
+	}
+	if (po->map_host_lo.v4_set)
+		o->disable_host_loopback = false;
+	return 0;
+}
+
+/**
+ * set_target() - the namespace to serve: a PID, --netns, or a command
+ * @po:		pasta's options
+ * @o:		tapir's options
+ */
+static void set_target(const struct pasta_opts *po, struct opts *o)
+{
+	if (po->userns[0])
+		strcpy(o->userns_path, po->userns);
+	if (po->pid) {
+		o->netns_type = NETNS_PID;
+		o->pid = po->pid;
+	} else if (po->netns[0]) {
+		o->netns_type = NETNS_PATH;
+		strcpy(o->netns_path, po->netns);
+		/* podman removes it and sends nothing: our cue to go. */
+		strcpy(o->watch_path, po->netns);
+	} else {
+		o->run_argv = po->cmd;
+	}
+}
+
+/**
+ * pasta_to_opts() - tapir's options for pasta's command line
+ * @po:		pasta's options, parsed
+ * @o:		filled
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
+{
+	if (po->ipv6_only) {
+		err_msg("-6: IPv6 only is not supported; tapir always "
+		        "serves IPv4");
+		return -1;
+	}
+	cli_opts_defaults(o, po->cmd ? CLI_RUN : CLI_ATTACH);
+	if (cli_queues_from_env(o))
+		return -1;
+	cli_derive_addresses(o);
+	o->pasta = po;
+	o->configure = po->config_net;
+	o->mtu = po->mtu ? po->mtu : PASTA_MTU_MAX;
+	o->ipv6 = !po->ipv4_only;
+	o->no_dhcp = po->no_dhcp;
+	o->no_ra = po->no_ra;
+	o->no_ndp = po->no_ndp;
+	/* As pasta, which isolates itself whenever it runs. */
+	o->sandbox = true;
+	o->seccomp = true;
+	snprintf(o->ifname, sizeof(o->ifname), "%s",
+	         po->ifname[0] ? po->ifname : "tap0");
+	set_target(po, o);
+	if (set_layout(po, o) || set_mappings(po, o))
+		return -1;
+	return 0;
+}
+
+/**
+ * write_pid() - write @pid and a newline to an open pid file
+ * @fd:		the file, truncated
+ * @pid:	PID
+ * @path:	its name, for the message
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int write_pid(int fd, pid_t pid, const char *path)
+{
+	char buf[24];
+	int len = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+
+	if (write(fd, buf, (size_t)len) != len) {
+		err_errno(errno ? errno : EIO, "write PID file %s", path);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * open_pidfile() - create the --pid file before the sandbox hides its path
+ * @path:	file, or empty
+ *
+ * Return: an fd, -2 for none asked, or -1 after one error line
+ */
+static int open_pidfile(const char *path)
+{
+	int fd;
+
+	if (!path[0])
+		return -2;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		err_errno(errno, "open PID file %s", path);
+	return fd;
+}
+
+/**
+ * serve() - attach, configure, and run until an exit condition
+ * @o:		options
+ * @pidfd:	the --pid file, to write our PID once ready, or -2
+ * @pidfile:	its name
+ *
+ * Return: exit status
+ */
+static int serve(const struct opts *o, int pidfd, const char *pidfile)
+{
+	struct ctx c;
+	int ret = 1;
+
+	if (!loop_prepare(&c, o) &&
+	    (pidfd < 0 || !write_pid(pidfd, getpid(), pidfile)))
+		ret = loop_run(&c);
+	if (pidfd >= 0)
+		close(pidfd);
+	loop_cleanup(&c);
+	return ret;
+}
+
+/**
+ * wait_ready() - the first process: exit 0 once the daemon is ready
+ * @child:	the daemon
+ * @ready:	read end of its ready pipe
+ * @pidfd:	the --pid file, or -2
+ * @pidfile:	its name
+ *
+ * Return: 0, or the daemon's exit status (1 if it had none) after it
+ *	   failed and said why on the shared stderr
+ */
+static int wait_ready(pid_t child, int ready, int pidfd, const char *pidfile)
+{
+	ssize_t n;
+	char b;
+	int st;
+
+	do
+		n = read(ready, &b, 1);
+	while (n < 0 && errno == EINTR);
+	close(ready);
+	if (n == 1 && (pidfd < 0 || !write_pid(pidfd, child, pidfile)))
+		return 0;
+	if (n == 1)
+		kill(child, SIGTERM);
+	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : 1;
+}
+
+/**
+ * background() - fork the daemon; the first process waits for it to be ready
+ * @o:		options; the daemon's ready and detach fds are set here
+ * @pidfd:	the --pid file, or -2
+ * @pidfile:	its name
+ *
+ * Return: exit status, in the first process and the daemon alike
+ */
+static int background(struct opts *o, int pidfd, const char *pidfile)
+{
+	int p[2], devnull;
+	pid_t pid;
+
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0 || pipe2(p, O_CLOEXEC)) {
+		err_errno(errno, "%s", devnull < 0 ? "open /dev/null" : "pipe");
+		return 1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err_errno(errno, "fork");
+		return 1;
+	}
+	if (pid > 0) {
+		close(p[1]);
+		close(devnull);
+		return wait_ready(pid, p[0], pidfd, pidfile);
+	}
+	close(p[0]);
+	/* Out of the caller's session: its terminal and process group. */
+	setsid();
+	o->ready_fd = p[1];
+	o->detach_fd = devnull;
+	if (pidfd >= 0)
+		close(pidfd);
+	return serve(o, -2, pidfile);
+}
+
+/**
+ * refuse_unimplemented() - options of pasta's that tapir parses but can't
+ *			    honour yet, refused in getopt's words
+ * @po:		pasta's options
+ *
+ * podman retries without --map-guest-addr when told so in these words,
+ * and rootlesskit passes --host-lo-to-ns-lo only if its probe with
+ * --version exits 0.
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int refuse_unimplemented(const struct pasta_opts *po)
+{
+	const char *opt = NULL;
+
+	if (po->host_lo_to_ns_lo)
+		opt = "--host-lo-to-ns-lo";
+	else if (po->map_guest.v4_set || po->map_guest.v6_set)
+		opt = "--map-guest-addr";
+	if (!opt)
+		return 0;
+	err_msg("unrecognized option '%s' (not implemented in tapir's pasta "
+	        "mode)",
+	        opt);
+	return -1;
+}
+
+/**
+ * pasta_main() - tapir run as pasta
+ * @argc:	argument count, argv[0] being "pasta"
+ * @argv:	arguments
+ *
+ * Return: exit status: 0 once ready, 1 after one error line; with a
+ *	   command, the command's (as `tapir run`)
+ */
+int pasta_main(int argc, char **argv)
+{
+	static struct pasta_opts po;
+	static struct opts o;
+	int ret, pidfd;
+
+	ret = pasta_cli_parse(argc, argv, &po);
+	if (ret < 0 || refuse_unimplemented(&po))
+		return 1;
+	if (po.version)
+		version_print(stdout);
+	if (ret)
+		return 0;
+	if (pasta_to_opts(&po, &o))
+		return 1;
+	pidfd = open_pidfile(po.pidfile);
+	if (pidfd == -1)
+		return 1;
+	if (po.cmd) {
+		ret = pidfd >= 0 ? write_pid(pidfd, getpid(), po.pidfile) : 0;
+		if (pidfd >= 0)
+			close(pidfd);
+		return ret ? 1 : run_command(&o);
+	}
+	if (po.foreground)
+		return serve(&o, pidfd, po.pidfile);
+	return background(&o, pidfd, po.pidfile);
+}

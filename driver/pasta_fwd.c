@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - pasta's host-to-namespace forwards: -t/-u lists and "auto"
+ *
+ * A list becomes host forwards at start, as -p does (hostfwd.c): a port
+ * without an address listens on 0.0.0.0 and, unless -4, on ::. "auto"
+ * forwards whatever listens in the namespace: once a second the
+ * namespace's /proc/net tables (opened before the sandbox, read with
+ * pread) are scanned, and forwards are added and removed to match, as
+ * rootlesskit's "implicit" port driver expects of pasta.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <event2/event.h>
+
+#include "seccomp.h"
+#include "hostfwd.h"
+#include "inany.h"
+#include "log.h"
+#include "pasta_cli.h"
+#include "pasta_fwd.h"
+#include "portscan.h"
+
+/* Syscalls of the rescan, once running (forwards: hostfwd.c's). */
+const char *const pasta_fwd_syscalls[] = {"pread64", NULL};
+
+/* Indices of the namespace's tables. */
+enum { TABLE_TCP, TABLE_TCP6, TABLE_UDP, TABLE_UDP6, TABLES };
+
+/**
+ * struct auto_fwd - the host forwards that stand for one namespace port
+ * @udp:	UDP rather than TCP
+ * @port:	the port, on both sides
+ * @id4:	forward on 0.0.0.0, or 0
+ * @id6:	forward on ::, or 0
+ */
+struct auto_fwd {
+	bool udp;
+	uint16_t port;
+	unsigned int id4;
+	unsigned int id6;
+};
+
+/**
+ * struct pasta_fwd_state - what "auto" keeps between scans
+ * @scan:	the rescan timer
+ * @tables:	the namespace's /proc/net/{tcp,tcp6,udp,udp6}, or -1
+ * @failed:	per protocol, ports the host refused: not retried (nor
+ *		reported again) until they leave the namespace's table
+ * @seen:	scratch: what the last scan found
+ * @n:		entries in @f
+ * @f:		forwards made by "auto"
+ */
+struct pasta_fwd_state {
+	struct event *scan;
+	int tables[TABLES];
+	struct port_set failed[2];
+	struct portscan seen;
+	unsigned int n;
+	struct auto_fwd f[HOSTFWD_MAX];
+};
+
+/**
+ * add_one() - one host forward of @port to the guest's @target
+ * @c:		context
+ * @udp:	UDP rather than TCP
+ * @addr:	host address to listen on
+ * @port:	host port
+ * @target:	port in the namespace
+ * @id:		set to the forward's id
+ * @why:	on failure, the reason
+ * @whylen:	size of @why
+ *
+ * Return: 0, or -errno
+ */
+static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
+                   uint16_t port, uint16_t target, unsigned int *id, char *why,
+                   size_t whylen)
+{
+	struct hostfwd_spec s = {
+	        .udp = udp,
+	        .host_addr = *addr,
+	        .host_port = port,
+	        .guest_port = target,
+	};
+	int ret;
+
+	inany_from_v4(&s.guest_addr, c->guest4);
+	ret = hostfwd_add(c, &s, why, whylen);
+	*id = ret ? 0 : s.id;
+	return ret;
+}
+
+/**
+ * add_any() - forward @port on every host address: 0.0.0.0, and :: too
+ *	       unless IPv6 is off
+ * @c:		context
+ * @udp:	UDP rather than TCP
+ * @port:	host port
+ * @target:	port in the namespace
+ * @a:		filled with the forwards' ids
+ * @why:	on failure, the reason
+ * @whylen:	size of @why
+ *
+ * Return: 0 if both (or the IPv4 one alone with -4) listen, or -errno with
+ *	   nothing left listening
+ */
+static int add_any(struct ctx *c, bool udp, uint16_t port, uint16_t target,
+                   struct auto_fwd *a, char *why, size_t whylen)
+{
+	struct in6_addr any4;
+	int ret;
+
+	inany_from_v4(&any4, (struct in_addr){0});
+	a->udp = udp;
+	a->port = port;
+	a->id6 = 0;
+	ret = add_one(c, udp, &any4, port, target, &a->id4, why, whylen);
+	if (ret || !c->o->ipv6)
+		return ret;
+	ret = add_one(c, udp, &in6addr_any, port, target, &a->id6, why, whylen);
+	if (ret)
+		hostfwd_remove(c, a->id4);
+	return ret;
+}
+
+/**
+ * add_list() - the ranges of one -t or -u option, at start
+ * @c:		context
+ * @udp:	UDP (-u) rather than TCP (-t)
+ * @pp:		the option's ranges
+ *
+ * Return: 0, or -1 after one error line naming the port
+ */
+static int add_list(struct ctx *c, bool udp, const struct pasta_ports *pp)
+{
+	char why[256];
+	unsigned int id;
+
+	for (unsigned int i = 0; i < pp->n; i++) {
+		const struct pasta_range *r = &pp->r[i];
+
+		if (r->ifname[0]) {
+			err_msg("-%c: %%%s: binding a forward to an interface "
+			        "is not supported",
+			        udp ? 'u' : 't', r->ifname);
+			return -1;
+		}
+		for (unsigned int p = r->first; p <= r->last; p++) {
+			uint16_t target = (uint16_t)(r->target + p - r->first);
+			struct auto_fwd a;
+			int ret;
+
+			if (r->addr_set)
+				ret = add_one(c, udp, &r->addr, (uint16_t)p,
+				              target, &id, why, sizeof(why));
+			else
+				ret = add_any(c, udp, (uint16_t)p, target, &a,
+				              why, sizeof(why));
+			if (ret) {
+				err_msg("-%c: %s", udp ? 'u' : 't', why);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/**
+ * auto_find() - the entry of an auto forward
+ * @s:		state
+ * @udp:	protocol
+ * @port:	port
+ *
+ * Return: its index, or -1
+ */
+static int auto_find(const struct pasta_fwd_state *s, bool udp,
+                     unsigned int port)
+{
+	for (unsigned int i = 0; i < s->n; i++)
+		if (s->f[i].udp == udp && s->f[i].port == port)
+			return (int)i;
+	return -1;
+}
+
+/**
+ * auto_remove() - the port left the namespace: stop forwarding it
+ * @c:		context
+ * @s:		state
+ * @i:		its entry
+ *
+ * Connections already made stay up (hostfwd_remove()).
+ */
+static void auto_remove(struct ctx *c, struct pasta_fwd_state *s, int i)
+{
+	struct auto_fwd *a = &s->f[i];
+
+	if (a->id4)
+		hostfwd_remove(c, a->id4);
+	if (a->id6)
+		hostfwd_remove(c, a->id6);
+	debug_msg("auto: %s port %u no longer bound in the namespace",
+	          a->udp ? "UDP" : "TCP", a->port);
+	s->f[i] = s->f[--s->n];
+}
+
+/**
+ * auto_add() - a port appeared in the namespace: forward it
+ * @c:		context
+ * @s:		state
+ * @udp:	protocol
+ * @port:	port
+ *
+ * A port the host refuses (taken there, or the table full) is reported
+ * once and not tried again until it leaves the namespace's table.
+ */
+static void auto_add(struct ctx *c, struct pasta_fwd_state *s, bool udp,
+                     unsigned int port)
+{
+	char why[256];
+
+	if (s->n < HOSTFWD_MAX &&
+	    !add_any(c, udp, (uint16_t)port, (uint16_t)port, &s->f[s->n], why,
+	             sizeof(why))) {
+		s->n++;
+		return;
+	}
+	if (s->n == HOSTFWD_MAX)
+		snprintf(why, sizeof(why), "%s port %u: %d forwards already",
+		         udp ? "UDP" : "TCP", port, HOSTFWD_MAX);
+	info_msg("auto: can't forward %s", why);
+	port_set_add(&s->failed[udp], port);
+}
+
+/**
+ * scan_table() - read both tables of a protocol into s->seen
+ * @s:		state
+ * @udp:	protocol
+ *
+ * Return: 0, or -errno of the first table that could not be read
+ */
+static int scan_table(struct pasta_fwd_state *s, bool udp)
+{
+	enum portscan_proto proto = udp ? PORTSCAN_UDP : PORTSCAN_TCP;
+	int ret;
+
+	memset(&s->seen, 0, sizeof(s->seen));
+	ret = portscan_read(s->tables[udp ? TABLE_UDP : TABLE_TCP], proto,
+	                    &s->seen);
+	if (!ret && s->tables[udp ? TABLE_UDP6 : TABLE_TCP6] >= 0)
+		ret = portscan_read(s->tables[udp ? TABLE_UDP6 : TABLE_TCP6],
+		                    proto, &s->seen);
+	return ret;
+}
+
+/**
+ * sync_proto() - make one protocol's auto forwards match the namespace
+ * @c:		context
+ * @s:		state, s->seen filled for this protocol
+ * @udp:	protocol
+ *
+ * A port bound only to the namespace's loopback is not reachable through
+ * the tap, so it is not forwarded.
+ */
+static void sync_proto(struct ctx *c, struct pasta_fwd_state *s, bool udp)
+{
+	for (unsigned int p = 1; p < 65536; p++) {
+		bool want = port_set_has(&s->seen.any, p) ||
+		            port_set_has(&s->seen.other, p);
+		int i = auto_find(s, udp, p);
+
+		if (!want) {
+			port_set_del(&s->failed[udp], p);
+			if (i >= 0)
+				auto_remove(c, s, i);
+		} else if (i < 0 && !port_set_has(&s->failed[udp], p)) {
+			auto_add(c, s, udp, p);
+		}
+	}
+}
+
+/**
+ * mode_of() - what one -t or -u option asks for, pasta's default applied
+ * @c:		context
+ * @pp:		the option
+ *
+ * pasta's default is "auto". tapir reads the namespace's sockets through
+ * its process, so with --netns alone that default means no forwards.
+ *
+ * Return: PASTA_PORTS_NONE, PASTA_PORTS_AUTO or PASTA_PORTS_LIST
+ */
+static enum pasta_ports_mode mode_of(const struct ctx *c,
+                                     const struct pasta_ports *pp)
+{
+	if (pp->mode != PASTA_PORTS_UNSET)
+		return pp->mode;
+	return c->o->netns_type == NETNS_PID ? PASTA_PORTS_AUTO
+	                                     : PASTA_PORTS_NONE;
+}
+
+/**
+ * scan_cb() - timer: rescan the namespace, both protocols that are "auto"
+ * @fd:		unused
+ * @what:	unused
+ * @arg:	struct ctx
+ */
+static void scan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	static struct log_limit lim = {0};
+	struct ctx *c = arg;
+	struct pasta_fwd_state *s = c->pasta_fwd;
+	const struct pasta_opts *po = c->o->pasta;
+	int ret;
+
+	(void)fd;
+	(void)what;
+	for (int udp = 0; udp < 2; udp++) {
+		if (mode_of(c, udp ? &po->udp : &po->tcp) != PASTA_PORTS_AUTO)
+			continue;
+		ret = scan_table(s, udp);
+		if (ret) {
+			err_limited(&lim, -ret,
+			            "auto: read the namespace's "
+			            "sockets");
+			continue;
+		}
+		sync_proto(c, s, udp);
+	}
+}
+
+/**
+ * open_tables() - the namespace's socket tables, through its process
+ * @c:		context
+ * @s:		state; s->tables filled
+ *
+ * /proc/PID/net is the network namespace of PID as long as PID lives,
+ * which is as long as tapir does. IPv6 tables are optional (no IPv6 in
+ * that kernel).
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int open_tables(const struct ctx *c, struct pasta_fwd_state *s)
+{
+	static const char *const names[TABLES] = {"tcp", "tcp6", "udp", "udp6"};
+	char path[64];
+
+	if (c->o->netns_type != NETNS_PID) {
+		err_msg("-t auto and -u auto need a PID to read the "
+		        "namespace's sockets through, not --netns");
+		return -1;
+	}
+	for (int i = 0; i < TABLES; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/net/%s", c->o->pid,
+		         names[i]);
+		s->tables[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (s->tables[i] < 0 &&
+		    (i == TABLE_TCP || i == TABLE_UDP || errno != ENOENT)) {
+			err_errno(errno, "auto: open %s", path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/**
+ * start_auto() - the first scan now, then one a second
+ * @c:		context
+ * @s:		state
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int start_auto(struct ctx *c, struct pasta_fwd_state *s)
+{
+	const struct timeval tv = {0, PASTA_FWD_SCAN_MS * 1000};
+
+	if (open_tables(c, s))
+		return -1;
+	s->scan = event_new(c->base, -1, EV_PERSIST, scan_cb, c);
+	if (!s->scan || event_add(s->scan, &tv)) {
+		err_msg("auto: create the rescan timer: libevent failed");
+		return -1;
+	}
+	scan_cb(-1, 0, c);
+	return 0;
+}
+
+/**
+ * pasta_fwd_start() - pasta mode: -t and -u, and say what -T and -U do
+ * @c:		context, after hostfwd_init()
+ *
+ * Return: 0 (also outside pasta mode), or -1 after one error line
+ */
+int pasta_fwd_start(struct ctx *c)
+{
+	const struct pasta_opts *po = c->o->pasta;
+	struct pasta_fwd_state *s;
+
+	if (!po)
+		return 0;
+	if (po->tcp_ns.mode == PASTA_PORTS_LIST ||
+	    po->udp_ns.mode == PASTA_PORTS_LIST) {
+		err_msg("-T and -U with ports are not supported: namespace "
+		        "to host loopback forwards are not implemented");
+		return -1;
+	}
+	/* pasta's default, which rootlesskit and Docker rely on. */
+	if (!po->quiet && (po->tcp_ns.mode != PASTA_PORTS_NONE ||
+	                   po->udp_ns.mode != PASTA_PORTS_NONE))
+		info_msg("-T/-U auto: host loopback ports do not answer on "
+		         "the namespace's loopback (not implemented); the "
+		         "gateway reaches them");
+	if (add_list(c, false, &po->tcp) || add_list(c, true, &po->udp))
+		return -1;
+	if (mode_of(c, &po->tcp) != PASTA_PORTS_AUTO &&
+	    mode_of(c, &po->udp) != PASTA_PORTS_AUTO)
+		return 0;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		err_errno(ENOMEM, "auto: allocate state");
+		return -1;
+	}
+	for (int i = 0; i < TABLES; i++)
+		s->tables[i] = -1;
+	c->pasta_fwd = s;
+	return start_auto(c, s);
+}
+
+/**
+ * pasta_fwd_stop() - stop rescanning; the forwards go with hostfwd's table
+ * @c:		context; pasta_fwd_start() may not have run
+ */
+void pasta_fwd_stop(struct ctx *c)
+{
+	struct pasta_fwd_state *s = c->pasta_fwd;
+
+	if (!s)
+		return;
+	if (s->scan)
+		event_free(s->scan);
+	for (int i = 0; i < TABLES; i++)
+		if (s->tables[i] >= 0)
+			close(s->tables[i]);
+	free(s);
+	c->pasta_fwd = NULL;
+}

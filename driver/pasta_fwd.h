@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - pasta's host-to-namespace forwards: -t/-u lists and "auto"
+ */
+#ifndef TAPIR_PASTA_FWD_H
+#define TAPIR_PASTA_FWD_H
+
+#include "ctx.h"
+
+/* How often "auto" rescans the namespace's sockets, as pasta does. */
+#define PASTA_FWD_SCAN_MS 1000
+
+int pasta_fwd_start(struct ctx *c);
+void pasta_fwd_stop(struct ctx *c);
+
+#endif /* TAPIR_PASTA_FWD_H */
