@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - ARP: answer for the gateway and the DNS forwarder */
+/* tapir - ARP: answer for the gateway, the DNS forwarder and, as pasta,
+ * the guest's neighbours */
 
 #include <string.h>
 #include <arpa/inet.h>
@@ -15,11 +16,21 @@
  * @c:		context
  * @ip:		target protocol address of a request
  *
- * Return: true for the gateway, and for the DNS forwarder
+ * Return: true for the gateway, and for the DNS forwarder; in pasta's
+ *	   addressing, for every other host address of the guest's subnet
  */
 static bool arp_we_answer(const struct ctx *c, struct in_addr ip)
 {
-	return ip.s_addr == c->gw4.s_addr || ip.s_addr == c->dns4.s_addr;
+	uint32_t m = c->mask4.s_addr;
+
+	if (ip.s_addr == c->gw4.s_addr || ip.s_addr == c->dns4.s_addr)
+		return true;
+	/* pasta's addressing: the guest's neighbours are hosts outside,
+	 * reached through us, as pasta answers for them.
+	 */
+	return c->o->pasta_net && ip.s_addr != c->guest4.s_addr &&
+	       (ip.s_addr & m) == (c->guest4.s_addr & m) && (ip.s_addr & ~m) &&
+	       (ip.s_addr | m) != INADDR_BROADCAST;
 }
 
 /**

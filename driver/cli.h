@@ -76,6 +76,13 @@ struct publish {
  * @no_dhcp:		pasta's --no-dhcp: DHCP requests go unanswered
  * @no_ra:		pasta's --no-ra: no router adverts
  * @no_ndp:		pasta's --no-ndp: no NDP answers at all
+ * @pasta_net:		pasta's addressing: the guest's subnet stands for
+ *			addresses outside (every one but the guest's is
+ *			forwarded, and answered in ARP), and with
+ *			@disable_host_loopback the gateway is one of them
+ * @map_guest4:		pasta's --map-guest-addr: this address reaches
+ *			@host4, or 0.0.0.0
+ * @host4:		the host's own address on its outbound interface
  * @disable_host_loopback:	--disable-host-loopback
  * @mac_set:		--macaddress given
  * @mac:		its value
@@ -122,6 +129,9 @@ struct opts {
 	bool no_dhcp;
 	bool no_ra;
 	bool no_ndp;
+	bool pasta_net;
+	struct in_addr map_guest4;
+	struct in_addr host4;
 	bool disable_host_loopback;
 	bool mac_set;
 	uint8_t mac[6];

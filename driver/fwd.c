@@ -67,10 +67,16 @@ static bool forbidden_destination(const struct in6_addr *a)
  * Those addresses (net+N, its broadcast, fd00::/64) exist only on the tap:
  * none of them may turn into a destination on the host's network.
  *
- * Return: true if inside 10.0.2.0/24 (or --cidr) or fd00::/64
+ * Return: true if inside 10.0.2.0/24 (or --cidr) or fd00::/64; in pasta's
+ *	   addressing, for the guest's own IPv4 address only
  */
 static bool in_virtual_net(const struct ctx *c, const struct in6_addr *a)
 {
+	/* pasta's subnet stands for the host's network: only the guest's
+	 * own address is its.
+	 */
+	if (inany_is_v4(a) && c->o->pasta_net)
+		return inany_v4(a).s_addr == c->guest4.s_addr;
 	if (inany_is_v4(a))
 		return (inany_v4(a).s_addr & c->mask4.s_addr) ==
 		       (c->gw4.s_addr & c->mask4.s_addr);
@@ -100,7 +106,14 @@ enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
 	struct in6_addr host;
 
 	(void)proto;
-	if (ip_is_gateway(c, dst)) {
+	if (c->o->map_guest4.s_addr && inany_is_v4(dst) &&
+	    inany_v4(dst).s_addr == c->o->map_guest4.s_addr) {
+		inany_from_v4(&host, c->o->host4);
+		sockaddr_from_inany(sa, salen, &host, dport);
+		return FWD_OK;
+	}
+	if (ip_is_gateway(c, dst) &&
+	    !(c->o->disable_host_loopback && c->o->pasta_net)) {
 		if (c->o->disable_host_loopback)
 			return FWD_NET_UNREACH;
 		if (inany_is_v4(dst))
@@ -122,6 +135,9 @@ enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
 	}
 	if (forbidden_destination(dst) || in_virtual_net(c, dst))
 		return FWD_NET_UNREACH;
+	/* pasta_net: the gateway without host loopback, the guest's
+	 * neighbours: addresses outside like any other.
+	 */
 	sockaddr_from_inany(sa, salen, dst, dport);
 	return FWD_OK;
 }
@@ -156,6 +172,20 @@ int fwd_outbound_or_reject(struct ctx *c, const struct pkt *p, uint16_t dport,
 }
 
 /**
+ * host_alias() - how the host's own address appears to the guest
+ * @c:		context, in pasta's addressing
+ *
+ * Its --map-guest-addr; else the gateway, since the guest may have the
+ * host's address itself (pasta copies it) and must not see it as a peer.
+ *
+ * Return: the address
+ */
+static struct in_addr host_alias(const struct ctx *c)
+{
+	return c->o->map_guest4.s_addr ? c->o->map_guest4 : c->gw4;
+}
+
+/**
  * fwd_guest_source() - how a host peer's address appears to the guest
  * @c:		context
  * @sa:		host peer address (of an accepted or replying socket)
@@ -173,6 +203,9 @@ void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
 		*port = ntohs(sa->sa4.sin_port);
 		if ((ntohl(sa->sa4.sin_addr.s_addr) >> 24) == 127)
 			inany_from_v4(addr, c->gw4);
+		else if (c->o->host4.s_addr &&
+		         sa->sa4.sin_addr.s_addr == c->o->host4.s_addr)
+			inany_from_v4(addr, host_alias(c));
 		else
 			inany_from_v4(addr, sa->sa4.sin_addr);
 		return;

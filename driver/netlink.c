@@ -324,3 +324,162 @@ int route_add_default(struct nl *nl, int ifindex, int family, const void *gw)
 		mnl_attr_put_u32(nlh, RTA_PRIORITY, 2048);
 	return nl_talk(nl, nlh, NULL, NULL);
 }
+
+/**
+ * struct route_pick - the default route with the lowest metric, so far
+ * @found:	one was seen
+ * @metric:	its RTA_PRIORITY
+ * @r:		what is returned
+ */
+struct route_pick {
+	bool found;
+	uint32_t metric;
+	struct route4 r;
+};
+
+/**
+ * route_dump_cb() - keep the best IPv4 default route of the main table
+ * @nlh:	one RTM_NEWROUTE of the dump
+ * @data:	struct route_pick
+ *
+ * Return: MNL_CB_OK
+ */
+static int route_dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct route_pick *p = data;
+	struct route4 r = {0};
+	uint32_t metric = 0;
+	struct nlattr *a;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm) ||
+	    rtm->rtm_family != AF_INET || rtm->rtm_dst_len ||
+	    rtm->rtm_type != RTN_UNICAST || rtm->rtm_table != RT_TABLE_MAIN)
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(*rtm))
+	{
+		switch (mnl_attr_get_type(a)) {
+		case RTA_OIF:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+				r.ifindex = (int)mnl_attr_get_u32(a);
+			break;
+		case RTA_GATEWAY:
+			if (mnl_attr_get_payload_len(a) == 4)
+				memcpy(&r.gw, mnl_attr_get_payload(a), 4);
+			break;
+		case RTA_PRIORITY:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+				metric = mnl_attr_get_u32(a);
+			break;
+		}
+	}
+	if (r.ifindex > 0 && (!p->found || metric < p->metric)) {
+		p->found = true;
+		p->metric = metric;
+		p->r = r;
+	}
+	return MNL_CB_OK;
+}
+
+/**
+ * route_get_default4() - the IPv4 default route of the main table
+ * @nl:		socket
+ * @r:		filled with its interface and gateway (0.0.0.0 if on-link)
+ *
+ * Return: 0 on success, -ENETUNREACH if there is none, -errno
+ */
+int route_get_default4(struct nl *nl, struct route4 *r)
+{
+	char buf[NL_BUF_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct route_pick p = {0};
+	struct rtmsg *rtm;
+	int ret;
+
+	nlh->nlmsg_type = RTM_GETROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = AF_INET;
+	ret = nl_talk(nl, nlh, route_dump_cb, &p);
+	if (ret)
+		return ret;
+	if (!p.found)
+		return -ENETUNREACH;
+	*r = p.r;
+	return 0;
+}
+
+/**
+ * struct addr_pick - the first global IPv4 address of one link
+ * @ifindex:	the link
+ * @found:	one was seen
+ * @addr:	it
+ * @plen:	its prefix length
+ */
+struct addr_pick {
+	int ifindex;
+	bool found;
+	struct in_addr addr;
+	unsigned int plen;
+};
+
+/**
+ * addr_dump_cb() - keep the first global IPv4 address of the link
+ * @nlh:	one RTM_NEWADDR of the dump
+ * @data:	struct addr_pick
+ *
+ * Return: MNL_CB_OK
+ */
+static int addr_dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+	struct addr_pick *p = data;
+	struct nlattr *a;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifa) ||
+	    ifa->ifa_family != AF_INET || (int)ifa->ifa_index != p->ifindex ||
+	    ifa->ifa_scope != RT_SCOPE_UNIVERSE || p->found)
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(*ifa))
+	{
+		if (mnl_attr_get_type(a) == IFA_LOCAL &&
+		    mnl_attr_get_payload_len(a) == 4) {
+			memcpy(&p->addr, mnl_attr_get_payload(a), 4);
+			p->plen = ifa->ifa_prefixlen;
+			p->found = true;
+		}
+	}
+	return MNL_CB_OK;
+}
+
+/**
+ * addr_get4() - the first global IPv4 address of a link
+ * @nl:		socket
+ * @ifindex:	the link
+ * @addr:	filled with the address
+ * @plen:	filled with its prefix length
+ *
+ * Return: 0 on success, -EADDRNOTAVAIL if it has none, -errno
+ */
+int addr_get4(struct nl *nl, int ifindex, struct in_addr *addr,
+              unsigned int *plen)
+{
+	char buf[NL_BUF_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct addr_pick p = {.ifindex = ifindex};
+	struct ifaddrmsg *ifa;
+	int ret;
+
+	nlh->nlmsg_type = RTM_GETADDR;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = AF_INET;
+	ret = nl_talk(nl, nlh, addr_dump_cb, &p);
+	if (ret)
+		return ret;
+	if (!p.found)
+		return -EADDRNOTAVAIL;
+	*addr = p.addr;
+	*plen = p.plen;
+	return 0;
+}

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <net/if.h>
+#include <netinet/in.h>
 
 struct mnl_socket;
 
@@ -38,6 +39,16 @@ struct link_state {
 	bool up;
 };
 
+/**
+ * struct route4 - an IPv4 default route
+ * @ifindex:	its output interface
+ * @gw:		its gateway, or 0.0.0.0 for an on-link route
+ */
+struct route4 {
+	int ifindex;
+	struct in_addr gw;
+};
+
 int nl_open(struct nl *nl);
 void nl_close(struct nl *nl);
 int link_get(struct nl *nl, const char *name, struct link_state *st);
@@ -49,5 +60,8 @@ int link_del(struct nl *nl, int ifindex);
 int addr_add(struct nl *nl, int ifindex, int family, const void *addr,
              unsigned int prefixlen);
 int route_add_default(struct nl *nl, int ifindex, int family, const void *gw);
+int route_get_default4(struct nl *nl, struct route4 *r);
+int addr_get4(struct nl *nl, int ifindex, struct in_addr *addr,
+              unsigned int *plen);
 
 #endif /* TAPIR_NETLINK_H */

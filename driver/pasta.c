@@ -19,12 +19,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <arpa/inet.h>
 #include <sys/wait.h>
 
 #include "cli.h"
 #include "ctx.h"
 #include "log.h"
+#include "netlink.h"
 #include "loop.h"
 #include "pasta.h"
 #include "pasta_cli.h"
@@ -63,16 +65,66 @@ static struct in_addr first_host_but(struct in_addr net, struct in_addr not )
 }
 
 /**
- * given_layout() - -a, -n and -g: the guest's IPv4 network as given
+ * struct host_if - the host's outbound interface, as pasta copies it
+ * @name:	its name
+ * @addr:	its first global IPv4 address
+ * @plen:	that address's prefix length
+ * @gw:		the default route's gateway, or 0.0.0.0 if on-link
+ */
+struct host_if {
+	char name[IFNAMSIZ];
+	struct in_addr addr;
+	unsigned int plen;
+	struct in_addr gw;
+};
+
+/**
+ * host_outbound() - find the interface of the host's IPv4 default route
+ * @h:		filled
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int host_outbound(struct host_if *h)
+{
+	struct route4 r;
+	struct nl nl;
+	int ret;
+
+	if ((ret = nl_open(&nl))) {
+		err_errno(-ret, "open rtnetlink socket");
+		return -1;
+	}
+	ret = route_get_default4(&nl, &r);
+	if (!ret)
+		ret = addr_get4(&nl, r.ifindex, &h->addr, &h->plen);
+	nl_close(&nl);
+	if (!ret && !if_indextoname((unsigned int)r.ifindex, h->name))
+		ret = -errno;
+	if (ret) {
+		err_errno(-ret, "the host's IPv4 default route and its "
+		                "interface's address (give -a, -n and -g)");
+		return -1;
+	}
+	h->gw = r.gw;
+	return 0;
+}
+
+/**
+ * given_layout() - -a, -n and -g, or the host's interface: the guest's
+ *		    IPv4 network
  * @po:		pasta's options
+ * @h:		the host's interface, used where no -a came
  * @o:		tapir's options: net, prefix, guest4 and gw4 set
  *
  * Return: 0, or -1 after one error line
  */
-static int given_layout(const struct pasta_opts *po, struct opts *o)
+static int given_layout(const struct pasta_opts *po, const struct host_if *h,
+                        struct opts *o)
 {
-	unsigned int plen = po->prefix4 >= 0 ? (unsigned int)po->prefix4
-	                                     : classful_prefix(po->addr.v4);
+	struct in_addr addr = po->addr.v4_set ? po->addr.v4 : h->addr;
+	unsigned int plen = po->prefix4 >= 0  ? (unsigned int)po->prefix4
+	                    : po->addr.v4_set ? classful_prefix(addr)
+	                                      : h->plen;
 	uint32_t mask;
 
 	if (plen < 1 || plen > 30) {
@@ -83,9 +135,14 @@ static int given_layout(const struct pasta_opts *po, struct opts *o)
 	}
 	mask = htonl(~0U << (32 - plen));
 	o->prefix = plen;
-	o->guest4 = po->addr.v4;
+	o->guest4 = addr;
 	o->net.s_addr = o->guest4.s_addr & mask;
-	o->gw4 = po->gw.v4_set ? po->gw.v4 : first_host_but(o->net, o->guest4);
+	if (po->gw.v4_set)
+		o->gw4 = po->gw.v4;
+	else if (!po->addr.v4_set && h->gw.s_addr)
+		o->gw4 = h->gw;
+	else
+		o->gw4 = first_host_but(o->net, o->guest4);
 	if ((o->gw4.s_addr & mask) != o->net.s_addr ||
 	    o->gw4.s_addr == o->guest4.s_addr ||
 	    o->guest4.s_addr == o->net.s_addr ||
@@ -107,24 +164,38 @@ static int given_layout(const struct pasta_opts *po, struct opts *o)
  * @po:		pasta's options
  * @o:		tapir's options
  *
- * Without -a, the namespace gets slirp4netns's 10.0.2.0/24 layout:
- * copying the host's outbound interface, as pasta does, is not
- * implemented. IPv6 keeps tapir's fd00::/64.
+ * As pasta: what -a, -n and -g don't say is copied from the host's
+ * outbound interface, its name too (without -I). IPv6 keeps tapir's
+ * fd00::/64.
  *
  * Return: 0, or -1 after one error line
  */
 static int set_layout(const struct pasta_opts *po, struct opts *o)
 {
-	if (po->addr.v6_set || po->gw.v6_set || po->dns_forward.v6_set) {
-		err_msg("-a, -g and --dns-forward take IPv4 addresses only in "
-		        "tapir: IPv6 is fd00::/64");
+	struct host_if h = {0};
+
+	if (po->addr.v6_set || po->gw.v6_set || po->dns_forward.v6_set ||
+	    po->map_guest.v6_set) {
+		err_msg("-a, -g, --dns-forward and --map-guest-addr take IPv4 "
+		        "addresses only in tapir: IPv6 is fd00::/64");
 		return -1;
 	}
-	if (po->addr.v4_set && given_layout(po, o))
+	if ((!po->addr.v4_set || po->map_guest.v4_set) && host_outbound(&h))
 		return -1;
-	if (!po->addr.v4_set && (po->gw.v4_set || po->prefix4 >= 0)) {
-		err_msg("-g and -n need -a: copying the host's addresses is "
-		        "not implemented");
+	if (given_layout(po, &h, o))
+		return -1;
+	if (!po->ifname[0] && !po->addr.v4_set)
+		snprintf(o->ifname, sizeof(o->ifname), "%s", h.name);
+	o->pasta_net = true;
+	o->host4 = h.addr;
+	o->map_guest4 = po->map_guest.v4;
+	if (o->map_guest4.s_addr &&
+	    ((o->map_guest4.s_addr & htonl(~0U << (32 - o->prefix))) ==
+	             o->net.s_addr ||
+	     o->map_guest4.s_addr == po->dns_forward.v4.s_addr)) {
+		err_msg("--map-guest-addr %s: in the guest's network, or the "
+		        "DNS forwarder",
+		        inet_ntoa(o->map_guest4));
 		return -1;
 	}
 	/* Without --dns-forward pasta forwards no DNS address. */
@@ -356,9 +427,8 @@ static int background(struct opts *o, int pidfd, const char *pidfile)
  *			    honour yet, refused in getopt's words
  * @po:		pasta's options
  *
- * podman retries without --map-guest-addr when told so in these words,
- * and rootlesskit passes --host-lo-to-ns-lo only if its probe with
- * --version exits 0.
+ * rootlesskit passes --host-lo-to-ns-lo only if its probe with --version
+ * exits 0.
  *
  * Return: 0, or -1 after one error line
  */
@@ -368,8 +438,6 @@ static int refuse_unimplemented(const struct pasta_opts *po)
 
 	if (po->host_lo_to_ns_lo)
 		opt = "--host-lo-to-ns-lo";
-	else if (po->map_guest.v4_set || po->map_guest.v6_set)
-		opt = "--map-guest-addr";
 	if (!opt)
 		return 0;
 	err_msg("unrecognized option '%s' (not implemented in tapir's pasta "

@@ -126,6 +126,60 @@ rk_pasta() {
 	DRIVER=$REF_PASTA PORT_DRIVER=none rk_pasta
 }
 
+# podman_default DRIVER: podman 5's default command line (no -a: the
+# namespace copies the host's outbound interface, sbx0), with a PID for
+# --netns. Checks the copy, that 169.254.1.2 reaches the host's own
+# address but not what listens on its loopback only, a neighbour in the
+# copied subnet, DNS through 169.254.1.1, and ping.
+podman_default() {
+	run in_sandbox '
+		mkdir -m 0777 "$SCEN_DIR/bin"
+		ln -s "$1" "$SCEN_DIR/bin/pasta"
+		ip addr add 198.18.0.7/24 dev sbx1
+		nginx_start web "$SANDBOX_HOST_IP4:8080" 127.0.0.1:8081 198.18.0.7:8080
+		bg_start dnsmasq dnsmasq --no-daemon --port=53 \
+			--listen-address=127.0.0.1 --bind-interfaces --no-resolv \
+			--no-hosts --user=root \
+			--address="/host.tapir.test/$SANDBOX_HOST_IP4"
+		wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
+		holder=$(userns_holder)
+		as_user "$SCEN_DIR/bin/pasta" --config-net --dns-forward 169.254.1.1 \
+			-t none -u none -T none -U none --no-map-gw --quiet \
+			--map-guest-addr 169.254.1.2 "$holder" && echo "rc: 0"
+		in_ns() { nsrun "$holder" "$@"; }
+		echo "ifname: $(in_ns ip -o link show | awk -F": " "\$2 != \"lo\" {print \$2}")"
+		echo "addr4: $(in_ns ip -4 -o addr show dev sbx0 | awk "{print \$4}")"
+		echo "route4: $(in_ns ip -4 route show default | sed "s/ *\$//")"
+		echo "$(in_ns ip -o link show dev sbx0 | grep -o "mtu [0-9]*" | sed "s/ /: /")"
+		echo "host: $(in_ns curl -sS --max-time 3 http://169.254.1.2:8080/ 2>&1)"
+		in_ns curl -sS --max-time 3 http://169.254.1.2:8081/ >/dev/null 2>&1 ||
+			echo "host loopback: refused"
+		echo "neighbour: $(in_ns curl -sS --max-time 3 http://198.18.0.7:8080/ 2>&1)"
+		echo "dns: $(in_ns busybox nslookup host.tapir.test 169.254.1.1 2>&1 | grep -c "Address.*$SANDBOX_HOST_IP4")"
+		in_ns ping -c1 -W2 169.254.1.2 >/dev/null && echo "ping: ok"
+	' "$DRIVER"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "rc: 0"
+	has_line "ifname: sbx0"
+	has_line "addr4: 198.18.0.1/24"
+	has_line "route4: default via 198.18.0.254 dev sbx0"
+	has_line "mtu: 65520"
+	has_line "host: tapir test page"
+	has_line "host loopback: refused"
+	has_line "neighbour: tapir test page"
+	has_line "dns: 1"
+	has_line "ping: ok"
+}
+
+@test "podman 5's default pasta line: the host's interface copied, --map-guest-addr, DNS: tapir as pasta" {
+	DRIVER=$TAPIR_BIN podman_default
+}
+
+@test "podman 5's default pasta line: the host's interface copied, --map-guest-addr, DNS: trixie pasta (reference)" {
+	DRIVER=$REF_PASTA podman_default
+}
+
 # podman's command line for `--network pasta:-a,...` (the layout given,
 # so tapir and pasta agree on it), with the target and --pid appended.
 PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3 -m 1500 -t none -u none -T none -U none --no-map-gw --quiet'
@@ -146,7 +200,7 @@ PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3
 		pid=$(cat "$SCEN_DIR/p.pid")
 		echo "exe: $(readlink "/proc/$pid/exe")"
 		echo "stdio: $(readlink "/proc/$pid/fd/0" "/proc/$pid/fd/1" "/proc/$pid/fd/2" | sort -u | xargs)"
-		nsrun "$holder" ping -c1 -W2 10.0.2.2 >/dev/null && echo "ping: ok"
+		nsrun "$holder" ping -c1 -W2 "$SANDBOX_HOST_IP4" >/dev/null && echo "ping: ok"
 		kill "$holder"
 		wait_for 5 bash -c "! kill -0 $pid 2>/dev/null" && echo "gone: yes"
 	' "$TAPIR_BIN" "$PODMAN_ARGS"
@@ -209,7 +263,7 @@ PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3
 		try -a 300.1.1.1 "$holder"
 		try --config-net
 		try --config-net 999999
-		try --map-guest-addr 169.254.1.2 "$holder"
+		try --config-net -a 10.0.2.100 -n 24 --map-guest-addr 10.0.2.7 "$holder"
 		try --host-lo-to-ns-lo --version
 		try -a 10.0.2.100 -n 24 -g 10.0.3.2 "$holder"
 		try -6 "$holder"
@@ -223,7 +277,7 @@ PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3
 	[[ "$output" =~ "-a 300.1.1.1 "[0-9]+" => rc 1, 1 line: tapir: -a: bad address \"300.1.1.1\"" ]]
 	[[ "$output" == *"--config-net => rc 1, 1 line: tapir: missing PID, --netns or command"* ]]
 	[[ "$output" == *"--config-net 999999 => rc 1, 1 line: tapir: target PID 999999: No such file or directory"* ]]
-	[[ "$output" =~ "--map-guest-addr 169.254.1.2 "[0-9]+" => rc 1, 1 line: tapir: unrecognized option '--map-guest-addr'" ]]
+	[[ "$output" =~ "--map-guest-addr 10.0.2.7 "[0-9]+" => rc 1, 1 line: tapir: --map-guest-addr 10.0.2.7: in the guest's network" ]]
 	[[ "$output" == *"--host-lo-to-ns-lo --version => rc 1, 1 line: tapir: unrecognized option '--host-lo-to-ns-lo'"* ]]
 	[[ "$output" =~ "-g 10.0.3.2 "[0-9]+" => rc 1, 1 line: tapir: -a 10.0.2.100/24 and -g 10.0.3.2: the gateway must be" ]]
 	[[ "$output" =~ "-6 "[0-9]+" => rc 1, 1 line: tapir: -6: " ]]
