@@ -28,6 +28,7 @@ struct ndp_state;
 struct dns_state;
 struct hostfwd_state;
 struct pasta_fwd_state;
+struct nsfwd_state;
 struct thread_set;
 struct flow_owners;
 struct frame;
@@ -68,6 +69,7 @@ struct pkt;
  * @dns:		cached resolver list (dns.c)
  * @hostfwd:		port forwards (hostfwd.c)
  * @pasta_fwd:	pasta mode: what -t/-u auto keeps (pasta_fwd.c)
+ * @nsfwd:	pasta mode: -T auto's listeners (nsfwd.c)
  * @exit_status:	status for main() once the loop ends
  * @target_pidfd:	pidfd of the target process, or -1
  * @tap_read_errors:	failed tap reads in a row (tapio.c)
@@ -122,6 +124,7 @@ struct ctx {
 	struct dns_state *dns;
 	struct hostfwd_state *hostfwd;
 	struct pasta_fwd_state *pasta_fwd;
+	struct nsfwd_state *nsfwd;
 	int exit_status;
 	int target_pidfd;
 	int spare_fd;

@@ -482,6 +482,29 @@ const struct hostfwd_spec *hostfwd_entry(const struct ctx *c, size_t i)
 }
 
 /**
+ * hostfwd_pool() - the namespace socket pool, for other users of the
+ *		    namespace's sockets (pasta's -T)
+ * @c:		context, after hostfwd_init()
+ *
+ * Return: the pool
+ */
+struct nssock_pool *hostfwd_pool(const struct ctx *c)
+{
+	return c->hostfwd->pool;
+}
+
+/**
+ * hostfwd_splicer() - the splice state, shared likewise
+ * @c:		context, after hostfwd_init()
+ *
+ * Return: the splice state
+ */
+struct splice_state *hostfwd_splicer(const struct ctx *c)
+{
+	return c->hostfwd->splice;
+}
+
+/**
  * hostfwd_status() - counters for get_info
  * @c:		context
  * @st:		filled

@@ -12,6 +12,8 @@
 #include "ctx.h"
 #include "nssock.h"
 
+struct splice_state;
+
 /* Forwards at most; each holds a listening socket. */
 #define HOSTFWD_MAX 1024
 /* Listen backlog of TCP forwards (slirp4netns uses 1). */
@@ -73,6 +75,8 @@ int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why,
 int hostfwd_remove(struct ctx *c, unsigned int id);
 const struct hostfwd_spec *hostfwd_entry(const struct ctx *c, size_t i);
 void hostfwd_status(const struct ctx *c, struct hostfwd_status *st);
+struct nssock_pool *hostfwd_pool(const struct ctx *c);
+struct splice_state *hostfwd_splicer(const struct ctx *c);
 void hostfwd_spec_str(const struct hostfwd_spec *s, char *buf, size_t len);
 
 #endif /* TAPIR_HOSTFWD_H */

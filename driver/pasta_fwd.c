@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - pasta's host-to-namespace forwards: -t/-u lists and "auto"
+/* tapir - pasta's forwards: -t/-u lists and "auto", and the rescan timer
+ * that -T auto (nsfwd.c) shares
  *
  * A list becomes host forwards at start, as -p does (hostfwd.c): a port
  * without an address listens on 0.0.0.0 and, unless -4, on ::. "auto"
@@ -21,6 +22,7 @@
 #include "hostfwd.h"
 #include "inany.h"
 #include "log.h"
+#include "nsfwd.h"
 #include "pasta_cli.h"
 #include "pasta_fwd.h"
 #include "portscan.h"
@@ -330,6 +332,7 @@ static void scan_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		sync_proto(c, s, udp);
 	}
+	nsfwd_sync(c);
 }
 
 /**
@@ -376,8 +379,11 @@ static int open_tables(const struct ctx *c, struct pasta_fwd_state *s)
 static int start_auto(struct ctx *c, struct pasta_fwd_state *s)
 {
 	const struct timeval tv = {0, PASTA_FWD_SCAN_MS * 1000};
+	const struct pasta_opts *po = c->o->pasta;
 
-	if (open_tables(c, s))
+	if ((mode_of(c, &po->tcp) == PASTA_PORTS_AUTO ||
+	     mode_of(c, &po->udp) == PASTA_PORTS_AUTO) &&
+	    open_tables(c, s))
 		return -1;
 	s->scan = event_new(c->base, -1, EV_PERSIST, scan_cb, c);
 	if (!s->scan || event_add(s->scan, &tv)) {
@@ -389,7 +395,7 @@ static int start_auto(struct ctx *c, struct pasta_fwd_state *s)
 }
 
 /**
- * pasta_fwd_start() - pasta mode: -t and -u, and say what -T and -U do
+ * pasta_fwd_start() - pasta mode: -t, -u and -T, and say what -U does
  * @c:		context, after hostfwd_init()
  *
  * Return: 0 (also outside pasta mode), or -1 after one error line
@@ -408,15 +414,16 @@ int pasta_fwd_start(struct ctx *c)
 		return -1;
 	}
 	/* pasta's default, which rootlesskit and Docker rely on. */
-	if (!po->quiet && (po->tcp_ns.mode != PASTA_PORTS_NONE ||
-	                   po->udp_ns.mode != PASTA_PORTS_NONE))
-		info_msg("-T/-U auto: host loopback ports do not answer on "
-		         "the namespace's loopback (not implemented); the "
-		         "gateway reaches them");
+	if (!po->quiet && po->udp_ns.mode != PASTA_PORTS_NONE)
+		info_msg("-U auto: host UDP ports do not answer on the "
+		         "namespace's loopback (not implemented); the gateway "
+		         "reaches them");
 	if (add_list(c, false, &po->tcp) || add_list(c, true, &po->udp))
 		return -1;
+	if (po->tcp_ns.mode != PASTA_PORTS_NONE && nsfwd_start(c))
+		return -1;
 	if (mode_of(c, &po->tcp) != PASTA_PORTS_AUTO &&
-	    mode_of(c, &po->udp) != PASTA_PORTS_AUTO)
+	    mode_of(c, &po->udp) != PASTA_PORTS_AUTO && !c->nsfwd)
 		return 0;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -437,6 +444,7 @@ void pasta_fwd_stop(struct ctx *c)
 {
 	struct pasta_fwd_state *s = c->pasta_fwd;
 
+	nsfwd_stop(c);
 	if (!s)
 		return;
 	if (s->scan)

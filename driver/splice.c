@@ -49,8 +49,8 @@ const char *const splice_syscalls[] = {
 #define SPLICE_ROUNDS 8
 
 enum side {
-	SIDE_HOST, /* the accepted connection from the host client */
-	SIDE_NS,   /* our connection inside the namespace */
+	SIDE_HOST, /* on the host: a client (forwards), or a server (-T) */
+	SIDE_NS,   /* in the namespace: a server, or a client (-T) */
 };
 
 /**
@@ -63,8 +63,9 @@ enum side {
  * @cap:	capacity of pipe[d] in bytes
  * @queued:	bytes waiting in pipe[d]
  * @rev:	rev[s]: side s readable (feeds direction s)
- * @wev:	wev[s]: side s writable (drains direction !s; connect on NS)
- * @connected:	the namespace side's connect() completed
+ * @wev:	wev[s]: side s writable (drains direction !s; the connect)
+ * @connecting:	the side tapir connects (the other was accepted)
+ * @connected:	that side's connect() completed
  * @eof:	side d sent FIN
  * @shut:	FIN from side d was passed on (direction d is over)
  * @port:	destination port inside the namespace, for messages
@@ -79,6 +80,7 @@ struct splice_conn {
 	size_t queued[2];
 	struct event *rev[2];
 	struct event *wev[2];
+	enum side connecting;
 	bool connected;
 	bool eof[2];
 	bool shut[2];
@@ -286,7 +288,7 @@ static enum side side_of(const struct splice_conn *sc, evutil_socket_t fd)
 }
 
 /**
- * connected() - the namespace side is up: start both directions
+ * connected() - the side we connected is up: start both directions
  * @sc:		connection
  *
  * Return: 0, or -1 if the events could not be set (the caller resets)
@@ -295,7 +297,7 @@ static int connected(struct splice_conn *sc)
 {
 	sc->connected = true;
 	/* Level-triggered: data the client sent already shows up at once. */
-	if (watch(sc, sc->wev[SIDE_NS], false) ||
+	if (watch(sc, sc->wev[sc->connecting], false) ||
 	    watch(sc, sc->rev[SIDE_HOST], true) ||
 	    watch(sc, sc->rev[SIDE_NS], true))
 		return -1;
@@ -317,7 +319,7 @@ static void read_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /**
- * write_cb() - a side is writable, or the namespace connect finished
+ * write_cb() - a side is writable, or our connect finished
  * @fd:		its socket
  * @what:	EV_WRITE, or EV_TIMEOUT if the connect took too long
  * @arg:	struct splice_conn
@@ -338,7 +340,10 @@ static void write_cb(evutil_socket_t fd, short what, void *arg)
 	else if (getsockopt((int)fd, SOL_SOCKET, SO_ERROR, &err, &len))
 		err = errno;
 	if (err) {
-		debug_msg("splice: connect in namespace: %s", strerror(err));
+		debug_msg("splice: connect %s: %s",
+		          sc->connecting == SIDE_NS ? "in namespace"
+		                                    : "on the host",
+		          strerror(err));
 		conn_close(sc, true);
 		return;
 	}
@@ -423,6 +428,51 @@ fail:
 }
 
 /**
+ * refuse_over_limit() - reset a new connection if there are too many
+ * @st:		splice state
+ * @fd:		the accepted socket; closed if refused
+ *
+ * Return: true if @fd was refused
+ */
+static bool refuse_over_limit(struct splice_state *st, int fd)
+{
+	if (st->nconns < SPLICE_MAX_CONNS)
+		return false;
+	if (!st->warned)
+		err_msg("splice: %d connections open, refusing more",
+		        SPLICE_MAX_CONNS);
+	st->warned = true;
+	fwd_reset_close(fd);
+	return true;
+}
+
+/**
+ * start_connect() - connect the side @sc->connecting, and splice once up
+ * @sc:		new connection
+ * @sa:		where to
+ * @salen:	its length
+ */
+static void start_connect(struct splice_conn *sc,
+                          const union sockaddr_inany *sa, socklen_t salen)
+{
+	const struct timeval tv = {SPLICE_CONNECT_TIMEOUT_S, 0};
+	int fd = sc->fd[sc->connecting];
+
+	if (!connect(fd, &sa->sa, salen)) {
+		if (connected(sc))
+			conn_close(sc, true);
+	} else if (errno == EINPROGRESS) {
+		if (event_add(sc->wev[sc->connecting], &tv)) {
+			libevent_failed(sc);
+			conn_close(sc, true);
+		}
+	} else {
+		debug_msg("splice: connect: %s", strerror(errno));
+		conn_close(sc, true);
+	}
+}
+
+/**
  * splice_accept() - splice an accepted host connection into the namespace
  * @st:		splice state
  * @fd:		accepted, non-blocking host socket; consumed unless -EAGAIN
@@ -438,7 +488,6 @@ fail:
 int splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
                   uint16_t dport)
 {
-	const struct timeval tv = {SPLICE_CONNECT_TIMEOUT_S, 0};
 	static struct log_limit nodelay_limit, conn_limit;
 	const int one = 1;
 	union sockaddr_inany sa;
@@ -446,14 +495,8 @@ int splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 	socklen_t salen;
 	int nsfd;
 
-	if (st->nconns >= SPLICE_MAX_CONNS) {
-		if (!st->warned)
-			err_msg("splice: %d connections open, refusing more",
-			        SPLICE_MAX_CONNS);
-		st->warned = true;
-		fwd_reset_close(fd);
+	if (refuse_over_limit(st, fd))
 		return 0;
-	}
 	sockaddr_from_inany(&sa, &salen, dst, dport);
 	nsfd = nssock_get(st->pool, sa.sa.sa_family);
 	if (nsfd < 0)
@@ -474,19 +517,57 @@ int splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 		return 0;
 	}
 	sc->port = dport;
-	if (!connect(nsfd, &sa.sa, salen)) {
-		if (connected(sc))
-			conn_close(sc, true);
-	} else if (errno == EINPROGRESS) {
-		if (event_add(sc->wev[SIDE_NS], &tv)) {
-			libevent_failed(sc);
-			conn_close(sc, true);
-		}
-	} else {
-		debug_msg("splice: connect in namespace: %s", strerror(errno));
-		conn_close(sc, true);
-	}
+	sc->connecting = SIDE_NS;
+	start_connect(sc, &sa, salen);
 	return 0;
+}
+
+/**
+ * splice_outward() - splice a connection accepted in the namespace out to
+ *		      a host address (pasta's -T)
+ * @st:		splice state
+ * @fd:		accepted, non-blocking namespace socket; always consumed
+ * @dst:	destination on the host
+ * @dport:	destination port, host order
+ *
+ * When no connection can be made, the client in the namespace sees a
+ * reset.
+ */
+void splice_outward(struct splice_state *st, int fd, const struct in6_addr *dst,
+                    uint16_t dport)
+{
+	static struct log_limit conn_limit;
+	const int one = 1;
+	union sockaddr_inany sa;
+	struct splice_conn *sc;
+	socklen_t salen;
+	int hostfd;
+
+	if (refuse_over_limit(st, fd))
+		return;
+	/* As for forwards: small writes don't wait for ACKs. */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		err_limited(
+		        &conn_limit, errno,
+		        "splice: TCP_NODELAY on a connection to host port %u",
+		        dport);
+	sockaddr_from_inany(&sa, &salen, dst, dport);
+	hostfd = socket(sa.sa.sa_family,
+	                SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	sc = hostfd < 0 ? NULL : conn_new(st, hostfd, fd);
+	if (!sc) {
+		err_limited(&conn_limit, errno,
+		            "splice: new connection to host port %u: refusing "
+		            "it",
+		            dport);
+		fwd_reset_close(fd);
+		if (hostfd >= 0)
+			close(hostfd);
+		return;
+	}
+	sc->port = dport;
+	sc->connecting = SIDE_HOST;
+	start_connect(sc, &sa, salen);
 }
 
 /**

@@ -20,6 +20,8 @@ struct splice_state *splice_new(struct ctx *c, struct nssock_pool *pool);
 void splice_free(struct splice_state *s);
 int splice_accept(struct splice_state *s, int fd, const struct in6_addr *dst,
                   uint16_t dport);
+void splice_outward(struct splice_state *st, int fd, const struct in6_addr *dst,
+                    uint16_t dport);
 size_t splice_conns(const struct splice_state *s);
 uint64_t splice_total(const struct splice_state *s);
 

@@ -32,8 +32,9 @@ setup_file() {
 
 # What runs inside rootlesskit's namespace, as the test user: waits for
 # the tap's carrier (rootlesskit does not wait for the driver), checks
-# the paths out, starts a TCP and a UDP server for the implicit port
-# driver, and says so in $SCEN_DIR/inside.ready.
+# the paths out (the host's loopback-only web server through -T auto,
+# pasta's default, too), starts a TCP and a UDP server for the implicit
+# port driver, and says so in $SCEN_DIR/inside.ready.
 # shellcheck disable=SC2034 # used inside the sandbox
 INSIDE='
 	i=0
@@ -46,6 +47,7 @@ INSIDE='
 	echo "http: $(curl -sS --max-time 5 "http://$SANDBOX_HOST_IP4:8080/")"
 	echo "dns: $(curl -sS --max-time 5 "http://host.tapir.test:8080/")"
 	echo "udp: $(echo tapir-udp | socat -T2 - "UDP4:$SANDBOX_HOST_IP4:5353")"
+	echo "host lo: $(curl -sS --max-time 5 "http://127.0.0.1:8085/")"
 	echo "big: $(curl -sS --max-time 60 "http://$SANDBOX_HOST_IP4:8080/big" | sha256sum | cut -d" " -f1)"
 	socat TCP4-LISTEN:8081,fork,reuseaddr SYSTEM:"echo from-namespace" &
 	socat -T2 UDP4-RECVFROM:8082,fork EXEC:cat &
@@ -61,7 +63,7 @@ rk_pasta() {
 	run in_sandbox '
 		mkdir -m 0777 "$SCEN_DIR/tmp" "$SCEN_DIR/bin"
 		ln -s "$1" "$SCEN_DIR/bin/pasta"
-		nginx_start web "$SANDBOX_HOST_IP4:8080"
+		nginx_start web "$SANDBOX_HOST_IP4:8080" 127.0.0.1:8085
 		ln "$PASTA_BIG" "$SCEN_DIR/web/www/big" 2>/dev/null ||
 			cp "$PASTA_BIG" "$SCEN_DIR/web/www/big"
 		echo "want: $(sha256sum <"$PASTA_BIG" | cut -d" " -f1)"
@@ -99,6 +101,8 @@ rk_pasta() {
 	has_line "http: tapir test page"
 	has_line "dns: tapir test page"
 	has_line "udp: tapir-udp"
+	# -T auto, pasta's default: rootlesskit passes no -T.
+	has_line "host lo: tapir test page"
 	grep -qx "big: $(sed -n 's/^want: //p' <<<"$output")" <<<"$output"
 	has_line "holder: $(readlink -f "$DRIVER")"
 	has_line "left: "
@@ -267,6 +271,7 @@ PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3
 		try --host-lo-to-ns-lo --version
 		try -a 10.0.2.100 -n 24 -g 10.0.3.2 "$holder"
 		try -6 "$holder"
+		try -T 8080 "$holder"
 		try --version
 		echo "left: $(ps -u "$TAPIR_TEST_USER" -o pid=,comm= | grep -v " sleep$" | xargs)"
 	'
@@ -281,6 +286,7 @@ PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3
 	[[ "$output" == *"--host-lo-to-ns-lo --version => rc 1, 1 line: tapir: unrecognized option '--host-lo-to-ns-lo'"* ]]
 	[[ "$output" =~ "-g 10.0.3.2 "[0-9]+" => rc 1, 1 line: tapir: -a 10.0.2.100/24 and -g 10.0.3.2: the gateway must be" ]]
 	[[ "$output" =~ "-6 "[0-9]+" => rc 1, 1 line: tapir: -6: " ]]
+	[[ "$output" =~ "-T 8080 "[0-9]+" => rc 1, 1 line: tapir: -T and -U with ports are not supported" ]]
 	[[ "$output" == *"--version => rc 0, "*" line: tapir version "* ]]
 	has_line "left: "
 }

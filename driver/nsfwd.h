@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - pasta's -T auto: host TCP ports answer on the namespace's loopback
+ */
+#ifndef TAPIR_NSFWD_H
+#define TAPIR_NSFWD_H
+
+#include "ctx.h"
+
+/* Host ports answering in the namespace at most; each holds a socket. */
+#define NSFWD_MAX 256
+
+int nsfwd_start(struct ctx *c);
+void nsfwd_sync(struct ctx *c);
+void nsfwd_stop(struct ctx *c);
+
+#endif /* TAPIR_NSFWD_H */
