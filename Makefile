@@ -105,6 +105,11 @@ $(BUILD)/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -o $@ $<
 
+# Static and never sanitized: it runs in the engine tests' busybox image.
+$(BUILD)/tools/udpecho: tests/tools/udpecho.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) -static -o $@ $<
+
 # Never sanitized: it is preloaded into uninstrumented programs too.
 $(BUILD)/tools/%.so: tests/tools/%.c
 	@mkdir -p $(dir $@)

@@ -38,6 +38,9 @@
 #                least N threads (one datapath thread per queue)
 #   slirp4netns  rootlesskit --net=slirp4netns --slirp4netns-binary=$SLIRP4NETNS_BIN
 #   pasta        rootlesskit --net=pasta (rootlesskit >= 2), else pasta itself
+#   tapir-pasta  tapir run as pasta (a link named pasta to TAPIR_BIN), started
+#                exactly as pasta is; the proof checks that the tap holder
+#                runs the tapir binary
 #   veth         a veth pair made by root: the rootful kernel baseline
 #   loopback     no namespace and no driver: iperf3 over the sandbox host's
 #                own loopback, the machine's ceiling (iperf3-net only)
@@ -171,7 +174,7 @@ bench_stage_tools() {
 
 bench_driver_bin() { # DRIVER: prints the configured binary (may be empty)
 	case $1 in
-	tapir)
+	tapir | tapir-pasta)
 		if [[ -n "${TAPIR_BIN:-}" ]]; then
 			echo "$TAPIR_BIN"
 		elif [[ -x "$BENCH_ROOT/tapir" ]]; then
@@ -191,7 +194,7 @@ bench_driver_bin() { # DRIVER: prints the configured binary (may be empty)
 # TAPIR_BIN that answers like slirp4netns is refused before it runs.
 bench_banner_re() { # DRIVER
 	case $1 in
-	tapir) echo '^tapir ' ;;
+	tapir | tapir-pasta) echo '^tapir ' ;;
 	slirp4netns) echo '^slirp4netns version ' ;;
 	pasta) echo '^pasta ' ;;
 	builtin | rootlesskit) echo '^rootlesskit version ' ;;
@@ -202,7 +205,7 @@ bench_banner_re() { # DRIVER
 # a symlink to passt, and the kernel shows the target).
 bench_exe_name_re() { # DRIVER
 	case $1 in
-	tapir) echo '^tapir' ;;
+	tapir | tapir-pasta) echo '^tapir' ;;
 	slirp4netns) echo '^slirp4netns' ;;
 	pasta) echo '^pas(ta|st)' ;;
 	builtin | rootlesskit) echo '^rootlesskit' ;;
@@ -230,7 +233,10 @@ bench_queues_of() {
 bench_check_driver() {
 	local driver=$1 v ma mi
 	shift
-	if [[ "$driver" == tapir-sandbox ]]; then
+	if [[ "$driver" == tapir-pasta ]]; then
+		# tapir run as pasta: measured wherever pasta is.
+		driver=pasta
+	elif [[ "$driver" == tapir-sandbox ]]; then
 		driver=tapir
 	elif [[ "$driver" =~ ^tapir-q ]]; then
 		v=$(bench_queues_of "$driver")
@@ -294,6 +300,8 @@ bench_resolve() {
 			bench_refuse "'$bin --version' says '$BENCH_VERSION': that is not $kind"
 		for other in tapir slirp4netns pasta; do
 			[[ "$other" == "$kind" ]] && continue
+			# tapir-pasta is the tapir binary, by another name.
+			[[ "$kind" == tapir-pasta && "$other" == tapir ]] && continue
 			obin=$(bench_driver_bin "$other")
 			[[ -n "$obin" && -f "$obin" ]] || continue
 			if cmp -s "$BENCH_BIN_ORIG" "$obin"; then
@@ -305,6 +313,13 @@ bench_resolve() {
 	fi
 	# pasta must keep its name: passt decides its mode from argv[0].
 	BENCH_BIN=$(bench_accessible "$bin")
+	# tapir-pasta: tapir by the name its callers run, through a link.
+	if [[ "$kind" == tapir-pasta ]]; then
+		mkdir -p "$SCEN_DIR/pasta-link"
+		chmod 0755 "$SCEN_DIR/pasta-link"
+		ln -sfn "$BENCH_BIN" "$SCEN_DIR/pasta-link/pasta"
+		BENCH_BIN=$SCEN_DIR/pasta-link/pasta
+	fi
 	if [[ -n "$BENCH_IMITATED" ]]; then
 		local shim=${BENCH_OLDKERNEL_SO:-}
 		[[ -n "$shim" ]] || shim=$(bench_tool oldkernel.so)
@@ -340,7 +355,8 @@ bench_start() {
 		return
 	fi
 	# A pasta forward spec means "the default" for the other drivers.
-	[[ "$pd" == pasta:* && "$driver" != pasta ]] && pd=slirp4netns
+	[[ "$pd" == pasta:* && "$BENCH_KIND" != pasta &&
+		"$BENCH_KIND" != tapir-pasta ]] && pd=slirp4netns
 	# The holder outlives any run but is still bounded.
 	life=$((BENCH_TIME * 20 + 600))
 	BENCH_NS_TOKEN="tapir-bench-ns-$$-$RANDOM"
@@ -365,7 +381,7 @@ bench_start() {
 			"${iso[@]}" -- "${hold[@]}"
 		[[ "$pd" == slirp4netns ]] && BENCH_API_SOCK="$BENCH_STATE_DIR/.s4nn.sock"
 		;;
-	pasta)
+	pasta | tapir-pasta)
 		if bench_rootlesskit_has_pasta; then
 			local rpd=none
 			[[ "$pd" == pasta:* ]] && rpd=implicit

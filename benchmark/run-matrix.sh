@@ -39,7 +39,7 @@
 # Environment: BENCH_TIME (seconds per iperf3 cell, default 30; HTTP levels
 # and rr modes take at most 10), BENCH_ROUNDS (default 3; 1 for a quick
 # look), BENCH_SUITES (default "net http port rr"), BENCH_DRIVERS (net/rr,
-# default "tapir tapir-sandbox tapir-6.1 slirp4netns pasta veth"; tapir
+# default "tapir tapir-sandbox tapir-6.1 tapir-pasta slirp4netns pasta veth"; tapir
 # and slirp4netns run as rootlesskit runs them by default, unsandboxed,
 # tapir-sandbox with --enable-sandbox --enable-seccomp (the cost of
 # isolation), tapir-6.1 on the path of Linux 6.1, which has no TCP
@@ -65,7 +65,7 @@ results=${BENCH_RESULTS:-$bench/results}
 : "${BENCH_TIME:=30}"
 : "${BENCH_ROUNDS:=3}"
 : "${BENCH_SUITES:=net http port rr}"
-: "${BENCH_DRIVERS:=tapir tapir-sandbox tapir-6.1 slirp4netns pasta veth}"
+: "${BENCH_DRIVERS:=tapir tapir-sandbox tapir-6.1 tapir-pasta slirp4netns pasta veth}"
 : "${BENCH_FWD_DRIVERS:=tapir slirp4netns builtin pasta}"
 : "${BENCH_MTUS:=1500 65520}"
 : "${BENCH_QUEUE_DRIVERS:=tapir-q1 tapir-q2}"

@@ -28,6 +28,9 @@ struct ndp_state;
 struct dns_state;
 struct hostfwd_state;
 struct pasta_fwd_state;
+
+/* nshelper.h's NS_TABLES: the namespace's /proc/net tables, pasta mode. */
+#define CTX_NS_TABLES 4
 struct nsfwd_state;
 struct thread_set;
 struct flow_owners;
@@ -40,6 +43,8 @@ struct pkt;
  * @base:		libevent loop
  * @tap:		what the namespace helper reported
  * @tapfd:		tap fds, one per queue, non-blocking
+ * @ns_tables:	pasta mode: the namespace's /proc/net/{tcp,tcp6,udp,udp6}
+ *		(nshelper.c's open_tables()), else -1
  * @tap_ev:		read events on @tapfd
  * @tap_rx:		buffer of tap reads (tapio.c), 64-byte aligned
  * @queue:		the tap queue frames go out on: the one being read, or
@@ -99,6 +104,7 @@ struct ctx {
 	struct event_base *base;
 	struct ipc_tap_info tap;
 	int tapfd[TAPIR_MAX_QUEUES];
+	int ns_tables[CTX_NS_TABLES];
 	struct event *tap_ev[TAPIR_MAX_QUEUES];
 	uint8_t *tap_rx;
 	unsigned int queue;

@@ -204,14 +204,27 @@ static int dhcp_parse(const uint8_t *msg, size_t len, struct dhcp_req *out)
  * @c:		context, for the network
  * @i:		lease index
  *
- * Return: net + DHCP_FIRST_HOST + @i
+ * Return: net + DHCP_FIRST_HOST + @i; in pasta's addressing, the guest's
+ *	   address
  */
 static struct in_addr lease_addr(const struct ctx *c, int i)
 {
 	struct in_addr a = {
 	        htonl(ntohl(c->o->net.s_addr) + DHCP_FIRST_HOST + (uint32_t)i)};
 
-	return a;
+	return c->o->pasta_net ? c->guest4 : a;
+}
+
+/**
+ * pool_size() - how many leases there are
+ * @c:		context
+ *
+ * Return: DHCP_LEASES; in pasta's addressing 1, the guest's own address
+ *	   (-a, or the host's), which pasta offers and -t forwards reach
+ */
+static int pool_size(const struct ctx *c)
+{
+	return c->o->pasta_net ? 1 : DHCP_LEASES;
 }
 
 /**
@@ -225,6 +238,8 @@ static int lease_index(const struct ctx *c, struct in_addr addr)
 {
 	uint32_t off = ntohl(addr.s_addr) - ntohl(c->o->net.s_addr);
 
+	if (c->o->pasta_net)
+		return addr.s_addr == c->guest4.s_addr ? 0 : -1;
 	if (off < DHCP_FIRST_HOST || off >= DHCP_FIRST_HOST + DHCP_LEASES)
 		return -1;
 	return (int)(off - DHCP_FIRST_HOST);
@@ -286,7 +301,7 @@ static int lease_pick(const struct ctx *c, const struct dhcp_req *req,
 		if (i >= 0 && lease_free_for(s, i, req->chaddr, now))
 			return i;
 	}
-	for (i = 0; i < DHCP_LEASES; i++)
+	for (i = 0; i < pool_size(c); i++)
 		if (lease_free_for(s, i, req->chaddr, now))
 			return i;
 	return -1;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - ready fd, exit fd, signals and the target's lifetime */
+/* tapir - ready fd, exit fd, signals and the target's lifetime (its PID,
+ * or pasta's --netns file) */
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <event2/event.h>
@@ -205,22 +207,27 @@ gone:
 }
 
 /**
- * watch_path() - stop when o->watch_path goes (pasta's --netns file)
- * @c:		context with its event base
+ * lifecycle_watch_path() - watch o->watch_path (pasta's --netns file)
+ *			    before attaching, so its removal during set-up
+ *			    is not missed
+ * @c:		context
  *
  * podman removes a container's netns file and sends no signal: that is
  * the driver's only cue. The file is a bind mount of an nsfs inode, whose
  * unmount makes no event, so the watch is on its name, in the parent
- * directory.
+ * directory; the file is looked for once the watch is in place. (An
+ * inotify queue that overflows, with thousands of files coming and going
+ * there, loses the event: tapir then stays until its tap's namespace is
+ * otherwise gone from under it.)
  *
  * Return: 0 on success, -1 after printing one error line
  */
-static int watch_path(struct ctx *c)
+int lifecycle_watch_path(struct ctx *c)
 {
 	const char *path = c->o->watch_path;
 	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
-	int wd;
+	struct stat st;
 
 	if (!path[0])
 		return 0;
@@ -235,17 +242,33 @@ static int watch_path(struct ctx *c)
 		err_errno(errno, "watch %s: inotify", path);
 		return -1;
 	}
-	wd = inotify_add_watch(watch_fd, dir,
-	                       IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF |
-	                               IN_MOVE_SELF);
-	if (wd < 0) {
+	if (inotify_add_watch(watch_fd, dir,
+	                      IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF |
+	                              IN_MOVE_SELF) < 0) {
 		err_errno(errno, "watch %s", dir);
 		return -1;
 	}
+	if (stat(path, &st)) {
+		err_errno(errno, "network namespace %s", path);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * start_path_watch() - read the inotify fd from the event loop
+ * @c:		context with its event base
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int start_path_watch(struct ctx *c)
+{
+	if (watch_fd < 0)
+		return 0;
 	watch_ev = event_new(c->base, watch_fd, EV_READ | EV_PERSIST,
 	                     path_gone_cb, c);
 	if (!watch_ev || event_add(watch_ev, NULL)) {
-		err_msg("watch %s: libevent failed", path);
+		err_msg("watch %s: libevent failed", c->o->watch_path);
 		return -1;
 	}
 	return 0;
@@ -277,7 +300,7 @@ int lifecycle_start(struct ctx *c)
 		if (!exitfd_ev || event_add(exitfd_ev, &tv))
 			goto fail;
 	}
-	if (watch_path(c))
+	if (start_path_watch(c))
 		return -1;
 	if (c->target_pidfd >= 0) {
 		target_ev = event_new(c->base, c->target_pidfd, EV_READ,
@@ -310,6 +333,7 @@ static void detach_stdio(struct ctx *c)
 	err = log_redirect(fd);
 	if (err)
 		err_errno(err, "put /dev/null over stderr");
+	close(fd);
 }
 
 /**

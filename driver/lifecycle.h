@@ -9,6 +9,7 @@
 #include "ctx.h"
 
 int lifecycle_watch_target(struct ctx *c, pid_t pid);
+int lifecycle_watch_path(struct ctx *c);
 int lifecycle_start(struct ctx *c);
 void lifecycle_signal_ready(struct ctx *c);
 void lifecycle_stop(struct ctx *c);

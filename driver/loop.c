@@ -153,12 +153,15 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	c->spare_fd = -1;
 	for (int i = 0; i < TAPIR_MAX_QUEUES; i++)
 		c->tapfd[i] = -1;
+	for (int i = 0; i < CTX_NS_TABLES; i++)
+		c->ns_tables[i] = -1;
 	ctx_set_addresses(c);
 	if (target_exists(o))
 		return -1;
-	if (target_pid(o) > 0 && lifecycle_watch_target(c, target_pid(o)))
+	if ((target_pid(o) > 0 && lifecycle_watch_target(c, target_pid(o))) ||
+	    lifecycle_watch_path(c))
 		return -1;
-	if (nshelper_setup_tap(o, &c->tap, c->tapfd))
+	if (nshelper_setup_tap(o, &c->tap, c->tapfd, c->ns_tables))
 		return -1;
 	c->vnet_len = c->tap.vnet_hdr_len;
 	memcpy(c->guest_mac, c->tap.mac, 6);
@@ -233,6 +236,11 @@ void loop_cleanup(struct ctx *c)
 	tapio_stop(c);
 	pcap_close(c);
 	fdlimit_cleanup(c);
+	for (int i = 0; i < CTX_NS_TABLES; i++) {
+		if (c->ns_tables[i] >= 0)
+			close(c->ns_tables[i]);
+		c->ns_tables[i] = -1;
+	}
 	if (c->base)
 		event_base_free(c->base);
 	c->base = NULL;

@@ -297,10 +297,12 @@ int addr_add(struct nl *nl, int ifindex, int family, const void *addr,
  * @ifindex:	outgoing link
  * @family:	AF_INET or AF_INET6
  * @gw:		gateway, struct in_addr or struct in6_addr
+ * @onlink:	reach @gw on the link even if no prefix of it covers @gw
  *
  * Return: 0 on success, -errno on failure (-EEXIST if one exists)
  */
-int route_add_default(struct nl *nl, int ifindex, int family, const void *gw)
+int route_add_default(struct nl *nl, int ifindex, int family, const void *gw,
+                      bool onlink)
 {
 	char buf[NL_BUF_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -314,6 +316,9 @@ int route_add_default(struct nl *nl, int ifindex, int family, const void *gw)
 	rtm->rtm_protocol = RTPROT_BOOT;
 	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
 	rtm->rtm_type = RTN_UNICAST;
+	/* A gateway outside every prefix of the link (a /32 address's). */
+	if (onlink)
+		rtm->rtm_flags |= RTNH_F_ONLINK;
 	mnl_attr_put(nlh, RTA_GATEWAY, addr_len(family), gw);
 	mnl_attr_put_u32(nlh, RTA_OIF, ifindex);
 	/* The kernel drops a whole router advert (prefix too, so no SLAAC

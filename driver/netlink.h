@@ -59,7 +59,8 @@ int link_set_mac(struct nl *nl, int ifindex, const uint8_t mac[6]);
 int link_del(struct nl *nl, int ifindex);
 int addr_add(struct nl *nl, int ifindex, int family, const void *addr,
              unsigned int prefixlen);
-int route_add_default(struct nl *nl, int ifindex, int family, const void *gw);
+int route_add_default(struct nl *nl, int ifindex, int family, const void *gw,
+                      bool onlink);
 int route_get_default4(struct nl *nl, struct route4 *r);
 int addr_get4(struct nl *nl, int ifindex, struct in_addr *addr,
               unsigned int *plen);

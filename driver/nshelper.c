@@ -16,18 +16,23 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <linux/if_tun.h>
+#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 
 #include "ipc/channel.h"
+#include "ctx.h"
 #include "log.h"
 #include "netlink.h"
 #include "nshelper.h"
 #include "tap.h"
+
+_Static_assert(NS_TABLES == CTX_NS_TABLES, "ctx.h counts the tables too");
 
 /* The guest's static IPv6 address with --configure; SLAAC adds another. */
 static const struct in6_addr guest_addr6 = {
@@ -231,6 +236,8 @@ static int configure_links(struct nl *nl, const struct opts *o,
 {
 	struct in_addr gw = o->gw4;
 	struct link_state lo;
+	uint32_t mask;
+	bool onlink;
 	int ret;
 
 	if ((ret = link_get(nl, "lo", &lo)) ||
@@ -242,13 +249,16 @@ static int configure_links(struct nl *nl, const struct opts *o,
 		return fail(e, ret, "set %s up", info->ifname);
 	if (add_addr(nl, info, AF_INET, &o->guest4, o->prefix, e))
 		return -1;
-	if ((ret = route_add_default(nl, info->ifindex, AF_INET, &gw)))
+	mask = o->prefix >= 32 ? ~0U : htonl(~0U << (32 - o->prefix));
+	onlink = (gw.s_addr & mask) != (o->guest4.s_addr & mask);
+	if ((ret = route_add_default(nl, info->ifindex, AF_INET, &gw, onlink)))
 		return fail(e, ret, "add default route via %s", inet_ntoa(gw));
 	if (!o->ipv6)
 		return 0;
 	if (add_addr(nl, info, AF_INET6, &guest_addr6, 64, e))
 		return -1;
-	if ((ret = route_add_default(nl, info->ifindex, AF_INET6, &router_ll6)))
+	if ((ret = route_add_default(nl, info->ifindex, AF_INET6, &router_ll6,
+	                             false)))
 		return fail(e, ret, "add default route via fe80::2");
 	return 0;
 }
@@ -316,6 +326,54 @@ out:
 }
 
 /**
+ * sent_fds() - how many fds a tap reply carries
+ * @o:		options
+ * @queues:	tap queues
+ *
+ * Return: the queues, and in pasta mode the socket tables after them
+ */
+static unsigned int sent_fds(const struct opts *o, unsigned int queues)
+{
+	return queues + (o->pasta ? NS_TABLES : 0);
+}
+
+/**
+ * open_tables() - in the namespace: its /proc/net/{tcp,tcp6,udp,udp6}
+ * @fds:	NS_TABLES entries, filled
+ * @e:		filled on failure
+ *
+ * /proc/thread-self/net is the network namespace of the thread that
+ * opens it, here the target's, whatever the caller named it by (a PID or
+ * a --netns path); pasta's -t/-u auto read them for as long as tapir
+ * runs. Without IPv6 in that kernel, the IPv4 table stands in for the
+ * IPv6 one: the same ports twice.
+ *
+ * Return: 0 on success, -1 on failure
+ */
+static int open_tables(int *fds, struct ipc_error *e)
+{
+	static const char *const names[NS_TABLES] = {
+	        [NS_TCP] = "tcp",
+	        [NS_TCP6] = "tcp6",
+	        [NS_UDP] = "udp",
+	        [NS_UDP6] = "udp6",
+	};
+	char path[64];
+
+	for (int i = 0; i < NS_TABLES; i++) {
+		snprintf(path, sizeof(path), "/proc/thread-self/net/%s",
+		         names[i]);
+		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (fds[i] < 0 && errno == ENOENT &&
+		    (i == NS_TCP6 || i == NS_UDP6))
+			fds[i] = dup(fds[i - 1]);
+		if (fds[i] < 0)
+			return fail(e, errno, "open %s", path);
+	}
+	return 0;
+}
+
+/**
  * helper_main() - body of the forked helper; never returns
  * @o:		options
  * @sock:	our end of the socketpair
@@ -327,7 +385,7 @@ static void __attribute__((noreturn))
 helper_main(const struct opts *o, int sock)
 {
 	struct ipc_reply r = {.kind = IPC_REPLY_TAP};
-	int fds[TAPIR_MAX_QUEUES], ret;
+	int fds[TAPIR_MAX_QUEUES + NS_TABLES], ret;
 	struct ipc_tap_info tap = {0};
 	struct ipc_error err = {0};
 	char *json;
@@ -342,7 +400,8 @@ helper_main(const struct opts *o, int sock)
 	     fail(&err, errno, "namespace helper: prctl(PR_SET_PDEATHSIG)")) ||
 	    (prctl(PR_SET_DUMPABLE, 0) &&
 	     fail(&err, errno, "namespace helper: prctl(PR_SET_DUMPABLE)")) ||
-	    nshelper_join(o, &err) || setup_tap(o, &tap, fds, &err)) {
+	    nshelper_join(o, &err) || setup_tap(o, &tap, fds, &err) ||
+	    (o->pasta && open_tables(fds + tap.queues, &err))) {
 		r.kind = IPC_REPLY_ERROR;
 		r.error = err;
 	} else {
@@ -352,7 +411,7 @@ helper_main(const struct opts *o, int sock)
 	if (!json)
 		_exit(2);
 	ret = ipc_send(sock, json, strlen(json), fds,
-	               r.kind == IPC_REPLY_TAP ? r.tap.queues : 0);
+	               r.kind == IPC_REPLY_TAP ? sent_fds(o, r.tap.queues) : 0);
 	free(json);
 	_exit(ret || r.kind != IPC_REPLY_TAP ? 1 : 0);
 }
@@ -382,11 +441,34 @@ static bool taps_are(const int *fds, unsigned int n, const char *ifname)
 }
 
 /**
+ * tables_are() - whether every fd is a file of a procfs
+ * @fds:	the socket tables the helper sent
+ * @n:		how many
+ *
+ * The helper has the container's credentials but tapir's mounts: a
+ * procfs file is one of ours.
+ *
+ * Return: true if all are
+ */
+static bool tables_are(const int *fds, unsigned int n)
+{
+	struct statfs sf;
+	struct stat st;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (fstat(fds[i], &st) || !S_ISREG(st.st_mode) ||
+		    fstatfs(fds[i], &sf) || sf.f_type != PROC_SUPER_MAGIC)
+			return false;
+	return true;
+}
+
+/**
  * nshelper_receive_reply() - read and validate the helper's reply
  * @sock:	our end of the socketpair
  * @o:		options, to cross-check the reply
  * @info:	filled on success
  * @fds:	filled with info->queues fds on success
+ * @tables:	in pasta mode, filled with NS_TABLES fds on success
  *
  * Everything the helper sends passes here, so it is also the seam the IPC
  * fuzzer drives (tests/fuzz/fuzz_ipc.c).
@@ -394,15 +476,17 @@ static bool taps_are(const int *fds, unsigned int n, const char *ifname)
  * Return: 0 on success, -1 after printing one error line
  */
 int nshelper_receive_reply(int sock, const struct opts *o,
-                           struct ipc_tap_info *info, int *fds)
+                           struct ipc_tap_info *info, int *fds, int *tables)
 {
+	int all[TAPIR_MAX_QUEUES + NS_TABLES];
 	struct ipc_reply r;
 	unsigned int nfds = 0;
 	char *body = NULL, why[256];
 	size_t len;
 	int ret;
 
-	ret = ipc_recv(sock, &body, &len, fds, TAPIR_MAX_QUEUES, &nfds);
+	ret = ipc_recv(sock, &body, &len, all, sent_fds(o, TAPIR_MAX_QUEUES),
+	               &nfds);
 	if (ret) {
 		err_errno(-ret, "read reply from namespace helper");
 		return -1;
@@ -414,23 +498,31 @@ int nshelper_receive_reply(int sock, const struct opts *o,
 		ret = -1;
 	} else if (ret) {
 		err_msg("bad reply from namespace helper: %s", why);
-	} else if (nfds != r.tap.queues || r.tap.queues != o->queues ||
+	} else if (nfds != sent_fds(o, r.tap.queues) ||
+	           r.tap.queues != o->queues ||
 	           strcmp(r.tap.ifname, o->ifname)) {
 		err_msg("bad reply from namespace helper: %u fds for %u "
 		        "queues of %s",
 		        nfds, r.tap.queues, r.tap.ifname);
 		ret = -1;
-	} else if (!taps_are(fds, nfds, o->ifname)) {
+	} else if (!taps_are(all, r.tap.queues, o->ifname)) {
 		err_msg("bad reply from namespace helper: the fds are no "
 		        "queues of tap %s",
 		        o->ifname);
 		ret = -1;
+	} else if (!tables_are(all + r.tap.queues, nfds - r.tap.queues)) {
+		err_msg("bad reply from namespace helper: the fds after the "
+		        "tap's are no /proc files");
+		ret = -1;
 	}
 	if (ret) {
 		for (unsigned int i = 0; i < nfds; i++)
-			close(fds[i]);
+			close(all[i]);
 		return -1;
 	}
+	memcpy(fds, all, r.tap.queues * sizeof(*fds));
+	if (nfds > r.tap.queues)
+		memcpy(tables, all + r.tap.queues, NS_TABLES * sizeof(*tables));
 	*info = r.tap;
 	return 0;
 }
@@ -440,11 +532,13 @@ int nshelper_receive_reply(int sock, const struct opts *o,
  * @o:		options naming the target and what to configure
  * @info:	filled with the helper's report
  * @fds:	filled with info->queues tap fds
+ * @tables:	in pasta mode, filled with the namespace's socket tables
+ *		(NS_TABLES fds); else untouched, and may be NULL
  *
  * Return: 0 on success, -1 after printing one error line
  */
 int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,
-                       int *fds)
+                       int *fds, int *tables)
 {
 	int sv[2], status, ret;
 	pid_t pid;
@@ -466,7 +560,7 @@ int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,
 		helper_main(o, sv[1]);
 	}
 	close(sv[1]);
-	ret = nshelper_receive_reply(sv[0], o, info, fds);
+	ret = nshelper_receive_reply(sv[0], o, info, fds, tables);
 	close(sv[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;

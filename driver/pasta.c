@@ -65,6 +65,22 @@ static struct in_addr first_host_but(struct in_addr net, struct in_addr not )
 }
 
 /**
+ * host_address() - whether @a may be a host of its /@plen network
+ * @a:		address
+ * @plen:	prefix length, 1..32
+ *
+ * Return: false for the network and broadcast addresses of a /30 or
+ *	   wider; any address of a /31 or /32 (RFC 3021) is a host
+ */
+static bool host_address(struct in_addr a, unsigned int plen)
+{
+	uint32_t hostbits = plen >= 31 ? 0 : ~0U >> plen;
+	uint32_t h = ntohl(a.s_addr) & hostbits;
+
+	return plen >= 31 || (h && h != hostbits);
+}
+
+/**
  * struct host_if - the host's outbound interface, as pasta copies it
  * @name:	its name
  * @addr:	its first global IPv4 address
@@ -112,6 +128,9 @@ static int host_outbound(struct host_if *h)
 /**
  * given_layout() - -a, -n and -g, or the host's interface: the guest's
  *		    IPv4 network
+ *
+ * A gateway outside the guest's network (a /32 host's, as clouds give
+ * them, or the host's own on-link route) is reached on-link, as there.
  * @po:		pasta's options
  * @h:		the host's interface, used where no -a came
  * @o:		tapir's options: net, prefix, guest4 and gw4 set
@@ -127,13 +146,11 @@ static int given_layout(const struct pasta_opts *po, const struct host_if *h,
 	                                      : h->plen;
 	uint32_t mask;
 
-	if (plen < 1 || plen > 30) {
-		err_msg("-n: prefix length %u leaves no room for a gateway: "
-		        "1..30",
-		        plen);
+	if (plen < 1 || plen > 32) {
+		err_msg("-n: prefix length %u: 1..32", plen);
 		return -1;
 	}
-	mask = htonl(~0U << (32 - plen));
+	mask = plen == 32 ? ~0U : htonl(~0U << (32 - plen));
 	o->prefix = plen;
 	o->guest4 = addr;
 	o->net.s_addr = o->guest4.s_addr & mask;
@@ -141,22 +158,33 @@ static int given_layout(const struct pasta_opts *po, const struct host_if *h,
 		o->gw4 = po->gw.v4;
 	else if (!po->addr.v4_set && h->gw.s_addr)
 		o->gw4 = h->gw;
-	else
+	else if (plen <= 30)
 		o->gw4 = first_host_but(o->net, o->guest4);
-	if ((o->gw4.s_addr & mask) != o->net.s_addr ||
+	else
+		goto no_gateway;
+	/* Outside the network, the gateway is on-link: as on a /32 host
+	 * whose route pasta copies; a /30 or wider one given with -a is a
+	 * mistake.
+	 */
+	if (!host_address(o->guest4, plen) ||
 	    o->gw4.s_addr == o->guest4.s_addr ||
-	    o->guest4.s_addr == o->net.s_addr ||
-	    (o->guest4.s_addr | ~mask) == INADDR_BROADCAST) {
+	    ((o->gw4.s_addr & mask) == o->net.s_addr &&
+	     !host_address(o->gw4, plen)) ||
+	    ((o->gw4.s_addr & mask) != o->net.s_addr && po->addr.v4_set &&
+	     plen <= 30)) {
 		char a[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN];
 
 		inet_ntop(AF_INET, &o->guest4, a, sizeof(a));
 		inet_ntop(AF_INET, &o->gw4, g, sizeof(g));
-		err_msg("-a %s/%u and -g %s: the gateway must be another "
-		        "host address of the guest's network",
+		err_msg("-a %s/%u and -g %s: the guest and the gateway must be "
+		        "two host addresses of one network",
 		        a, plen, g);
 		return -1;
 	}
 	return 0;
+no_gateway:
+	err_msg("-n %u: no gateway in the guest's network: give -g", plen);
+	return -1;
 }
 
 /**
@@ -202,9 +230,10 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 	o->disable_dns = !po->dns_forward.v4_set;
 	o->dns4 = po->dns_forward.v4;
 	if (o->dns4.s_addr && (o->dns4.s_addr == o->guest4.s_addr ||
-	                       o->dns4.s_addr == o->gw4.s_addr)) {
+	                       o->dns4.s_addr == o->gw4.s_addr ||
+	                       (ntohl(o->dns4.s_addr) >> 24) == 127)) {
 		err_msg("--dns-forward %s: the guest's or the gateway's "
-		        "address",
+		        "address, or loopback",
 		        inet_ntoa(o->dns4));
 		return -1;
 	}
@@ -244,7 +273,7 @@ static int set_mappings(const struct pasta_opts *po, struct opts *o)
  */
 static void set_target(const struct pasta_opts *po, struct opts *o)
 {
-	if (po->userns[0])
+	if (po->userns[0] && !po->cmd)
 		strcpy(o->userns_path, po->userns);
 	if (po->pid) {
 		o->netns_type = NETNS_PID;
@@ -271,6 +300,11 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 	if (po->ipv6_only) {
 		err_msg("-6: IPv6 only is not supported; tapir always "
 		        "serves IPv4");
+		return -1;
+	}
+	if (po->cmd && po->userns[0]) {
+		err_msg("--userns can't be given with a command, which gets "
+		        "new namespaces");
 		return -1;
 	}
 	cli_opts_defaults(o, po->cmd ? CLI_RUN : CLI_ATTACH);
@@ -307,9 +341,10 @@ static int write_pid(int fd, pid_t pid, const char *path)
 {
 	char buf[24];
 	int len = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+	ssize_t n = write(fd, buf, (size_t)len);
 
-	if (write(fd, buf, (size_t)len) != len) {
-		err_errno(errno ? errno : EIO, "write PID file %s", path);
+	if (n != len) {
+		err_errno(n < 0 ? errno : EIO, "write PID file %s", path);
 		return -1;
 	}
 	return 0;
@@ -327,7 +362,8 @@ static int open_pidfile(const char *path)
 
 	if (!path[0])
 		return -2;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	          0644);
 	if (fd < 0)
 		err_errno(errno, "open PID file %s", path);
 	return fd;
@@ -349,6 +385,8 @@ static int serve(const struct opts *o, int pidfd, const char *pidfile)
 	if (!loop_prepare(&c, o) &&
 	    (pidfd < 0 || !write_pid(pidfd, getpid(), pidfile)))
 		ret = loop_run(&c);
+	else if (pidfd >= 0 && unlink(pidfile))
+		debug_msg("remove PID file %s: %s", pidfile, strerror(errno));
 	if (pidfd >= 0)
 		close(pidfd);
 	loop_cleanup(&c);
@@ -367,9 +405,9 @@ static int serve(const struct opts *o, int pidfd, const char *pidfile)
  */
 static int wait_ready(pid_t child, int ready, int pidfd, const char *pidfile)
 {
+	int st = 0, ret;
 	ssize_t n;
 	char b;
-	int st;
 
 	do
 		n = read(ready, &b, 1);
@@ -379,9 +417,16 @@ static int wait_ready(pid_t child, int ready, int pidfd, const char *pidfile)
 		return 0;
 	if (n == 1)
 		kill(child, SIGTERM);
-	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : 1;
+	do
+		ret = waitpid(child, &st, 0);
+	while (ret < 0 && errno == EINTR);
+	if (ret > 0 && WIFSIGNALED(st))
+		err_msg("pasta daemon, PID %d, killed by signal %d before it "
+		        "was "
+		        "ready",
+		        (int)child, WTERMSIG(st));
+	return ret > 0 && WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st)
+	                                                   : 1;
 }
 
 /**
@@ -394,7 +439,7 @@ static int wait_ready(pid_t child, int ready, int pidfd, const char *pidfile)
  */
 static int background(struct opts *o, int pidfd, const char *pidfile)
 {
-	int p[2], devnull;
+	int p[2], devnull, ret;
 	pid_t pid;
 
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -410,7 +455,11 @@ static int background(struct opts *o, int pidfd, const char *pidfile)
 	if (pid > 0) {
 		close(p[1]);
 		close(devnull);
-		return wait_ready(pid, p[0], pidfd, pidfile);
+		ret = wait_ready(pid, p[0], pidfd, pidfile);
+		/* Ours to remove: the daemon never got as far. */
+		if (ret && pidfd >= 0 && unlink(pidfile))
+			err_errno(errno, "remove PID file %s", pidfile);
+		return ret;
 	}
 	close(p[0]);
 	/* Out of the caller's session: its terminal and process group. */
@@ -447,6 +496,26 @@ static int refuse_unimplemented(const struct pasta_opts *po)
 }
 
 /**
+ * fill_stdio() - put /dev/null on any of fds 0-2 the caller left closed
+ *
+ * Return: 0, or -1 after one error line (if stderr works at all)
+ */
+static int fill_stdio(void)
+{
+	int fd;
+
+	while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd <= STDERR_FILENO)
+		;
+	if (fd < 0) {
+		err_errno(errno, "open /dev/null");
+		return -1;
+	}
+	close(fd);
+	log_init();
+	return 0;
+}
+
+/**
  * pasta_main() - tapir run as pasta
  * @argc:	argument count, argv[0] being "pasta"
  * @argv:	arguments
@@ -460,6 +529,12 @@ int pasta_main(int argc, char **argv)
 	static struct opts o;
 	int ret, pidfd;
 
+	/* Before anything is opened: a closed stdio fd would be taken by
+	 * the ready pipe, and the caller's SIGCHLD of SIG_IGN would lose
+	 * the daemon's status.
+	 */
+	if (fill_stdio() || signal(SIGCHLD, SIG_DFL) == SIG_ERR)
+		return 1;
 	ret = pasta_cli_parse(argc, argv, &po);
 	if (ret < 0 || refuse_unimplemented(&po))
 		return 1;

@@ -5,9 +5,9 @@
  * A list becomes host forwards at start, as -p does (hostfwd.c): a port
  * without an address listens on 0.0.0.0 and, unless -4, on ::. "auto"
  * forwards whatever listens in the namespace: once a second the
- * namespace's /proc/net tables (opened before the sandbox, read with
- * pread) are scanned, and forwards are added and removed to match, as
- * rootlesskit's "implicit" port driver expects of pasta.
+ * namespace's /proc/net tables (which the namespace helper opened in it,
+ * read with pread) are scanned, and forwards are added and removed to
+ * match, as rootlesskit's "implicit" port driver expects of pasta.
  */
 
 #include <errno.h>
@@ -16,12 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <event2/event.h>
 
 #include "seccomp.h"
 #include "hostfwd.h"
 #include "inany.h"
 #include "log.h"
+#include "nshelper.h"
 #include "nsfwd.h"
 #include "pasta_cli.h"
 #include "pasta_fwd.h"
@@ -30,8 +32,19 @@
 /* Syscalls of the rescan, once running (forwards: hostfwd.c's). */
 const char *const pasta_fwd_syscalls[] = {"pread64", NULL};
 
-/* Indices of the namespace's tables. */
-enum { TABLE_TCP, TABLE_TCP6, TABLE_UDP, TABLE_UDP6, TABLES };
+/* The host has IPv6 sockets (a kernel booted with ipv6.disable=1 has
+ * none): forwards listen on :: too.
+ */
+static bool host_ipv6 = true;
+
+/* Indices of the namespace's tables: nshelper.h's order. */
+enum {
+	TABLE_TCP = NS_TCP,
+	TABLE_TCP6 = NS_TCP6,
+	TABLE_UDP = NS_UDP,
+	TABLE_UDP6 = NS_UDP6,
+	TABLES = NS_TABLES,
+};
 
 /**
  * struct auto_fwd - the host forwards that stand for one namespace port
@@ -50,9 +63,11 @@ struct auto_fwd {
 /**
  * struct pasta_fwd_state - what "auto" keeps between scans
  * @scan:	the rescan timer
- * @tables:	the namespace's /proc/net/{tcp,tcp6,udp,udp6}, or -1
- * @failed:	per protocol, ports the host refused: not retried (nor
- *		reported again) until they leave the namespace's table
+ * @tables:	the namespace's /proc/net/{tcp,tcp6,udp,udp6} (c->ns_tables)
+ * @scans:	scans so far
+ * @on:		per protocol, ports in @f
+ * @failed:	per protocol, ports the host refused (taken there, say):
+ *		tried again every PASTA_FWD_RETRY_SCANS scans
  * @seen:	scratch: what the last scan found
  * @n:		entries in @f
  * @f:		forwards made by "auto"
@@ -60,6 +75,8 @@ struct auto_fwd {
 struct pasta_fwd_state {
 	struct event *scan;
 	int tables[TABLES];
+	unsigned int scans;
+	struct port_set on[2];
 	struct port_set failed[2];
 	struct portscan seen;
 	unsigned int n;
@@ -108,8 +125,8 @@ static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
  * @why:	on failure, the reason
  * @whylen:	size of @why
  *
- * Return: 0 if both (or the IPv4 one alone with -4) listen, or -errno with
- *	   nothing left listening
+ * Return: 0 if both (or the IPv4 one alone, with -4 or on a host without
+ *	   IPv6) listen, or -errno with nothing left listening
  */
 static int add_any(struct ctx *c, bool udp, uint16_t port, uint16_t target,
                    struct auto_fwd *a, char *why, size_t whylen)
@@ -122,7 +139,7 @@ static int add_any(struct ctx *c, bool udp, uint16_t port, uint16_t target,
 	a->port = port;
 	a->id6 = 0;
 	ret = add_one(c, udp, &any4, port, target, &a->id4, why, whylen);
-	if (ret || !c->o->ipv6)
+	if (ret || !c->o->ipv6 || !host_ipv6)
 		return ret;
 	ret = add_one(c, udp, &in6addr_any, port, target, &a->id6, why, whylen);
 	if (ret)
@@ -207,6 +224,7 @@ static void auto_remove(struct ctx *c, struct pasta_fwd_state *s, int i)
 		hostfwd_remove(c, a->id6);
 	debug_msg("auto: %s port %u no longer bound in the namespace",
 	          a->udp ? "UDP" : "TCP", a->port);
+	port_set_del(&s->on[a->udp], a->port);
 	s->f[i] = s->f[--s->n];
 }
 
@@ -223,18 +241,22 @@ static void auto_remove(struct ctx *c, struct pasta_fwd_state *s, int i)
 static void auto_add(struct ctx *c, struct pasta_fwd_state *s, bool udp,
                      unsigned int port)
 {
+	static struct log_limit lim;
 	char why[256];
 
 	if (s->n < HOSTFWD_MAX &&
 	    !add_any(c, udp, (uint16_t)port, (uint16_t)port, &s->f[s->n], why,
 	             sizeof(why))) {
 		s->n++;
+		port_set_add(&s->on[udp], port);
 		return;
 	}
 	if (s->n == HOSTFWD_MAX)
 		snprintf(why, sizeof(why), "%s port %u: %d forwards already",
 		         udp ? "UDP" : "TCP", port, HOSTFWD_MAX);
-	info_msg("auto: can't forward %s", why);
+	/* The guest picks the ports: its churn must not flood the log. */
+	if (!c->o->pasta->quiet)
+		err_limited(&lim, 0, "auto: can't forward %s", why);
 	port_set_add(&s->failed[udp], port);
 }
 
@@ -270,16 +292,18 @@ static int scan_table(struct pasta_fwd_state *s, bool udp)
  */
 static void sync_proto(struct ctx *c, struct pasta_fwd_state *s, bool udp)
 {
+	if (!(s->scans % PASTA_FWD_RETRY_SCANS))
+		memset(&s->failed[udp], 0, sizeof(s->failed[udp]));
 	for (unsigned int p = 1; p < 65536; p++) {
 		bool want = port_set_has(&s->seen.any, p) ||
 		            port_set_has(&s->seen.other, p);
-		int i = auto_find(s, udp, p);
+		bool on = port_set_has(&s->on[udp], p);
 
 		if (!want) {
 			port_set_del(&s->failed[udp], p);
-			if (i >= 0)
-				auto_remove(c, s, i);
-		} else if (i < 0 && !port_set_has(&s->failed[udp], p)) {
+			if (on)
+				auto_remove(c, s, auto_find(s, udp, p));
+		} else if (!on && !port_set_has(&s->failed[udp], p)) {
 			auto_add(c, s, udp, p);
 		}
 	}
@@ -287,21 +311,13 @@ static void sync_proto(struct ctx *c, struct pasta_fwd_state *s, bool udp)
 
 /**
  * mode_of() - what one -t or -u option asks for, pasta's default applied
- * @c:		context
  * @pp:		the option
- *
- * pasta's default is "auto". tapir reads the namespace's sockets through
- * its process, so with --netns alone that default means no forwards.
  *
  * Return: PASTA_PORTS_NONE, PASTA_PORTS_AUTO or PASTA_PORTS_LIST
  */
-static enum pasta_ports_mode mode_of(const struct ctx *c,
-                                     const struct pasta_ports *pp)
+static enum pasta_ports_mode mode_of(const struct pasta_ports *pp)
 {
-	if (pp->mode != PASTA_PORTS_UNSET)
-		return pp->mode;
-	return c->o->netns_type == NETNS_PID ? PASTA_PORTS_AUTO
-	                                     : PASTA_PORTS_NONE;
+	return pp->mode == PASTA_PORTS_UNSET ? PASTA_PORTS_AUTO : pp->mode;
 }
 
 /**
@@ -321,7 +337,7 @@ static void scan_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	for (int udp = 0; udp < 2; udp++) {
-		if (mode_of(c, udp ? &po->udp : &po->tcp) != PASTA_PORTS_AUTO)
+		if (mode_of(udp ? &po->udp : &po->tcp) != PASTA_PORTS_AUTO)
 			continue;
 		ret = scan_table(s, udp);
 		if (ret) {
@@ -332,37 +348,27 @@ static void scan_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		sync_proto(c, s, udp);
 	}
+	s->scans++;
 	nsfwd_sync(c);
 }
 
 /**
- * open_tables() - the namespace's socket tables, through its process
- * @c:		context
- * @s:		state; s->tables filled
+ * take_tables() - the namespace's socket tables, from the helper
+ * @c:		context; c->ns_tables came with the tap
+ * @s:		state; s->tables filled (still the context's to close)
  *
- * /proc/PID/net is the network namespace of PID as long as PID lives,
- * which is as long as tapir does. IPv6 tables are optional (no IPv6 in
- * that kernel).
+ * The helper opened them inside the namespace, whether a PID or a
+ * --netns path named it.
  *
  * Return: 0, or -1 after one error line
  */
-static int open_tables(const struct ctx *c, struct pasta_fwd_state *s)
+static int take_tables(const struct ctx *c, struct pasta_fwd_state *s)
 {
-	static const char *const names[TABLES] = {"tcp", "tcp6", "udp", "udp6"};
-	char path[64];
-
-	if (c->o->netns_type != NETNS_PID) {
-		err_msg("-t auto and -u auto need a PID to read the "
-		        "namespace's sockets through, not --netns");
-		return -1;
-	}
 	for (int i = 0; i < TABLES; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/net/%s", c->o->pid,
-		         names[i]);
-		s->tables[i] = open(path, O_RDONLY | O_CLOEXEC);
-		if (s->tables[i] < 0 &&
-		    (i == TABLE_TCP || i == TABLE_UDP || errno != ENOENT)) {
-			err_errno(errno, "auto: open %s", path);
+		s->tables[i] = c->ns_tables[i];
+		if (s->tables[i] < 0) {
+			err_msg("auto: the namespace's socket tables did not "
+			        "come with the tap");
 			return -1;
 		}
 	}
@@ -378,12 +384,13 @@ static int open_tables(const struct ctx *c, struct pasta_fwd_state *s)
  */
 static int start_auto(struct ctx *c, struct pasta_fwd_state *s)
 {
-	const struct timeval tv = {0, PASTA_FWD_SCAN_MS * 1000};
+	const struct timeval tv = {PASTA_FWD_SCAN_MS / 1000,
+	                           (PASTA_FWD_SCAN_MS % 1000) * 1000};
 	const struct pasta_opts *po = c->o->pasta;
 
-	if ((mode_of(c, &po->tcp) == PASTA_PORTS_AUTO ||
-	     mode_of(c, &po->udp) == PASTA_PORTS_AUTO) &&
-	    open_tables(c, s))
+	if ((mode_of(&po->tcp) == PASTA_PORTS_AUTO ||
+	     mode_of(&po->udp) == PASTA_PORTS_AUTO) &&
+	    take_tables(c, s))
 		return -1;
 	s->scan = event_new(c->base, -1, EV_PERSIST, scan_cb, c);
 	if (!s->scan || event_add(s->scan, &tv)) {
@@ -392,6 +399,26 @@ static int start_auto(struct ctx *c, struct pasta_fwd_state *s)
 	}
 	scan_cb(-1, 0, c);
 	return 0;
+}
+
+/**
+ * probe_host_ipv6() - can the host have IPv6 sockets at all
+ *
+ * Return: false only on a host whose kernel has no IPv6 (EAFNOSUPPORT):
+ *	   forwards then listen on 0.0.0.0 only, as pasta's do there
+ */
+static bool probe_host_ipv6(void)
+{
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	if (errno != EAFNOSUPPORT)
+		return true; /* the listen itself will say what is wrong */
+	info_msg("no IPv6 on the host: forwards listen on 0.0.0.0 only");
+	return false;
 }
 
 /**
@@ -407,6 +434,7 @@ int pasta_fwd_start(struct ctx *c)
 
 	if (!po)
 		return 0;
+	host_ipv6 = probe_host_ipv6();
 	if (po->tcp_ns.mode == PASTA_PORTS_LIST ||
 	    po->udp_ns.mode == PASTA_PORTS_LIST) {
 		err_msg("-T and -U with ports are not supported: namespace "
@@ -422,8 +450,8 @@ int pasta_fwd_start(struct ctx *c)
 		return -1;
 	if (po->tcp_ns.mode != PASTA_PORTS_NONE && nsfwd_start(c))
 		return -1;
-	if (mode_of(c, &po->tcp) != PASTA_PORTS_AUTO &&
-	    mode_of(c, &po->udp) != PASTA_PORTS_AUTO && !c->nsfwd)
+	if (mode_of(&po->tcp) != PASTA_PORTS_AUTO &&
+	    mode_of(&po->udp) != PASTA_PORTS_AUTO && !c->nsfwd)
 		return 0;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -449,9 +477,6 @@ void pasta_fwd_stop(struct ctx *c)
 		return;
 	if (s->scan)
 		event_free(s->scan);
-	for (int i = 0; i < TABLES; i++)
-		if (s->tables[i] >= 0)
-			close(s->tables[i]);
 	free(s);
 	c->pasta_fwd = NULL;
 }

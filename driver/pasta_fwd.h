@@ -8,6 +8,8 @@
 
 /* How often "auto" rescans the namespace's sockets, as pasta does. */
 #define PASTA_FWD_SCAN_MS 1000
+/* A port the host refused is tried again after this many scans. */
+#define PASTA_FWD_RETRY_SCANS 10
 
 int pasta_fwd_start(struct ctx *c);
 void pasta_fwd_stop(struct ctx *c);

@@ -43,9 +43,12 @@ for pkg in "${PACKAGES[@]}"; do
 	fi
 done
 
-# Debian 13's rootlesskit, unpacked (not installed) for tests/pasta.bats.
+# Debian 13's peers for tests/pasta.bats: rootlesskit unpacked and pasta
+# built (hack/trixie-peers.sh), and a root file system for podman 5.4 and
+# Docker 26 (hack/trixie-root.sh). Nothing is installed on the machine.
 trixie_peers() {
 	"$(dirname "$0")/trixie-peers.sh"
+	"$(dirname "$0")/trixie-root.sh" setup
 }
 
 if ((${#missing[@]} == 0)); then

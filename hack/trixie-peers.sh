@@ -28,7 +28,11 @@ if ((EUID != 0)); then
 	exit 1
 fi
 echo "hack/trixie-peers.sh: fetching rootlesskit and passt from Debian 13 into $DIR"
-apt=$DIR/apt
+mkdir -p "$DIR"
+# A scratch directory of its own each time: a failed run leaves nothing
+# that the next one would trip on (patches applied twice, two .debs).
+apt=$(mktemp -d "$DIR/work.XXXXXX")
+trap 'rm -rf "$apt"' EXIT
 mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
 mirror=$(sed -n 's/^URIs: *\(http[^ ]*\/debian\)$/\1/p' \
 	/etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)
@@ -48,8 +52,15 @@ dpkg -x "$apt"/rootlesskit_*.deb "$DIR/rootlesskit"
 # the build needs, so apt's complaint about the .dsc is not fatal.
 src=$apt/src
 mkdir -p "$src"
-(cd "$src" && apt-get "${opts[@]}" source --download-only -qq passt) || true
-ver=$(ls "$src"/passt_*.debian.tar.xz | sed 's/.*passt_\(.*\)\.debian\.tar\.xz/\1/')
+(cd "$src" && apt-get "${opts[@]}" source --download-only -qq passt 2>&1 |
+	grep -v '\.dsc \|Failed to fetch some archives' >&2) || true
+shopt -s nullglob
+tarballs=("$src"/passt_*.orig.tar.xz "$src"/passt_*.debian.tar.xz)
+shopt -u nullglob
+((${#tarballs[@]} == 2)) ||
+	{ echo "hack/trixie-peers.sh: passt's source tarballs did not download" >&2; exit 1; }
+ver=$(basename "${tarballs[1]}" .debian.tar.xz)
+ver=${ver#passt_}
 tar -xf "$src"/passt_*.orig.tar.xz -C "$src"
 tree=$(find "$src" -mindepth 1 -maxdepth 1 -type d -name 'passt*' | head -n1)
 tar -xf "$src"/passt_*.debian.tar.xz -C "$tree"
@@ -57,11 +68,13 @@ while read -r patch; do
 	[[ -z "$patch" || "$patch" == \#* ]] && continue
 	patch -d "$tree" -p1 -s <"$tree/debian/patches/$patch"
 done <"$tree/debian/patches/series"
-make -C "$tree" -s passt VERSION="$ver" >/dev/null
+# With its AVX2 build next to it, as Debian ships it: passt re-executes
+# that one, and says so on stderr when it is missing.
+make -C "$tree" -s passt passt.avx2 VERSION="$ver" >/dev/null
 rm -rf "$DIR/passt"
 mkdir -p "$DIR/passt"
-cp "$tree/passt" "$DIR/passt/passt"
+cp "$tree/passt" "$tree/passt.avx2" "$DIR/passt/"
+ln -s passt.avx2 "$DIR/passt/pasta.avx2"
 ln -s passt "$DIR/passt/pasta"
-rm -rf "$apt"
 "$RK" --version
 echo "pasta $ver built in $DIR/passt"

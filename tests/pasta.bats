@@ -20,14 +20,125 @@ RK2=$TRIXIE/rootlesskit/usr/bin/rootlesskit
 REF_PASTA=$TRIXIE/passt/pasta
 
 setup_file() {
-	[[ -x "$RK2" && -x "$REF_PASTA" ]] || {
-		echo "pasta: $RK2 or $REF_PASTA is missing (hack/install-deps.sh runs hack/trixie-peers.sh)" >&2
+	local bb=/bin/busybox dir applet
+	[[ -x "$RK2" && -x "$REF_PASTA" && -e "$TRIXIE/root/.tapir-trixie-root" ]] || {
+		echo "pasta: $RK2, $REF_PASTA or the trixie root is missing (hack/install-deps.sh runs hack/trixie-peers.sh and hack/trixie-root.sh setup)" >&2
 		return 1
 	}
 	head -c 100M /dev/urandom >"$BATS_FILE_TMPDIR/big"
 	chmod 0644 "$BATS_FILE_TMPDIR/big"
 	chmod 0755 "$BATS_FILE_TMPDIR"
+	# The engines' image: busybox-static and its applet links, as in
+	# tests/engines.bats (there is no registry).
+	dir="$BATS_FILE_TMPDIR/rootfs"
+	mkdir -p "$dir/bin" "$dir/etc" "$dir/tmp"
+	cp "$bb" "$dir/bin/busybox"
+	for applet in $("$bb" --list); do
+		[[ "$applet" == busybox ]] || ln -s busybox "$dir/bin/$applet"
+	done
+	# busybox has no UDP server: the static udpecho tool is one.
+	cp "${TAPIR_BIN_DIR:-$TAPIR_ROOT/build/tools}/udpecho" "$dir/bin/udpecho" || {
+		echo "pasta: no udpecho tool (make test builds it)" >&2
+		return 1
+	}
+	tar -C "$dir" -cf "$BATS_FILE_TMPDIR/rootfs.tar" .
+	chmod 0644 "$BATS_FILE_TMPDIR/rootfs.tar"
 	export PASTA_BIG=$BATS_FILE_TMPDIR/big RK2 REF_PASTA
+	export PASTA_ROOTFS=$BATS_FILE_TMPDIR/rootfs.tar
+}
+
+# pt SNIPPET [ARGS...]: in_sandbox with tests/pasta.bash loaded, bounded
+# wider for the engines.
+pt() {
+	local script=$1
+	shift
+	SANDBOX_TIMEOUT=${ENGINES_TIMEOUT:-240} in_sandbox \
+		'source "$TAPIR_ROOT/tests/pasta.bash"
+		'"$script" "$@"
+}
+
+# What the podman scenario runs inside the trixie root, as the test user:
+# a web server container published on 8080 (every address), 127.0.0.1:8081
+# and 9000/udp; a second container's view of the network; then, once the
+# test checked the ports, removal, and what is left.
+# shellcheck disable=SC2034 # used inside the sandbox
+PODMAN_SCENARIO='
+podman import "$PT_DIR/rootfs.tar" "$IMG" >/dev/null
+podman run -d --name web -p 18080:80 -p 127.0.0.1:18081:80 \
+	-p 19000:9999/udp "$IMG" sh -c "$SERVE" >/dev/null
+podman run --rm --cap-add NET_RAW "$IMG" sh -c "
+	echo addr4: \$(ip -4 -o addr show | grep -v \" lo \" | awk \"{print \\\$2, \\\$4}\")
+	echo route4: \$(ip -4 route show default)
+	echo http: \$(wget -qO- http://host.containers.internal:8080/)
+	echo dns: \$(nslookup host.tapir.test | grep -c \"Address.*$SANDBOX_HOST_IP4\")
+	echo udp: \$(nslookup host.tapir.test host.containers.internal | grep -c \"Address.*$SANDBOX_HOST_IP4\")
+	ping -c1 -W2 host.containers.internal >/dev/null && echo ping: ok
+	echo big: \$(wget -qO- http://host.containers.internal:8080/big | sha256sum | cut -d\" \" -f1)
+" >"$PT_DIR/inside.txt" 2>&1 || true
+touch "$PT_DIR/ready"
+for i in $(seq 900); do [ -e "$PT_DIR/go-on" ] && break; sleep 0.1; done
+podman rm -f -t 0 web >/dev/null
+echo "containers left: $(podman ps -aq | wc -l)" >"$PT_DIR/after.txt"
+for i in $(seq 50); do
+	ps -eo args= | grep -q "^[^ ]*pasta " || break
+	sleep 0.1
+done
+echo "drivers left: $(ps -eo args= | grep -c "^[^ ]*pasta ")" >>"$PT_DIR/after.txt"
+touch "$PT_DIR/finished"
+'
+
+# podman_pasta DRIVER: the podman scenario with DRIVER as podman's pasta,
+# and from the sandbox host: the tap's holder and the published ports.
+podman_pasta() {
+	run pt '
+		want=$(pt_host)
+		echo "want: $want"
+		pt_engine "$1" "$2"
+		pt_wait ready 120
+		cat "$PT_DIR/inside.txt"
+		echo "holder: $(pt_holder sbx0 | cut -d" " -f2 | xargs)"
+		get() { curl -sS --max-time 5 "$1" 2>&1 | head -n 1; }
+		echo "all 127.0.0.1: $(get http://127.0.0.1:18080/)"
+		echo "all host: $(get "http://$SANDBOX_HOST_IP4:18080/")"
+		echo "all ::1: $(get "http://[::1]:18080/")"
+		echo "lo 127.0.0.1: $(get http://127.0.0.1:18081/)"
+		curl -sS --max-time 3 "http://$SANDBOX_HOST_IP4:18081/" >/dev/null 2>&1 ||
+			echo "lo host: refused"
+		echo "udp fwd: $(echo back | socat -T2 - UDP4:127.0.0.1:19000)"
+		pt_done
+		cat "$PT_DIR/after.txt"
+		wait_for 10 bash -c "! kill -0 $(bg_pid engine) 2>/dev/null"
+		echo "user left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
+	' "$DRIVER" "$PODMAN_SCENARIO"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "addr4: sbx0 198.18.0.1/24"
+	has_line "route4: default via 198.18.0.254 dev sbx0"
+	has_line "http: tapir test page"
+	has_line "dns: 1"
+	has_line "udp: 1"
+	has_line "ping: ok"
+	grep -qx "big: $(sed -n 's/^want: //p' <<<"$output")" <<<"$output"
+	[[ "$(sed -n 's/^holder: //p' <<<"$output")" =~ ^$HOLDER_RE$ ]]
+	has_line "all 127.0.0.1: container page"
+	has_line "all host: container page"
+	has_line "all ::1: container page"
+	has_line "lo 127.0.0.1: container page"
+	has_line "lo host: refused"
+	has_line "udp fwd: back"
+	has_line "containers left: 0"
+	has_line "drivers left: 0"
+	has_line "user left: "
+}
+
+@test "podman 5.4 --network pasta (default), -p TCP/UDP, 127.0.0.1 and all addresses: tapir as pasta" {
+	# The copy of $TAPIR_BIN that pt_engine links pasta to.
+	DRIVER=tapir HOLDER_RE="/.*/pt/bin/tapir" podman_pasta
+}
+
+@test "podman 5.4 --network pasta (default), -p TCP/UDP, 127.0.0.1 and all addresses: trixie pasta (reference)" {
+	# trixie's passt re-executes its AVX2 build where the CPU has AVX2.
+	DRIVER=pasta HOLDER_RE='/usr/bin/pas(st|ta)(\.avx2)?' podman_pasta
 }
 
 # What runs inside rootlesskit's namespace, as the test user: waits for
@@ -83,14 +194,16 @@ rk_pasta() {
 		if [ "$2" = implicit ]; then
 			wait_for 5 tcp_listening 8081
 			echo "fwd tcp: $(socat -T2 - TCP4:127.0.0.1:8081 </dev/null)"
-			wait_for 5 bash -c "ss -Hlun | grep -q :8082"
+			wait_for 5 bash -c "ss -Hlun \"sport = :8082\" | grep -q ."
 			echo "fwd udp: $(echo back | socat -T2 - UDP4:127.0.0.1:8082)"
 		else
-			sleep 2
+			# The servers listen inside (inside.ready came after
+			# them); two scans later, still nothing on the host.
+			sleep 2.5
 			echo "listening 8081: $(ss -Hltn "sport = :8081" | wc -l)"
 		fi
 		bg_stop rk
-		sleep 1
+		wait_for 5 bash -c "! ps -u $TAPIR_TEST_USER -o pid= | grep -q ." || true
 		echo "left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
 	' "$DRIVER" "$PORT_DRIVER" "$INSIDE"
 	echo "$output"
@@ -104,7 +217,8 @@ rk_pasta() {
 	# -T auto, pasta's default: rootlesskit passes no -T.
 	has_line "host lo: tapir test page"
 	grep -qx "big: $(sed -n 's/^want: //p' <<<"$output")" <<<"$output"
-	has_line "holder: $(readlink -f "$DRIVER")"
+	# passt re-executes its AVX2 build where the CPU has AVX2.
+	[[ "$(sed -n 's/^holder: //p' <<<"$output")" =~ ^$(readlink -f "$DRIVER")(\.avx2)?$ ]]
 	has_line "left: "
 	if [[ "$PORT_DRIVER" == implicit ]]; then
 		has_line "fwd tcp: from-namespace"
@@ -193,13 +307,18 @@ PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3
 		mkdir -m 0777 "$SCEN_DIR/bin"
 		ln -s "$TAPIR_BIN" "$SCEN_DIR/bin/pasta"
 		holder=$(userns_holder)
-		# $(...) ends only when every holder of its pipe has: the
-		# daemon must not keep it.
-		out=$(timeout 10 setpriv --reuid="$(id -u "$TAPIR_TEST_USER")" \
+		# As podman: stdout and stderr on one pipe, read to its end,
+		# which comes only when every holder of the pipe has let go.
+		# A daemon that kept it would stall this read, not the test:
+		# timeout ends the read, and the daemon is checked below.
+		rc=0
+		timeout 10 bash -c "\"\$@\" 2>&1 | cat >$SCEN_DIR/out" bash \
+			setpriv --reuid="$(id -u "$TAPIR_TEST_USER")" \
 			--regid="$(id -g "$TAPIR_TEST_USER")" --init-groups \
 			"$SCEN_DIR/bin/pasta" $2 --pid "$SCEN_DIR/p.pid" \
-			"$holder" 2>&1) && echo "rc: 0" || echo "rc: $?"
-		echo "output: $out"
+			"$holder" || rc=$?
+		echo "rc: $rc"
+		echo "output: $(cat "$SCEN_DIR/out")"
 		echo "addr4: $(nsrun "$holder" ip -4 -o addr show dev tap0 | awk "{print \$4}")"
 		pid=$(cat "$SCEN_DIR/p.pid")
 		echo "exe: $(readlink "/proc/$pid/exe")"
@@ -227,7 +346,10 @@ PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3
 			set -e
 			d=\$1
 			unshare -n sleep 600 &
-			sleep 0.3
+			for i in \$(seq 50); do
+				[ \"\$(readlink /proc/\$!/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ] && break
+				sleep 0.1
+			done
 			touch \$d/ns/netns \$d/ns/other
 			mount --bind /proc/\$!/ns/net \$d/ns/netns
 			\$d/bin/pasta $2 --netns \$d/ns/netns --pid \$d/p.pid
@@ -260,13 +382,14 @@ PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3
 		try() {
 			local out rc=0
 			out=$(as_user "$SCEN_DIR/bin/pasta" "$@" 2>&1) || rc=$?
-			echo "$* => rc $rc, $(wc -l <<<"$out") line: $out"
+			echo "$* => rc $rc, $(grep -c . <<<"$out") line: $out"
 		}
 		try --foo "$holder"
 		try -t 70000 "$holder"
 		try -a 300.1.1.1 "$holder"
 		try --config-net
-		try --config-net 999999
+		gone=$(sh -c "echo \$\$")
+		try --config-net "$gone"
 		try --config-net -a 10.0.2.100 -n 24 --map-guest-addr 10.0.2.7 "$holder"
 		try --host-lo-to-ns-lo --version
 		try -a 10.0.2.100 -n 24 -g 10.0.3.2 "$holder"
@@ -281,10 +404,11 @@ PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3
 	[[ "$output" =~ "-t 70000 "[0-9]+" => rc 1, 1 line: tapir: -t 70000: " ]]
 	[[ "$output" =~ "-a 300.1.1.1 "[0-9]+" => rc 1, 1 line: tapir: -a: bad address \"300.1.1.1\"" ]]
 	[[ "$output" == *"--config-net => rc 1, 1 line: tapir: missing PID, --netns or command"* ]]
-	[[ "$output" == *"--config-net 999999 => rc 1, 1 line: tapir: target PID 999999: No such file or directory"* ]]
+	[[ "$output" =~ "--config-net "([0-9]+)" => rc 1, 1 line: tapir: target PID "([0-9]+)": No such file or directory" ]]
+	[[ "${BASH_REMATCH[1]}" == "${BASH_REMATCH[2]}" ]]
 	[[ "$output" =~ "--map-guest-addr 10.0.2.7 "[0-9]+" => rc 1, 1 line: tapir: --map-guest-addr 10.0.2.7: in the guest's network" ]]
 	[[ "$output" == *"--host-lo-to-ns-lo --version => rc 1, 1 line: tapir: unrecognized option '--host-lo-to-ns-lo'"* ]]
-	[[ "$output" =~ "-g 10.0.3.2 "[0-9]+" => rc 1, 1 line: tapir: -a 10.0.2.100/24 and -g 10.0.3.2: the gateway must be" ]]
+	[[ "$output" =~ "-g 10.0.3.2 "[0-9]+" => rc 1, 1 line: tapir: -a 10.0.2.100/24 and -g 10.0.3.2: the guest and the gateway must be two host addresses of one network" ]]
 	[[ "$output" =~ "-6 "[0-9]+" => rc 1, 1 line: tapir: -6: " ]]
 	[[ "$output" =~ "-T 8080 "[0-9]+" => rc 1, 1 line: tapir: -T and -U with ports are not supported" ]]
 	[[ "$output" == *"--version => rc 0, "*" line: tapir version "* ]]

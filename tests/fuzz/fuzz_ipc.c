@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(sv[1]);
 	for (unsigned int i = 0; i < nfds; i++)
 		close(fds[i]);
-	if (!nshelper_receive_reply(sv[0], &o, &info, got))
+	if (!nshelper_receive_reply(sv[0], &o, &info, got, NULL))
 		for (unsigned int i = 0; i < info.queues; i++)
 			close(got[i]);
 	close(sv[0]);

@@ -35,7 +35,7 @@ static void body_refuses_without_pdeathsig(void)
 	snprintf(o.ifname, sizeof(o.ifname), "tap0");
 	o.queues = 1;
 	o.mtu = 1500;
-	CHECK(nshelper_setup_tap(&o, &info, fds) == -1);
+	CHECK(nshelper_setup_tap(&o, &info, fds, NULL) == -1);
 	CHECK(read(err, buf, sizeof(buf) - 1) > 0);
 	CHECK(!strcmp(buf, line));
 	if (strcmp(buf, line))
