@@ -311,6 +311,18 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 	if (cli_queues_from_env(o))
 		return -1;
 	cli_derive_addresses(o);
+	/* Without --config-net the caller made the tap and configures it as
+	 * we start (rootlesskit does not wait): making it again with more
+	 * queues, as slirp4netns mode may, would pull it from under the
+	 * caller.
+	 */
+	if (!po->config_net && o->queues > 1) {
+		if (!po->quiet)
+			info_msg("the caller's tap is single-queue: 1 queue, "
+			         "not %u",
+			         o->queues);
+		o->queues = 1;
+	}
 	o->pasta = po;
 	o->configure = po->config_net;
 	o->mtu = po->mtu ? po->mtu : PASTA_MTU_MAX;

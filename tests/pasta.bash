@@ -82,8 +82,9 @@ pt_engine() { # DRIVER SCRIPT
 	printf '%s\n' "$script" >"$PT_DIR/scenario.sh"
 	chown -R "$TAPIR_TEST_USER:" "$PT_DIR"
 	export PT_DIR IMG SERVE
-	# The scratch directory at the same path inside, wherever TMPDIR is.
-	bg_start engine env TRIXIE_BINDS="$PT_DIR" \
+	# The scratch directory at the same path inside, wherever TMPDIR is;
+	# a sanitized tapir (make check-asan) brings Debian 12's runtimes.
+	bg_start engine env TRIXIE_BINDS="$PT_DIR $(pt_sanitizer_libs)" \
 		"$TAPIR_ROOT/hack/trixie-root.sh" run "$PT_ROOT" -- \
 		setpriv --reuid="$(id -u "$TAPIR_TEST_USER")" \
 		--regid="$(id -g "$TAPIR_TEST_USER")" --init-groups \
@@ -93,6 +94,14 @@ pt_engine() { # DRIVER SCRIPT
 		SERVE="$SERVE" PASTA_DIR="$PASTA_DIR" \
 		SANDBOX_HOST_IP4="$SANDBOX_HOST_IP4" \
 		bash -eu "$PT_DIR/scenario.sh"
+}
+
+# pt_sanitizer_libs: the sanitizer runtimes $TAPIR_BIN links, as
+# TRIXIE_BINDS words; trixie's glibc runs Debian 12's builds of them.
+pt_sanitizer_libs() {
+	ldd "$TAPIR_BIN" 2>/dev/null |
+		awk '$1 ~ /^lib(a|ub|t)san\.so/ && $3 ~ /^\// { print $3 }' |
+		xargs
 }
 
 pt_wait() { # FILE [SECS]
