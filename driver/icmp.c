@@ -97,8 +97,11 @@ bool icmp_may_answer(const struct ctx *c, const struct pkt *p)
 	d = inany_v4(&p->dst).s_addr;
 	if (d == INADDR_BROADCAST || IN_MULTICAST(ntohl(d)))
 		return false;
-	/* The virtual network's own broadcast address. */
-	return (d & m) != (c->gw4.s_addr & m) || (d | m) != INADDR_BROADCAST;
+	/* The virtual network's own broadcast address; a /31 or /32 has
+	 * none (RFC 3021), and pasta's gateway may be outside it.
+	 */
+	return c->o->prefix >= 31 || (d & m) != (c->guest4.s_addr & m) ||
+	       (d | m) != INADDR_BROADCAST;
 }
 
 /**

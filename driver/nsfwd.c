@@ -26,13 +26,16 @@
 #include "log.h"
 #include "nsfwd.h"
 #include "nssock.h"
+#include "pasta_fwd.h"
 #include "portscan.h"
 #include "splice.h"
 
 /* Connections accepted per callback before yielding to the loop. */
 #define NSFWD_ACCEPT_BATCH 16
-/* The pool was empty: try again this soon, not at the next scan. */
+/* The pool was empty: try again this soon, not at the next scan... */
 #define NSFWD_RETRY_MS 50
+/* ...that many times between two scans at most. */
+#define NSFWD_RETRIES 10
 
 /**
  * struct ns_listener - one port of the host, listening in the namespace
@@ -55,11 +58,13 @@ struct ns_listener {
  * @c:		context
  * @retry:	one-shot timer: the pool had no socket for a port
  * @starved:	this sync found the pool empty
+ * @retries:	retries since the last scan
+ * @scans:	scans so far
  * @tables:	the host's /proc/net/tcp and tcp6 (or -1: no IPv6)
  * @seen:	scratch: the host's bound ports at the last scan
  * @ours:	scratch: ports tapir forwards from the host
  * @failed:	ports that could not listen in the namespace (taken there):
- *		not tried again until the host lets them go
+ *		tried again every PASTA_FWD_RETRY_SCANS scans
  * @on:		ports in @l
  * @n:		entries in @l
  * @l:		listeners, by pointer so that events keep their argument
@@ -68,6 +73,8 @@ struct nsfwd_state {
 	struct ctx *c;
 	struct event *retry;
 	bool starved;
+	unsigned int retries;
+	unsigned int scans;
 	int tables[2];
 	struct portscan seen;
 	struct port_set ours;
@@ -232,15 +239,21 @@ static int read_host(struct nsfwd_state *st)
  * @st:		state, after read_host()
  * @port:	port
  *
- * Return: true if bound on the host's loopback or every address, and not
- *	   one of tapir's own
+ * Only where a connection to 127.0.0.1 reaches the port: bound to it, or
+ * to every address (0.0.0.0, or :: which takes IPv4 too unless
+ * IPV6_V6ONLY, which /proc does not show). Not 127.0.0.53 (systemd-
+ * resolved's), say: the namespace's 127.0.0.1:53 would only reset.
+ *
+ * Return: true if so, and not one of tapir's own
  */
 static bool wanted(const struct nsfwd_state *st, unsigned int port)
 {
 	return (port_set_has(&st->seen.any, port) ||
-	        port_set_has(&st->seen.loopback, port)) &&
+	        port_set_has(&st->seen.lo1, port)) &&
 	       !port_set_has(&st->ours, port);
 }
+
+static void sync_listeners(struct nsfwd_state *st);
 
 /**
  * retry_cb() - timer: the pool may have sockets again
@@ -250,9 +263,12 @@ static bool wanted(const struct nsfwd_state *st, unsigned int port)
  */
 static void retry_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct ctx *c = arg;
+
 	(void)fd;
 	(void)what;
-	nsfwd_sync(arg);
+	c->nsfwd->retries++;
+	sync_listeners(c->nsfwd);
 }
 
 /**
@@ -261,15 +277,16 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
  *
  * At start the pool's first sockets are on their way, and rootlesskit
  * does not wait for us: the host's ports should answer within
- * milliseconds, not at the next scan. A helper that is gone for good
- * leaves it to the scans.
+ * milliseconds, not at the next scan. The retries use the last scan's
+ * ports, at most NSFWD_RETRIES of them until the next scan; a helper
+ * that is gone for good leaves it to the scans.
  */
 static void retry_if_starved(struct nsfwd_state *st)
 {
 	const struct timeval tv = {0, NSFWD_RETRY_MS * 1000};
 	uint64_t wait;
 
-	if (!st->starved ||
+	if (!st->starved || st->retries >= NSFWD_RETRIES ||
 	    nssock_helper(hostfwd_pool(st->c), &wait) == NSSOCK_HELPER_GONE)
 		return;
 	st->starved = false;
@@ -294,6 +311,18 @@ void nsfwd_sync(struct ctx *c)
 		err_limited(&lim, -ret, "-T: read the host's sockets");
 		return;
 	}
+	st->retries = 0;
+	if (!(++st->scans % PASTA_FWD_RETRY_SCANS))
+		memset(&st->failed, 0, sizeof(st->failed));
+	sync_listeners(st);
+}
+
+/**
+ * sync_listeners() - listeners to match the last read of the host
+ * @st:		state, @seen and @ours as read_host() left them
+ */
+static void sync_listeners(struct nsfwd_state *st)
+{
 	for (unsigned int i = st->n; i-- > 0;) {
 		struct ns_listener *l = st->l[i];
 

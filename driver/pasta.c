@@ -168,6 +168,7 @@ static int given_layout(const struct pasta_opts *po, const struct host_if *h,
 	 */
 	if (!host_address(o->guest4, plen) ||
 	    o->gw4.s_addr == o->guest4.s_addr ||
+	    (ntohl(o->gw4.s_addr) >> 24) == 127 ||
 	    ((o->gw4.s_addr & mask) == o->net.s_addr &&
 	     !host_address(o->gw4, plen)) ||
 	    ((o->gw4.s_addr & mask) != o->net.s_addr && po->addr.v4_set &&
@@ -183,7 +184,9 @@ static int given_layout(const struct pasta_opts *po, const struct host_if *h,
 	}
 	return 0;
 no_gateway:
-	err_msg("-n %u: no gateway in the guest's network: give -g", plen);
+	err_msg("a /%u network without a gateway (the host's default route "
+	        "has none): give -g",
+	        plen);
 	return -1;
 }
 
@@ -289,6 +292,33 @@ static void set_target(const struct pasta_opts *po, struct opts *o)
 }
 
 /**
+ * check_ports() - what of -t, -u, -T and -U tapir can't do
+ * @po:		pasta's options
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int check_ports(const struct pasta_opts *po)
+{
+	const struct pasta_ports *pp[] = {&po->tcp, &po->udp};
+
+	if (po->tcp_ns.mode == PASTA_PORTS_LIST ||
+	    po->udp_ns.mode == PASTA_PORTS_LIST) {
+		err_msg("-T and -U with ports are not supported: namespace "
+		        "to host loopback forwards are not implemented");
+		return -1;
+	}
+	for (int i = 0; i < 2; i++)
+		for (unsigned int j = 0; j < pp[i]->n; j++)
+			if (pp[i]->r[j].ifname[0]) {
+				err_msg("-%c: %%%s: binding a forward to an "
+				        "interface is not supported",
+				        i ? 'u' : 't', pp[i]->r[j].ifname);
+				return -1;
+			}
+	return 0;
+}
+
+/**
  * pasta_to_opts() - tapir's options for pasta's command line
  * @po:		pasta's options, parsed
  * @o:		filled
@@ -302,6 +332,8 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 		        "serves IPv4");
 		return -1;
 	}
+	if (check_ports(po))
+		return -1;
 	if (po->cmd && po->userns[0]) {
 		err_msg("--userns can't be given with a command, which gets "
 		        "new namespaces");
@@ -311,18 +343,6 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 	if (cli_queues_from_env(o))
 		return -1;
 	cli_derive_addresses(o);
-	/* Without --config-net the caller made the tap and configures it as
-	 * we start (rootlesskit does not wait): making it again with more
-	 * queues, as slirp4netns mode may, would pull it from under the
-	 * caller.
-	 */
-	if (!po->config_net && o->queues > 1) {
-		if (!po->quiet)
-			info_msg("the caller's tap is single-queue: 1 queue, "
-			         "not %u",
-			         o->queues);
-		o->queues = 1;
-	}
 	o->pasta = po;
 	o->configure = po->config_net;
 	o->mtu = po->mtu ? po->mtu : PASTA_MTU_MAX;
@@ -338,6 +358,18 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 	set_target(po, o);
 	if (set_layout(po, o) || set_mappings(po, o))
 		return -1;
+	/* Without --config-net the caller made the tap and configures it as
+	 * we start (rootlesskit does not wait): making it again with more
+	 * queues, as slirp4netns mode may, would pull it from under the
+	 * caller. Said last, once the command line is known to be good.
+	 */
+	if (!po->config_net && o->queues > 1) {
+		if (!po->quiet)
+			info_msg("the caller's tap is single-queue: 1 queue, "
+			         "not %u",
+			         o->queues);
+		o->queues = 1;
+	}
 	return 0;
 }
 

@@ -163,12 +163,6 @@ static int add_list(struct ctx *c, bool udp, const struct pasta_ports *pp)
 	for (unsigned int i = 0; i < pp->n; i++) {
 		const struct pasta_range *r = &pp->r[i];
 
-		if (r->ifname[0]) {
-			err_msg("-%c: %%%s: binding a forward to an interface "
-			        "is not supported",
-			        udp ? 'u' : 't', r->ifname);
-			return -1;
-		}
 		for (unsigned int p = r->first; p <= r->last; p++) {
 			uint16_t target = (uint16_t)(r->target + p - r->first);
 			struct auto_fwd a;
@@ -235,21 +229,25 @@ static void auto_remove(struct ctx *c, struct pasta_fwd_state *s, int i)
  * @udp:	protocol
  * @port:	port
  *
- * A port the host refuses (taken there, or the table full) is reported
- * once and not tried again until it leaves the namespace's table.
+ * A port the host refuses (taken there, or the table full) is reported,
+ * rate-limited, and tried again every PASTA_FWD_RETRY_SCANS scans.
+ *
+ * Return: false if the forward table is full: no use trying more ports
+ *	   in this scan
  */
-static void auto_add(struct ctx *c, struct pasta_fwd_state *s, bool udp,
+static bool auto_add(struct ctx *c, struct pasta_fwd_state *s, bool udp,
                      unsigned int port)
 {
 	static struct log_limit lim;
 	char why[256];
+	int ret = -ENOSPC;
 
 	if (s->n < HOSTFWD_MAX &&
-	    !add_any(c, udp, (uint16_t)port, (uint16_t)port, &s->f[s->n], why,
-	             sizeof(why))) {
+	    !(ret = add_any(c, udp, (uint16_t)port, (uint16_t)port, &s->f[s->n],
+	                    why, sizeof(why)))) {
 		s->n++;
 		port_set_add(&s->on[udp], port);
-		return;
+		return true;
 	}
 	if (s->n == HOSTFWD_MAX)
 		snprintf(why, sizeof(why), "%s port %u: %d forwards already",
@@ -258,6 +256,7 @@ static void auto_add(struct ctx *c, struct pasta_fwd_state *s, bool udp,
 	if (!c->o->pasta->quiet)
 		err_limited(&lim, 0, "auto: can't forward %s", why);
 	port_set_add(&s->failed[udp], port);
+	return ret != -ENOSPC;
 }
 
 /**
@@ -292,6 +291,8 @@ static int scan_table(struct pasta_fwd_state *s, bool udp)
  */
 static void sync_proto(struct ctx *c, struct pasta_fwd_state *s, bool udp)
 {
+	bool room = true;
+
 	if (!(s->scans % PASTA_FWD_RETRY_SCANS))
 		memset(&s->failed[udp], 0, sizeof(s->failed[udp]));
 	for (unsigned int p = 1; p < 65536; p++) {
@@ -303,8 +304,8 @@ static void sync_proto(struct ctx *c, struct pasta_fwd_state *s, bool udp)
 			port_set_del(&s->failed[udp], p);
 			if (on)
 				auto_remove(c, s, auto_find(s, udp, p));
-		} else if (!on && !port_set_has(&s->failed[udp], p)) {
-			auto_add(c, s, udp, p);
+		} else if (room && !on && !port_set_has(&s->failed[udp], p)) {
+			room = auto_add(c, s, udp, p);
 		}
 	}
 }
@@ -435,12 +436,6 @@ int pasta_fwd_start(struct ctx *c)
 	if (!po)
 		return 0;
 	host_ipv6 = probe_host_ipv6();
-	if (po->tcp_ns.mode == PASTA_PORTS_LIST ||
-	    po->udp_ns.mode == PASTA_PORTS_LIST) {
-		err_msg("-T and -U with ports are not supported: namespace "
-		        "to host loopback forwards are not implemented");
-		return -1;
-	}
 	/* pasta's default, which rootlesskit and Docker rely on. */
 	if (!po->quiet && po->udp_ns.mode != PASTA_PORTS_NONE)
 		info_msg("-U auto: host UDP ports do not answer on the "

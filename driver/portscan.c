@@ -189,6 +189,8 @@ static void parse_line(const char *line, const char *end,
 	    !port)
 		return;
 	port_set_add(classify(ps, &a), port);
+	if (inany_is_v4(&a) && ntohl(inany_v4(&a).s_addr) == INADDR_LOOPBACK)
+		port_set_add(&ps->lo1, port);
 }
 
 /**

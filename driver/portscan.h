@@ -20,11 +20,14 @@ struct port_set {
  * @any:	the unspecified address (0.0.0.0 or ::): every address
  * @loopback:	a loopback address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104)
  * @other:	any other single address
+ * @lo1:	127.0.0.1 itself (also in @loopback), where pasta's -T
+ *		connects
  */
 struct portscan {
 	struct port_set any;
 	struct port_set loopback;
 	struct port_set other;
+	struct port_set lo1;
 };
 
 /* What portscan_read() counts as bound. */

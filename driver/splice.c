@@ -93,6 +93,7 @@ struct splice_conn {
  * @pool:	source of namespace sockets
  * @conns:	open connections
  * @nconns:	entries in @conns
+ * @noutward:	of those, accepted in the namespace (splice_outward())
  * @total:	connections accepted since start
  * @warned:	the connection limit was reported
  */
@@ -101,6 +102,7 @@ struct splice_state {
 	struct nssock_pool *pool;
 	struct splice_conn *conns;
 	size_t nconns;
+	size_t noutward;
 	uint64_t total;
 	bool warned;
 };
@@ -134,6 +136,8 @@ static void conn_close(struct splice_conn *sc, bool reset)
 	if (sc->next)
 		sc->next->prev = sc->prev;
 	st->nconns--;
+	if (sc->connecting == SIDE_HOST)
+		st->noutward--;
 	free(sc);
 }
 
@@ -377,13 +381,14 @@ static int open_pipe(int p[2], size_t *cap)
  * @st:		owner
  * @hostfd:	accepted host socket
  * @nsfd:	unconnected namespace socket
+ * @connecting:	the side we connect (the other was accepted)
  *
  * On failure the caller still owns both sockets.
  *
  * Return: the connection, linked into @st, or NULL with errno set
  */
 static struct splice_conn *conn_new(struct splice_state *st, int hostfd,
-                                    int nsfd)
+                                    int nsfd, enum side connecting)
 {
 	struct splice_conn *sc = calloc(1, sizeof(*sc));
 	struct event_base *base = st->c->base;
@@ -392,6 +397,7 @@ static struct splice_conn *conn_new(struct splice_state *st, int hostfd,
 	if (!sc)
 		return NULL;
 	sc->st = st;
+	sc->connecting = connecting;
 	sc->fd[SIDE_HOST] = hostfd;
 	sc->fd[SIDE_NS] = nsfd;
 	memset(sc->pipe, -1, sizeof(sc->pipe));
@@ -410,6 +416,7 @@ static struct splice_conn *conn_new(struct splice_state *st, int hostfd,
 		st->conns->prev = sc;
 	st->conns = sc;
 	st->nconns++;
+	st->noutward += connecting == SIDE_HOST;
 	st->total++;
 	return sc;
 fail:
@@ -431,16 +438,22 @@ fail:
  * refuse_over_limit() - reset a new connection if there are too many
  * @st:		splice state
  * @fd:		the accepted socket; closed if refused
+ * @outward:	accepted in the namespace (pasta's -T): those have a
+ *		budget of their own within the whole, so that a container
+ *		cannot use up the connections of the host's clients
  *
  * Return: true if @fd was refused
  */
-static bool refuse_over_limit(struct splice_state *st, int fd)
+static bool refuse_over_limit(struct splice_state *st, int fd, bool outward)
 {
-	if (st->nconns < SPLICE_MAX_CONNS)
+	if (st->nconns < SPLICE_MAX_CONNS &&
+	    (!outward || st->noutward < SPLICE_MAX_OUTWARD))
 		return false;
 	if (!st->warned)
-		err_msg("splice: %d connections open, refusing more",
-		        SPLICE_MAX_CONNS);
+		err_msg("splice: %zu connections open (%zu from the "
+		        "namespace), "
+		        "refusing more",
+		        st->nconns, st->noutward);
 	st->warned = true;
 	fwd_reset_close(fd);
 	return true;
@@ -495,7 +508,7 @@ int splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 	socklen_t salen;
 	int nsfd;
 
-	if (refuse_over_limit(st, fd))
+	if (refuse_over_limit(st, fd, false))
 		return 0;
 	sockaddr_from_inany(&sa, &salen, dst, dport);
 	nsfd = nssock_get(st->pool, sa.sa.sa_family);
@@ -506,7 +519,7 @@ int splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 		err_limited(&nodelay_limit, errno,
 		            "splice: TCP_NODELAY on a connection to port %u",
 		            dport);
-	sc = conn_new(st, fd, nsfd);
+	sc = conn_new(st, fd, nsfd, SIDE_NS);
 	if (!sc) {
 		/* Out of fds for the pipes, say: a client can repeat it. */
 		err_limited(&conn_limit, errno,
@@ -517,7 +530,6 @@ int splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 		return 0;
 	}
 	sc->port = dport;
-	sc->connecting = SIDE_NS;
 	start_connect(sc, &sa, salen);
 	return 0;
 }
@@ -543,7 +555,7 @@ void splice_outward(struct splice_state *st, int fd, const struct in6_addr *dst,
 	socklen_t salen;
 	int hostfd;
 
-	if (refuse_over_limit(st, fd))
+	if (refuse_over_limit(st, fd, true))
 		return;
 	/* As for forwards: small writes don't wait for ACKs. */
 	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
@@ -554,7 +566,7 @@ void splice_outward(struct splice_state *st, int fd, const struct in6_addr *dst,
 	sockaddr_from_inany(&sa, &salen, dst, dport);
 	hostfd = socket(sa.sa.sa_family,
 	                SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	sc = hostfd < 0 ? NULL : conn_new(st, hostfd, fd);
+	sc = hostfd < 0 ? NULL : conn_new(st, hostfd, fd, SIDE_HOST);
 	if (!sc) {
 		err_limited(&conn_limit, errno,
 		            "splice: new connection to host port %u: refusing "
@@ -565,8 +577,12 @@ void splice_outward(struct splice_state *st, int fd, const struct in6_addr *dst,
 			close(hostfd);
 		return;
 	}
+	if (setsockopt(hostfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		err_limited(
+		        &conn_limit, errno,
+		        "splice: TCP_NODELAY on a connection to host port %u",
+		        dport);
 	sc->port = dport;
-	sc->connecting = SIDE_HOST;
 	start_connect(sc, &sa, salen);
 }
 

@@ -12,6 +12,8 @@
 
 /* Spliced connections at most; each holds 2 sockets and 2 pipes. */
 #define SPLICE_MAX_CONNS 2048
+/* Of those, accepted in the namespace (pasta's -T) at most. */
+#define SPLICE_MAX_OUTWARD (SPLICE_MAX_CONNS / 4)
 
 struct splice_state;
 struct nssock_pool;

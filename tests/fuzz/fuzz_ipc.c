@@ -4,7 +4,9 @@
  * Input: one mode byte, then the bytes the "helper" sends. Mode bits 0-1:
  * fds attached (copies of /dev/null, which are no taps); bit 2: send the
  * bytes raw, length header and all, instead of framing them with
- * ipc_send(). tapir's side is nshelper_receive_reply(), the code that
+ * ipc_send(); bit 3: pasta mode, where the socket tables follow the tap
+ * fds (bit 4: up to 4 more fds then, copies of /proc/self/net/tcp, which
+ * are procfs files). tapir's side is nshelper_receive_reply(), the code that
  * reads every real reply. The body alone also goes through
  * ipc_reply_decode(), and a reply it accepts must survive an
  * encode/decode round trip.
@@ -17,12 +19,13 @@
 #include <sys/socket.h>
 
 #include "driver/nshelper.h"
+#include "driver/pasta_cli.h"
 #include "ipc/channel.h"
 #include "ipc/msg.h"
 #include "tests/fuzz/fuzzenv.h"
 
 static struct opts o;
-static int devnull = -1;
+static int devnull = -1, proctable = -1;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -43,7 +46,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	o.queues = 1;
 	strcpy(o.ifname, "tap0");
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull < 0)
+	proctable = open("/proc/self/net/tcp", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0 || proctable < 0)
 		abort();
 	return 0;
 }
@@ -78,7 +82,8 @@ static void round_trip(const uint8_t *body, size_t len)
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int sv[2], fds[3], got[TAPIR_MAX_QUEUES];
+	int sv[2], fds[8], got[TAPIR_MAX_QUEUES], tables[NS_TABLES];
+	static const struct pasta_opts po;
 	unsigned int nfds;
 	struct ipc_tap_info info;
 	const uint8_t *body = data + 1;
@@ -87,10 +92,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 || size > 65536)
 		return 0;
 	nfds = data[0] & 3;
+	o.pasta = data[0] & 8 ? &po : NULL;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		abort();
 	for (unsigned int i = 0; i < nfds; i++)
 		fds[i] = fcntl(devnull, F_DUPFD_CLOEXEC, 0);
+	for (unsigned int i = 0; (data[0] & 16) && i < NS_TABLES; i++)
+		fds[nfds++] = fcntl(proctable, F_DUPFD_CLOEXEC, 0);
 	if ((data[0] & 4) || !len) {
 		if (len && write(sv[1], body, len) != (ssize_t)len)
 			abort();
@@ -100,9 +108,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(sv[1]);
 	for (unsigned int i = 0; i < nfds; i++)
 		close(fds[i]);
-	if (!nshelper_receive_reply(sv[0], &o, &info, got, NULL))
+	if (!nshelper_receive_reply(sv[0], &o, &info, got, tables)) {
 		for (unsigned int i = 0; i < info.queues; i++)
 			close(got[i]);
+		for (unsigned int i = 0; o.pasta && i < NS_TABLES; i++)
+			close(tables[i]);
+	}
 	close(sv[0]);
 	round_trip(body, len);
 	return 0;
