@@ -36,11 +36,14 @@ set -euo pipefail
 
 readonly STAMP=.tapir-trixie-root PARTIAL=.tapir-trixie-partial
 readonly STAGE2_FLAG=--tapir-trixie-stage2
-# docker.io only recommends its client, docker-cli. The libraries are
-# tapir's own (built on Debian 12, it runs there as the engines' pasta).
+# docker.io only recommends its client, docker-cli; podman's bridge
+# networks need nftables and aardvark-dns (netavark only recommends them).
+# The libraries are tapir's own (built on Debian 12, it runs there as the
+# engines' pasta).
 readonly PACKAGES=(podman runc conmon catatonit uidmap passt docker.io
 	docker-cli containerd rootlesskit iproute2 iputils-ping procps curl
-	socat busybox-static libjansson4 libmnl0 libevent-2.1-7t64 libseccomp2)
+	socat busybox-static libjansson4 libmnl0 libevent-2.1-7t64 libseccomp2
+	nftables aardvark-dns)
 # Files the test user's identity depends on, taken from the caller.
 readonly ETC_BINDS=(resolv.conf passwd group subuid subgid)
 

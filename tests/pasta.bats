@@ -543,3 +543,59 @@ docker_pasta() {
 	has_line "tcp: from-netns"
 	has_line "udp: back"
 }
+
+# What the podman bridge scenario runs: one pasta serves podman's shared
+# rootless netns (--pid FILE; podman SIGTERMs it when the last container
+# leaves); published ports go through podman's rootlessport, not pasta.
+# shellcheck disable=SC2034 # used inside the sandbox
+BRIDGE_SCENARIO='
+podman import "$PT_DIR/rootfs.tar" "$IMG" >/dev/null
+podman network create br1 >/dev/null
+podman run -d --name web --network br1 -p 18080:80 "$IMG" sh -c "$SERVE" >/dev/null
+podman run --rm --network br1 "$IMG" sh -c "
+	echo http: \$(wget -qO- http://host.containers.internal:8080/)
+	echo big: \$(wget -qO- http://host.containers.internal:8080/big | sha256sum | cut -d\" \" -f1)
+" >"$PT_DIR/inside.txt" 2>&1 || true
+touch "$PT_DIR/ready"
+for i in $(seq 900); do [ -e "$PT_DIR/go-on" ] && break; sleep 0.1; done
+podman rm -f -t 0 web >/dev/null
+for i in $(seq 100); do
+	ps -eo args= | grep -q "^[^ ]*pasta " || break
+	sleep 0.1
+done
+echo "drivers left: $(ps -eo args= | grep -c "^[^ ]*pasta ")" >"$PT_DIR/after.txt"
+touch "$PT_DIR/finished"
+'
+
+# bridge_pasta DRIVER: a podman bridge network through DRIVER.
+bridge_pasta() {
+	run pt '
+		want=$(pt_host)
+		echo "want: $want"
+		pt_engine "$1" "$2"
+		pt_wait ready 120
+		cat "$PT_DIR/inside.txt"
+		echo "holder: $(pt_holder sbx0 | cut -d" " -f2 | xargs)"
+		echo "published: $(curl -sS --max-time 5 http://127.0.0.1:18080/ 2>&1)"
+		pt_done
+		cat "$PT_DIR/after.txt"
+		wait_for 10 bash -c "! kill -0 $(bg_pid engine) 2>/dev/null"
+		echo "user left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
+	' "$DRIVER" "$BRIDGE_SCENARIO"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "http: tapir test page"
+	grep -qx "big: $(sed -n 's/^want: //p' <<<"$output")" <<<"$output"
+	[[ "$(sed -n 's/^holder: //p' <<<"$output")" =~ ^$HOLDER_RE$ ]]
+	has_line "published: container page"
+	has_line "drivers left: 0"
+	has_line "user left: "
+}
+
+@test "podman 5.4 bridge network (one pasta for the rootless netns, --pid, SIGTERM): tapir as pasta" {
+	DRIVER=tapir HOLDER_RE="/.*/pt/bin/tapir" bridge_pasta
+}
+
+@test "podman 5.4 bridge network (one pasta for the rootless netns, --pid, SIGTERM): trixie pasta (reference)" {
+	DRIVER=pasta HOLDER_RE='/usr/bin/pas(st|ta)(\.avx2)?' bridge_pasta
+}
