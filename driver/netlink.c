@@ -2,6 +2,7 @@
 /* tapir - link, address and route set-up over rtnetlink (libmnl) */
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -331,6 +332,35 @@ int route_add_default(struct nl *nl, int ifindex, int family, const void *gw,
 }
 
 /**
+ * dump4() - dump one kind of IPv4 object, @cb called for each
+ * @nl:		socket
+ * @type:	RTM_GETROUTE or RTM_GETADDR
+ * @hdrlen:	its family header's size (struct rtmsg, struct ifaddrmsg),
+ *		whose first byte is the family in both
+ * @cb:		called for each object
+ * @data:	passed to @cb
+ *
+ * Return: 0 on success, -errno
+ */
+_Static_assert(offsetof(struct rtmsg, rtm_family) == 0 &&
+                       offsetof(struct ifaddrmsg, ifa_family) == 0,
+               "dump4() writes the family as the header's first byte");
+
+static int dump4(struct nl *nl, uint16_t type, size_t hdrlen, mnl_cb_t cb,
+                 void *data)
+{
+	char buf[NL_BUF_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	uint8_t *family;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	family = mnl_nlmsg_put_extra_header(nlh, hdrlen);
+	*family = AF_INET;
+	return nl_talk(nl, nlh, cb, data);
+}
+
+/**
  * struct route_pick - the default route with the lowest metric, so far
  * @found:	one was seen
  * @metric:	its RTA_PRIORITY
@@ -395,17 +425,10 @@ static int route_dump_cb(const struct nlmsghdr *nlh, void *data)
  */
 int route_get_default4(struct nl *nl, struct route4 *r)
 {
-	char buf[NL_BUF_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct route_pick p = {0};
-	struct rtmsg *rtm;
 	int ret;
 
-	nlh->nlmsg_type = RTM_GETROUTE;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = AF_INET;
-	ret = nl_talk(nl, nlh, route_dump_cb, &p);
+	ret = dump4(nl, RTM_GETROUTE, sizeof(struct rtmsg), route_dump_cb, &p);
 	if (ret)
 		return ret;
 	if (!p.found)
@@ -469,17 +492,11 @@ static int addr_dump_cb(const struct nlmsghdr *nlh, void *data)
 int addr_get4(struct nl *nl, int ifindex, struct in_addr *addr,
               unsigned int *plen)
 {
-	char buf[NL_BUF_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct addr_pick p = {.ifindex = ifindex};
-	struct ifaddrmsg *ifa;
 	int ret;
 
-	nlh->nlmsg_type = RTM_GETADDR;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
-	ifa->ifa_family = AF_INET;
-	ret = nl_talk(nl, nlh, addr_dump_cb, &p);
+	ret = dump4(nl, RTM_GETADDR, sizeof(struct ifaddrmsg), addr_dump_cb,
+	            &p);
 	if (ret)
 		return ret;
 	if (!p.found)

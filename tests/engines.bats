@@ -37,7 +37,7 @@ eng() {
 # per applet, as `busybox --install -s` would make them) and 100 MB of
 # random bytes with their sha256.
 setup_file() {
-	local cmd bb=/bin/busybox dir applet
+	local cmd bb=/bin/busybox dir
 	for cmd in podman runc conmon dockerd containerd rootlesskit \
 		newuidmap nginx dnsmasq curl ss; do
 		PATH=$PATH:/usr/sbin:/sbin command -v "$cmd" >/dev/null || {
@@ -55,11 +55,7 @@ setup_file() {
 		return 1
 	fi
 	dir="$BATS_FILE_TMPDIR/rootfs"
-	mkdir -p "$dir/bin" "$dir/etc" "$dir/tmp"
-	cp "$bb" "$dir/bin/busybox"
-	for applet in $("$bb" --list); do
-		[[ "$applet" == busybox ]] || ln -s busybox "$dir/bin/$applet"
-	done
+	busybox_rootfs "$dir"
 	export ENG_ROOTFS="$BATS_FILE_TMPDIR/rootfs.tar"
 	tar -C "$dir" -cf "$ENG_ROOTFS" .
 	export ENG_BIG="$BATS_FILE_TMPDIR/big"

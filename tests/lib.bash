@@ -12,6 +12,10 @@
 #                    become its $1, $2, ... Use it as `run in_sandbox '...'`.
 #                    Bounded by SANDBOX_TIMEOUT seconds (default 120).
 #   has_line LINE    bats' $output has exactly this line
+#   busybox_rootfs DIR
+#                    an engine image's tree in DIR: busybox-static and a
+#                    symlink per applet, as `busybox --install -s` would
+#                    make them (there is no registry to pull one from)
 
 TAPIR_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${TAPIR_BIN:=$TAPIR_ROOT/tapir}"
@@ -45,4 +49,13 @@ in_sandbox() { # SCRIPT [ARGS...]
 has_line() { # LINE
 	# shellcheck disable=SC2154 # $output is set by bats' run
 	grep -qxF -- "$1" <<<"$output"
+}
+
+busybox_rootfs() { # DIR
+	local dir=$1 bb=/bin/busybox applet
+	mkdir -p "$dir/bin" "$dir/etc" "$dir/tmp"
+	cp "$bb" "$dir/bin/busybox"
+	for applet in $("$bb" --list); do
+		[[ "$applet" == busybox ]] || ln -s busybox "$dir/bin/$applet"
+	done
 }

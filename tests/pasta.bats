@@ -20,7 +20,7 @@ RK2=$TRIXIE/rootlesskit/usr/bin/rootlesskit
 REF_PASTA=$TRIXIE/passt/pasta
 
 setup_file() {
-	local bb=/bin/busybox dir applet
+	local dir
 	[[ -x "$RK2" && -x "$REF_PASTA" && -e "$TRIXIE/root/.tapir-trixie-root" ]] || {
 		echo "pasta: $RK2, $REF_PASTA or the trixie root is missing (hack/install-deps.sh runs hack/trixie-peers.sh and hack/trixie-root.sh setup)" >&2
 		return 1
@@ -31,11 +31,7 @@ setup_file() {
 	# The engines' image: busybox-static and its applet links, as in
 	# tests/engines.bats (there is no registry).
 	dir="$BATS_FILE_TMPDIR/rootfs"
-	mkdir -p "$dir/bin" "$dir/etc" "$dir/tmp"
-	cp "$bb" "$dir/bin/busybox"
-	for applet in $("$bb" --list); do
-		[[ "$applet" == busybox ]] || ln -s busybox "$dir/bin/$applet"
-	done
+	busybox_rootfs "$dir"
 	# busybox has no UDP server: the static udpecho tool is one.
 	cp "${TAPIR_BIN_DIR:-$TAPIR_ROOT/build/tools}/udpecho" "$dir/bin/udpecho" || {
 		echo "pasta: no udpecho tool (make test builds it)" >&2
@@ -87,6 +83,26 @@ echo "drivers left: $(ps -eo args= | grep -c "^[^ ]*pasta ")" >>"$PT_DIR/after.t
 touch "$PT_DIR/finished"
 '
 
+# engine_checks: what every engine scenario's $output must show, whatever
+# the engine: ping and 100 MB byte-exact to the host, the tap held by
+# $HOLDER_RE, both kinds of published port from the host, and no driver
+# nor process of the test user left.
+engine_checks() {
+	has_line "ping: ok"
+	grep -qx "big: $(sed -n 's/^want: //p' <<<"$output")" <<<"$output"
+	[[ "$(sed -n 's/^holder: //p' <<<"$output")" =~ ^$HOLDER_RE$ ]]
+	has_line "all 127.0.0.1: container page"
+	has_line "all host: container page"
+	has_line "udp fwd: back"
+	has_line "drivers left: 0"
+	has_line "user left: "
+}
+
+# The tap's holder: the copy of $TAPIR_BIN that pt_engine links pasta to,
+# or trixie's passt, which re-executes its AVX2 build where the CPU has it.
+PT_TAPIR_RE="/.*/pt/bin/tapir"
+PT_PASTA_RE='/usr/bin/pas(st|ta)(\.avx2)?'
+
 # podman_pasta DRIVER: the podman scenario with DRIVER as podman's pasta,
 # and from the sandbox host: the tap's holder and the published ports.
 podman_pasta() {
@@ -117,28 +133,19 @@ podman_pasta() {
 	has_line "http: tapir test page"
 	has_line "dns: 1"
 	has_line "udp: 1"
-	has_line "ping: ok"
-	grep -qx "big: $(sed -n 's/^want: //p' <<<"$output")" <<<"$output"
-	[[ "$(sed -n 's/^holder: //p' <<<"$output")" =~ ^$HOLDER_RE$ ]]
-	has_line "all 127.0.0.1: container page"
-	has_line "all host: container page"
 	has_line "all ::1: container page"
 	has_line "lo 127.0.0.1: container page"
 	has_line "lo host: refused"
-	has_line "udp fwd: back"
 	has_line "containers left: 0"
-	has_line "drivers left: 0"
-	has_line "user left: "
+	engine_checks
 }
 
 @test "podman 5.4 --network pasta (default), -p TCP/UDP, 127.0.0.1 and all addresses: tapir as pasta" {
-	# The copy of $TAPIR_BIN that pt_engine links pasta to.
-	DRIVER=tapir HOLDER_RE="/.*/pt/bin/tapir" podman_pasta
+	DRIVER=tapir HOLDER_RE=$PT_TAPIR_RE podman_pasta
 }
 
 @test "podman 5.4 --network pasta (default), -p TCP/UDP, 127.0.0.1 and all addresses: trixie pasta (reference)" {
-	# trixie's passt re-executes its AVX2 build where the CPU has AVX2.
-	DRIVER=pasta HOLDER_RE='/usr/bin/pas(st|ta)(\.avx2)?' podman_pasta
+	DRIVER=pasta HOLDER_RE=$PT_PASTA_RE podman_pasta
 }
 
 # What runs inside rootlesskit's namespace, as the test user: waits for
@@ -487,24 +494,17 @@ docker_pasta() {
 	has_line "http: tapir test page"
 	has_line "dns: 1"
 	has_line "udp: 1"
-	has_line "ping: ok"
-	grep -qx "big: $(sed -n 's/^want: //p' <<<"$output")" <<<"$output"
-	[[ "$(sed -n 's/^holder: //p' <<<"$output")" =~ ^$HOLDER_RE$ ]]
-	has_line "all 127.0.0.1: container page"
-	has_line "all host: container page"
 	has_line "lo 127.0.0.1: fails (known, both drivers)"
-	has_line "udp fwd: back"
 	has_line "containers left: 0"
-	has_line "drivers left: 0"
-	has_line "user left: "
+	engine_checks
 }
 
 @test "Docker 26 rootless, rootlesskit --net=pasta --port-driver=implicit: tapir as pasta" {
-	DRIVER=tapir HOLDER_RE="/.*/pt/bin/tapir" docker_pasta
+	DRIVER=tapir HOLDER_RE=$PT_TAPIR_RE docker_pasta
 }
 
 @test "Docker 26 rootless, rootlesskit --net=pasta --port-driver=implicit: trixie pasta (reference)" {
-	DRIVER=pasta HOLDER_RE='/usr/bin/pas(st|ta)(\.avx2)?' docker_pasta
+	DRIVER=pasta HOLDER_RE=$PT_PASTA_RE docker_pasta
 }
 
 @test "pasta mode: -t/-u auto with --netns (rootlesskit 2.3's detach mode): a server in the namespace is published within seconds" {
@@ -593,9 +593,9 @@ bridge_pasta() {
 }
 
 @test "podman 5.4 bridge network (one pasta for the rootless netns, --pid, SIGTERM): tapir as pasta" {
-	DRIVER=tapir HOLDER_RE="/.*/pt/bin/tapir" bridge_pasta
+	DRIVER=tapir HOLDER_RE=$PT_TAPIR_RE bridge_pasta
 }
 
 @test "podman 5.4 bridge network (one pasta for the rootless netns, --pid, SIGTERM): trixie pasta (reference)" {
-	DRIVER=pasta HOLDER_RE='/usr/bin/pas(st|ta)(\.avx2)?' bridge_pasta
+	DRIVER=pasta HOLDER_RE=$PT_PASTA_RE bridge_pasta
 }
