@@ -30,6 +30,11 @@
 #                        if it does not come
 #   pt_holder IFNAME     "PID EXE" of the process holding tap IFNAME
 #   pt_done              write go-on and wait for finished
+#   pt_netns_file SCRIPT run SCRIPT (bash) as the test user, root in a user
+#                        and mount namespace of its own, as podman runs
+#                        pasta, with $d set to $SCEN_DIR and $d/ns/netns a
+#                        bind mount of a new network namespace, as podman's
+#                        netns files are; TAPIR_* variables reach it
 
 PT_DIR=$SCEN_DIR/pt
 PT_ROOT=${TRIXIE_ROOT:-/var/cache/tapir/trixie/root}
@@ -119,4 +124,23 @@ pt_holder() { # IFNAME
 pt_done() {
 	touch "$PT_DIR/go-on"
 	pt_wait finished 60
+}
+
+pt_netns_file() { # SCRIPT
+	mkdir -m 0777 -p "$SCEN_DIR/ns"
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	as_user unshare -rm --propagation private bash -c '
+		set -e
+		d=$1
+		unshare -n sleep 600 &
+		holder=$!
+		for i in $(seq 50); do
+			[ "$(readlink "/proc/$holder/ns/net")" != \
+				"$(readlink /proc/self/ns/net)" ] && break
+			sleep 0.1
+		done
+		touch "$d/ns/netns"
+		mount --bind "/proc/$holder/ns/net" "$d/ns/netns"
+		eval "$2"
+		kill "$holder"' bash "$SCEN_DIR" "$1"
 }

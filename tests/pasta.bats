@@ -345,34 +345,31 @@ PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3
 	has_line "gone: yes"
 }
 
+# What the --netns tests run as the test user, root in a user and mount
+# namespace of its own (pt_netns_file). $d is $SCEN_DIR; the netns file
+# is $d/ns/netns.
+# shellcheck disable=SC2034 # used inside the sandbox
+NETNS_REMOVED='
+touch "$d/ns/other"
+"$d/bin/pasta" $TAPIR_PODMAN_ARGS --netns "$d/ns/netns" --pid "$d/p.pid"
+echo "rc: $?"
+pid=$(cat "$d/p.pid")
+echo "addr4: $(nsenter --net="$d/ns/netns" ip -4 -o addr show dev tap0 | awk "{print \$4}")"
+rm "$d/ns/other"
+sleep 1.5
+kill -0 "$pid" && echo "after other: alive"
+umount "$d/ns/netns"
+rm "$d/ns/netns"
+for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null || echo "gone: yes"
+'
+
 @test "pasta mode: --netns FILE as podman runs it (root in its user namespace); exit once FILE is removed" {
-	run in_sandbox '
-		mkdir -m 0777 "$SCEN_DIR/bin" "$SCEN_DIR/ns"
+	run pt '
+		mkdir -m 0777 "$SCEN_DIR/bin"
 		ln -s "$TAPIR_BIN" "$SCEN_DIR/bin/pasta"
-		as_user unshare -rm --propagation private bash -c "
-			set -e
-			d=\$1
-			unshare -n sleep 600 &
-			for i in \$(seq 50); do
-				[ \"\$(readlink /proc/\$!/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ] && break
-				sleep 0.1
-			done
-			touch \$d/ns/netns \$d/ns/other
-			mount --bind /proc/\$!/ns/net \$d/ns/netns
-			\$d/bin/pasta $2 --netns \$d/ns/netns --pid \$d/p.pid
-			echo rc: \$?
-			pid=\$(cat \$d/p.pid)
-			echo addr4: \$(nsenter --net=\$d/ns/netns ip -4 -o addr show dev tap0 | awk \"{print \\\$4}\")
-			rm \$d/ns/other
-			sleep 1.5
-			kill -0 \$pid && echo after other: alive
-			umount \$d/ns/netns
-			rm \$d/ns/netns
-			for i in \$(seq 50); do kill -0 \$pid 2>/dev/null || break; sleep 0.1; done
-			kill -0 \$pid 2>/dev/null || echo gone: yes
-			kill %1
-		" bash "$SCEN_DIR"
-	' "$TAPIR_BIN" "$PODMAN_ARGS"
+		TAPIR_PODMAN_ARGS=$2 pt_netns_file "$1"
+	' "$NETNS_REMOVED" "$PODMAN_ARGS"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	has_line "rc: 0"
@@ -507,37 +504,31 @@ docker_pasta() {
 	DRIVER=pasta HOLDER_RE=$PT_PASTA_RE docker_pasta
 }
 
+# shellcheck disable=SC2034 # used inside the sandbox
+NETNS_AUTO='
+"$d/bin/pasta" --config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 -4 -T none \
+	-U none --quiet --netns "$d/ns/netns" --pid "$d/p.pid"
+nsenter --net="$d/ns/netns" socat TCP4-LISTEN:8093,fork,reuseaddr \
+	SYSTEM:"echo from-netns" &
+tcp=$!
+nsenter --net="$d/ns/netns" socat -T2 UDP4-RECVFROM:8094,fork EXEC:cat &
+udp=$!
+for i in $(seq 50); do
+	ss -Hltn "sport = :8093" | grep -q . &&
+		ss -Hlun "sport = :8094" | grep -q . && break
+	sleep 0.1
+done
+echo "tcp: $(socat -T2 - TCP4:127.0.0.1:8093 </dev/null)"
+echo "udp: $(echo back | socat -T2 - UDP4:127.0.0.1:8094)"
+kill "$(cat "$d/p.pid")" "$tcp" "$udp"
+'
+
 @test "pasta mode: -t/-u auto with --netns (rootlesskit 2.3's detach mode): a server in the namespace is published within seconds" {
-	run in_sandbox '
-		mkdir -m 0777 "$SCEN_DIR/bin" "$SCEN_DIR/ns"
+	run pt '
+		mkdir -m 0777 "$SCEN_DIR/bin"
 		ln -s "$TAPIR_BIN" "$SCEN_DIR/bin/pasta"
-		as_user unshare -rm --propagation private bash -c "
-			set -e
-			d=\$1
-			unshare -n sleep 600 &
-			for i in \$(seq 50); do
-				[ \"\$(readlink /proc/\$!/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ] && break
-				sleep 0.1
-			done
-			touch \$d/ns/netns
-			mount --bind /proc/\$!/ns/net \$d/ns/netns
-			\$d/bin/pasta --config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 \
-				-4 -T none -U none --quiet \
-				--netns \$d/ns/netns --pid \$d/p.pid
-			nsenter --net=\$d/ns/netns socat TCP4-LISTEN:8093,fork,reuseaddr \
-				SYSTEM:\"echo from-netns\" &
-			nsenter --net=\$d/ns/netns socat -T2 UDP4-RECVFROM:8094,fork EXEC:cat &
-			for i in \$(seq 50); do
-				ss -Hltn \"sport = :8093\" | grep -q . &&
-					ss -Hlun \"sport = :8094\" | grep -q . && break
-				sleep 0.1
-			done
-			echo tcp: \$(socat -T2 - TCP4:127.0.0.1:8093 </dev/null)
-			echo udp: \$(echo back | socat -T2 - UDP4:127.0.0.1:8094)
-			kill \$(cat \$d/p.pid)
-			kill %1 %2 %3
-		" bash "$SCEN_DIR"
-	'
+		pt_netns_file "$1"
+	' "$NETNS_AUTO"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	has_line "tcp: from-netns"
