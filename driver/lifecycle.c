@@ -201,6 +201,10 @@ static void path_gone_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (n > 0)
 		return;
+	/* An fd that errors would read ready forever: stop rather than spin. */
+	err_errno(n < 0 ? errno : EIO, "watch %s: stopping", watch_name);
+	stop_loop(c, "watch failed");
+	return;
 gone:
 	info_msg("%s was removed: stopping", watch_name);
 	stop_loop(c, "watched path removed");

@@ -465,9 +465,7 @@ static int wait_ready(pid_t child, int ready, int pidfd, const char *pidfile)
 		ret = waitpid(child, &st, 0);
 	while (ret < 0 && errno == EINTR);
 	if (ret > 0 && WIFSIGNALED(st))
-		err_msg("pasta daemon, PID %d, killed by signal %d before it "
-		        "was "
-		        "ready",
+		err_msg("daemon %d killed by signal %d before it was ready",
 		        (int)child, WTERMSIG(st));
 	return ret > 0 && WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st)
 	                                                   : 1;
@@ -506,8 +504,12 @@ static int background(struct opts *o, int pidfd, const char *pidfile)
 		return ret;
 	}
 	close(p[0]);
-	/* Out of the caller's session: its terminal and process group. */
-	setsid();
+	/* Out of the caller's session: its terminal and process group. A
+	 * forked child leads no group, so this cannot fail; if it did, the
+	 * daemon would only share the caller's group.
+	 */
+	if (setsid() < 0)
+		debug_msg("setsid: %s", strerror(errno));
 	o->ready_fd = p[1];
 	o->detach_fd = devnull;
 	if (pidfd >= 0)
