@@ -439,8 +439,10 @@ int pasta_fwd_start(struct ctx *c)
 	/* pasta's default, which rootlesskit and Docker rely on. */
 	if (!po->quiet && po->udp_ns.mode != PASTA_PORTS_NONE)
 		info_msg("-U auto: host UDP ports do not answer on the "
-		         "namespace's loopback (not implemented); the gateway "
-		         "reaches them");
+		         "namespace's loopback (not implemented)%s",
+		         c->o->disable_host_loopback
+		                 ? ""
+		                 : "; the gateway's address reaches them");
 	if (add_list(c, false, &po->tcp) || add_list(c, true, &po->udp))
 		return -1;
 	if (po->tcp_ns.mode != PASTA_PORTS_NONE && nsfwd_start(c))
