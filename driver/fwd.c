@@ -112,8 +112,7 @@ enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
 		sockaddr_from_inany(sa, salen, &host, dport);
 		return FWD_OK;
 	}
-	if (ip_is_gateway(c, dst) &&
-	    !(c->o->disable_host_loopback && c->o->pasta_net)) {
+	if (ip_is_gateway(c, dst)) {
 		if (c->o->disable_host_loopback)
 			return FWD_NET_UNREACH;
 		if (inany_is_v4(dst))

@@ -167,10 +167,7 @@ void icmp_input(struct ctx *c, struct pkt *p)
 		c->stats.drops[DROP_UNKNOWN_PROTO]++;
 		return;
 	}
-	/* pasta's gateway without host loopback is a host outside. */
-	if ((ip_is_gateway(c, &p->dst) &&
-	     !(c->o->pasta_net && c->o->disable_host_loopback)) ||
-	    ip_is_dns(c, &p->dst))
+	if (ip_is_gateway(c, &p->dst) || ip_is_dns(c, &p->dst))
 		icmp_echo_local(c, p);
 	else
 		ping_forward(c, p);

@@ -18,14 +18,20 @@
 #include "udp.h"
 
 /**
- * ip_is_gateway() - whether @a is the gateway (net+2 or fd00::2)
+ * ip_is_gateway() - whether @a is the gateway tapir stands in for (net+2
+ *		     or fd00::2)
  * @c:		context
  * @a:		address
+ *
+ * In pasta's addressing with --no-map-gw there is none: the gateway is a
+ * host outside like any other, for TCP, UDP and ICMP echo alike.
  *
  * Return: true if so
  */
 bool ip_is_gateway(const struct ctx *c, const struct in6_addr *a)
 {
+	if (c->o->pasta_net && c->o->disable_host_loopback)
+		return false;
 	if (inany_is_v4(a))
 		return inany_v4(a).s_addr == c->gw4.s_addr;
 	return inany_equal(a, &c->gw6);

@@ -223,11 +223,9 @@ static int read_host(struct nsfwd_state *st)
 	const struct hostfwd_spec *s;
 	int ret;
 
-	memset(&st->seen, 0, sizeof(st->seen));
 	memset(&st->ours, 0, sizeof(st->ours));
-	ret = portscan_read(st->tables[0], PORTSCAN_TCP, &st->seen);
-	if (!ret && st->tables[1] >= 0)
-		ret = portscan_read(st->tables[1], PORTSCAN_TCP, &st->seen);
+	ret = portscan_read_pair(st->tables[0], st->tables[1], PORTSCAN_TCP,
+	                         &st->seen);
 	for (size_t i = 0; (s = hostfwd_entry(st->c, i)); i++)
 		if (!s->udp)
 			port_set_add(&st->ours, s->host_port);

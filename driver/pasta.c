@@ -342,7 +342,6 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 	cli_opts_defaults(o, po->cmd ? CLI_RUN : CLI_ATTACH);
 	if (cli_queues_from_env(o))
 		return -1;
-	cli_derive_addresses(o);
 	o->pasta = po;
 	o->configure = po->config_net;
 	o->mtu = po->mtu ? po->mtu : PASTA_MTU_MAX;

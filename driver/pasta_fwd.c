@@ -37,15 +37,6 @@ const char *const pasta_fwd_syscalls[] = {"pread64", NULL};
  */
 static bool host_ipv6 = true;
 
-/* Indices of the namespace's tables: nshelper.h's order. */
-enum {
-	TABLE_TCP = NS_TCP,
-	TABLE_TCP6 = NS_TCP6,
-	TABLE_UDP = NS_UDP,
-	TABLE_UDP6 = NS_UDP6,
-	TABLES = NS_TABLES,
-};
-
 /**
  * struct auto_fwd - the host forwards that stand for one namespace port
  * @udp:	UDP rather than TCP
@@ -63,7 +54,6 @@ struct auto_fwd {
 /**
  * struct pasta_fwd_state - what "auto" keeps between scans
  * @scan:	the rescan timer
- * @tables:	the namespace's /proc/net/{tcp,tcp6,udp,udp6} (c->ns_tables)
  * @scans:	scans so far
  * @on:		per protocol, ports in @f
  * @failed:	per protocol, ports the host refused (taken there, say):
@@ -74,7 +64,6 @@ struct auto_fwd {
  */
 struct pasta_fwd_state {
 	struct event *scan;
-	int tables[TABLES];
 	unsigned int scans;
 	struct port_set on[2];
 	struct port_set failed[2];
@@ -260,24 +249,19 @@ static bool auto_add(struct ctx *c, struct pasta_fwd_state *s, bool udp,
 }
 
 /**
- * scan_table() - read both tables of a protocol into s->seen
+ * scan_table() - read both of a protocol's tables (c->ns_tables, from the
+ *		  namespace helper) into s->seen
+ * @c:		context
  * @s:		state
  * @udp:	protocol
  *
  * Return: 0, or -errno of the first table that could not be read
  */
-static int scan_table(struct pasta_fwd_state *s, bool udp)
+static int scan_table(const struct ctx *c, struct pasta_fwd_state *s, bool udp)
 {
-	enum portscan_proto proto = udp ? PORTSCAN_UDP : PORTSCAN_TCP;
-	int ret;
-
-	memset(&s->seen, 0, sizeof(s->seen));
-	ret = portscan_read(s->tables[udp ? TABLE_UDP : TABLE_TCP], proto,
-	                    &s->seen);
-	if (!ret && s->tables[udp ? TABLE_UDP6 : TABLE_TCP6] >= 0)
-		ret = portscan_read(s->tables[udp ? TABLE_UDP6 : TABLE_TCP6],
-		                    proto, &s->seen);
-	return ret;
+	return portscan_read_pair(c->ns_tables[udp ? NS_UDP : NS_TCP],
+	                          c->ns_tables[udp ? NS_UDP6 : NS_TCP6],
+	                          udp ? PORTSCAN_UDP : PORTSCAN_TCP, &s->seen);
 }
 
 /**
@@ -340,7 +324,7 @@ static void scan_cb(evutil_socket_t fd, short what, void *arg)
 	for (int udp = 0; udp < 2; udp++) {
 		if (mode_of(udp ? &po->udp : &po->tcp) != PASTA_PORTS_AUTO)
 			continue;
-		ret = scan_table(s, udp);
+		ret = scan_table(c, s, udp);
 		if (ret) {
 			err_limited(&lim, -ret,
 			            "auto: read the namespace's "
@@ -354,20 +338,18 @@ static void scan_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /**
- * take_tables() - the namespace's socket tables, from the helper
- * @c:		context; c->ns_tables came with the tap
- * @s:		state; s->tables filled (still the context's to close)
+ * check_tables() - the namespace's socket tables came with the tap
+ * @c:		context
  *
  * The helper opened them inside the namespace, whether a PID or a
- * --netns path named it.
+ * --netns path named it; the context closes them.
  *
  * Return: 0, or -1 after one error line
  */
-static int take_tables(const struct ctx *c, struct pasta_fwd_state *s)
+static int check_tables(const struct ctx *c)
 {
-	for (int i = 0; i < TABLES; i++) {
-		s->tables[i] = c->ns_tables[i];
-		if (s->tables[i] < 0) {
+	for (int i = 0; i < NS_TABLES; i++) {
+		if (c->ns_tables[i] < 0) {
 			err_msg("auto: the namespace's socket tables did not "
 			        "come with the tap");
 			return -1;
@@ -391,7 +373,7 @@ static int start_auto(struct ctx *c, struct pasta_fwd_state *s)
 
 	if ((mode_of(&po->tcp) == PASTA_PORTS_AUTO ||
 	     mode_of(&po->udp) == PASTA_PORTS_AUTO) &&
-	    take_tables(c, s))
+	    check_tables(c))
 		return -1;
 	s->scan = event_new(c->base, -1, EV_PERSIST, scan_cb, c);
 	if (!s->scan || event_add(s->scan, &tv)) {
@@ -455,8 +437,6 @@ int pasta_fwd_start(struct ctx *c)
 		err_errno(ENOMEM, "auto: allocate state");
 		return -1;
 	}
-	for (int i = 0; i < TABLES; i++)
-		s->tables[i] = -1;
 	c->pasta_fwd = s;
 	return start_auto(c, s);
 }

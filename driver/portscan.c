@@ -234,3 +234,24 @@ int portscan_read(int fd, enum portscan_proto proto, struct portscan *ps)
 		}
 	}
 }
+
+/**
+ * portscan_read_pair() - a protocol's IPv4 and IPv6 tables into a fresh @ps
+ * @fd4:	/proc/.../net/tcp or udp
+ * @fd6:	the matching tcp6 or udp6, or -1 (no IPv6 in that kernel)
+ * @proto:	what the tables list
+ * @ps:		scan, zeroed first
+ *
+ * Return: 0, or -errno of the first table that could not be read
+ */
+int portscan_read_pair(int fd4, int fd6, enum portscan_proto proto,
+                       struct portscan *ps)
+{
+	int ret;
+
+	memset(ps, 0, sizeof(*ps));
+	ret = portscan_read(fd4, proto, ps);
+	if (!ret && fd6 >= 0)
+		ret = portscan_read(fd6, proto, ps);
+	return ret;
+}

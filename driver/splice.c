@@ -379,8 +379,8 @@ static int open_pipe(int p[2], size_t *cap)
 /**
  * conn_new() - allocate a connection with its pipes and events
  * @st:		owner
- * @hostfd:	accepted host socket
- * @nsfd:	unconnected namespace socket
+ * @hostfd:	host socket: accepted, or unconnected (@connecting)
+ * @nsfd:	namespace socket: unconnected, or accepted
  * @connecting:	the side we connect (the other was accepted)
  *
  * On failure the caller still owns both sockets.
@@ -450,13 +450,30 @@ static bool refuse_over_limit(struct splice_state *st, int fd, bool outward)
 	    (!outward || st->noutward < SPLICE_MAX_OUTWARD))
 		return false;
 	if (!st->warned)
-		err_msg("splice: %zu connections open (%zu from the "
-		        "namespace), "
-		        "refusing more",
+		err_msg("splice: %zu connections open, %zu of them from the "
+		        "namespace: refusing more",
 		        st->nconns, st->noutward);
 	st->warned = true;
 	fwd_reset_close(fd);
 	return true;
+}
+
+/**
+ * set_nodelay() - TCP_NODELAY on one side of a spliced connection
+ * @fd:		its socket
+ * @dport:	the connection's port, for the message
+ *
+ * Without it, small writes wait for ACKs: slower, not wrong.
+ */
+static void set_nodelay(int fd, uint16_t dport)
+{
+	static struct log_limit lim;
+	const int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		err_limited(&lim, errno,
+		            "splice: TCP_NODELAY on a connection to port %u",
+		            dport);
 }
 
 /**
@@ -501,8 +518,7 @@ static void start_connect(struct splice_conn *sc,
 int splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
                   uint16_t dport)
 {
-	static struct log_limit nodelay_limit, conn_limit;
-	const int one = 1;
+	static struct log_limit conn_limit;
 	union sockaddr_inany sa;
 	struct splice_conn *sc;
 	socklen_t salen;
@@ -514,11 +530,7 @@ int splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 	nsfd = nssock_get(st->pool, sa.sa.sa_family);
 	if (nsfd < 0)
 		return -EAGAIN;
-	/* Without it, small writes wait for ACKs: slower, not wrong. */
-	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
-		err_limited(&nodelay_limit, errno,
-		            "splice: TCP_NODELAY on a connection to port %u",
-		            dport);
+	set_nodelay(fd, dport);
 	sc = conn_new(st, fd, nsfd, SIDE_NS);
 	if (!sc) {
 		/* Out of fds for the pipes, say: a client can repeat it. */
@@ -549,7 +561,6 @@ void splice_outward(struct splice_state *st, int fd, const struct in6_addr *dst,
                     uint16_t dport)
 {
 	static struct log_limit conn_limit;
-	const int one = 1;
 	union sockaddr_inany sa;
 	struct splice_conn *sc;
 	socklen_t salen;
@@ -557,12 +568,7 @@ void splice_outward(struct splice_state *st, int fd, const struct in6_addr *dst,
 
 	if (refuse_over_limit(st, fd, true))
 		return;
-	/* As for forwards: small writes don't wait for ACKs. */
-	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
-		err_limited(
-		        &conn_limit, errno,
-		        "splice: TCP_NODELAY on a connection to host port %u",
-		        dport);
+	set_nodelay(fd, dport);
 	sockaddr_from_inany(&sa, &salen, dst, dport);
 	hostfd = socket(sa.sa.sa_family,
 	                SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -577,11 +583,7 @@ void splice_outward(struct splice_state *st, int fd, const struct in6_addr *dst,
 			close(hostfd);
 		return;
 	}
-	if (setsockopt(hostfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
-		err_limited(
-		        &conn_limit, errno,
-		        "splice: TCP_NODELAY on a connection to host port %u",
-		        dport);
+	set_nodelay(hostfd, dport);
 	sc->port = dport;
 	start_connect(sc, &sa, salen);
 }

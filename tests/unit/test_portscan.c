@@ -185,6 +185,13 @@ static void live_body(void)
 	CHECK(portscan_read(t4, PORTSCAN_TCP, &ps) == 0 &&
 	      portscan_read(t6, PORTSCAN_TCP, &ps) == 0);
 	CHECK(port_set_has(&ps.loopback, p1) && port_set_has(&ps.any, p2));
+	/* The pair starts afresh, and 127.0.0.1 itself is in lo1 too. */
+	memset(&ps, 0xff, sizeof(ps));
+	CHECK(portscan_read_pair(t4, t6, PORTSCAN_TCP, &ps) == 0);
+	CHECK(port_set_has(&ps.lo1, p1) && port_set_has(&ps.any, p2) &&
+	      !port_set_has(&ps.lo1, p2) && !port_set_has(&ps.other, p1));
+	CHECK(portscan_read_pair(t4, -1, PORTSCAN_TCP, &ps) == 0 &&
+	      port_set_has(&ps.lo1, p1) && !port_set_has(&ps.any, p2));
 	memset(&ps, 0, sizeof(ps));
 	CHECK(portscan_read(ud, PORTSCAN_UDP, &ps) == 0 &&
 	      port_set_has(&ps.any, p3));
