@@ -84,6 +84,8 @@ struct publish {
  *			@host4, or 0.0.0.0
  * @host4:		the host's own address on its outbound interface
  * @disable_host_loopback:	--disable-host-loopback
+ * @host_lo_to_ns_lo:	pasta's --host-lo-to-ns-lo: forwards' clients on
+ *			host loopback reach the namespace's loopback
  * @mac_set:		--macaddress given
  * @mac:		its value
  * @disable_dns:	--disable-dns
@@ -133,6 +135,7 @@ struct opts {
 	struct in_addr map_guest4;
 	struct in_addr host4;
 	bool disable_host_loopback;
+	bool host_lo_to_ns_lo;
 	bool mac_set;
 	uint8_t mac[6];
 	bool disable_dns;

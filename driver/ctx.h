@@ -32,6 +32,7 @@ struct pasta_fwd_state;
 /* nshelper.h's NS_TABLES: the namespace's /proc/net tables, pasta mode. */
 #define CTX_NS_TABLES 4
 struct nsfwd_state;
+struct usplice_state;
 struct thread_set;
 struct flow_owners;
 struct frame;
@@ -75,6 +76,8 @@ struct pkt;
  * @hostfwd:		port forwards (hostfwd.c)
  * @pasta_fwd:	pasta mode: what -t/-u auto keeps (pasta_fwd.c)
  * @nsfwd:	pasta mode: -T auto's listeners (nsfwd.c)
+ * @usplice:	spliced UDP flows' shared state, once one was made
+ *		(udpsplice.c)
  * @exit_status:	status for main() once the loop ends
  * @target_pidfd:	pidfd of the target process, or -1
  * @tap_read_errors:	failed tap reads in a row (tapio.c)
@@ -131,6 +134,7 @@ struct ctx {
 	struct hostfwd_state *hostfwd;
 	struct pasta_fwd_state *pasta_fwd;
 	struct nsfwd_state *nsfwd;
+	struct usplice_state *usplice;
 	int exit_status;
 	int target_pidfd;
 	int spare_fd;

@@ -233,6 +233,7 @@ int flow_init(struct ctx *c)
 	        [FLOW_TCP] = FLOW_TCP_MAX,
 	        [FLOW_UDP] = FLOW_UDP_MAX,
 	        [FLOW_PING] = FLOW_PING_MAX,
+	        [FLOW_USPLICE] = FLOW_USPLICE_MAX,
 	};
 	int ret;
 

@@ -15,6 +15,8 @@ struct ctx;
 #define FLOW_TCP_MAX 16384
 #define FLOW_UDP_MAX 4096
 #define FLOW_PING_MAX 1024
+/* Spliced UDP clients (udpsplice.c); only the main loop's table has any. */
+#define FLOW_USPLICE_MAX 256
 /* Bytes of every entry: the largest protocol flow fits, which each
  * protocol checks with a _Static_assert. A multiple of 64, so entries
  * start on cache lines.
@@ -27,12 +29,14 @@ struct ctx;
  * @FLOW_TCP:	struct tcp_conn
  * @FLOW_UDP:	struct udp_flow
  * @FLOW_PING:	struct ping_flow
+ * @FLOW_USPLICE: struct usplice_flow (udpsplice.c)
  * @FLOW_TYPES:	number of types
  */
 enum flow_type {
 	FLOW_TCP,
 	FLOW_UDP,
 	FLOW_PING,
+	FLOW_USPLICE,
 	FLOW_TYPES,
 };
 

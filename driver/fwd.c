@@ -219,6 +219,37 @@ void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
 }
 
 /**
+ * fwd_ns_loopback() - a host loopback peer's counterpart in the namespace
+ * @sa:		host peer address
+ * @lo:		filled with the namespace's loopback of the peer's kind:
+ *		127.0.0.1 (inany) for IPv4 and IPv4-mapped peers, else ::1
+ *
+ * Return: true if @sa is a loopback address (then @lo is set)
+ */
+bool fwd_ns_loopback(const union sockaddr_inany *sa, struct in6_addr *lo)
+{
+	const struct in_addr lo4 = {htonl(INADDR_LOOPBACK)};
+	const struct in6_addr *a6 = &sa->sa6.sin6_addr;
+
+	if (sa->sa.sa_family == AF_INET) {
+		if ((ntohl(sa->sa4.sin_addr.s_addr) >> 24) != 127)
+			return false;
+		inany_from_v4(lo, lo4);
+		return true;
+	}
+	if (sa->sa.sa_family != AF_INET6)
+		return false;
+	if (IN6_IS_ADDR_LOOPBACK(a6)) {
+		*lo = in6addr_loopback;
+		return true;
+	}
+	if (!inany_is_v4(a6) || (ntohl(inany_v4(a6).s_addr) >> 24) != 127)
+		return false;
+	inany_from_v4(lo, lo4);
+	return true;
+}
+
+/**
  * fwd_bind_outbound() - bind a new host socket to --outbound-addr{,6}
  * @c:		context
  * @fd:		unbound socket

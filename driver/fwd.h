@@ -37,6 +37,7 @@ int fwd_outbound_or_reject(struct ctx *c, const struct pkt *p, uint16_t dport,
                            union sockaddr_inany *sa, socklen_t *salen);
 void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
                       struct in6_addr *addr, uint16_t *port);
+bool fwd_ns_loopback(const union sockaddr_inany *sa, struct in6_addr *lo);
 int fwd_bind_outbound(const struct ctx *c, int fd, int family);
 void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
                          const struct in6_addr *addr, uint16_t port);

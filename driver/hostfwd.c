@@ -306,6 +306,10 @@ static bool refuse_exhausted(struct fwd *f, int err)
  * @lfd:	listening socket
  * @what:	unused
  * @arg:	struct fwd
+ *
+ * With pasta's --host-lo-to-ns-lo, a client on the host's loopback is
+ * spliced to the namespace's loopback, where a server bound there only
+ * (Docker's proxy for -p 127.0.0.1:P:Q) answers it.
  */
 static void tcp_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
@@ -316,6 +320,7 @@ static void tcp_accept_cb(evutil_socket_t lfd, short what, void *arg)
 	for (int i = 0; i < HOSTFWD_BATCH; i++) {
 		union sockaddr_inany peer;
 		socklen_t len = sizeof(peer);
+		struct in6_addr lo;
 		int fd = accept4((int)lfd, &peer.sa, &len,
 		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -325,7 +330,10 @@ static void tcp_accept_cb(evutil_socket_t lfd, short what, void *arg)
 				continue;
 			return;
 		}
-		if (c->o->forward_mode == FORWARD_SPLICE)
+		if (c->o->host_lo_to_ns_lo && fwd_ns_loopback(&peer, &lo))
+			splice_wait_accept(f->hs->wait, fd, &peer, &lo,
+			                   f->s.guest_port);
+		else if (c->o->forward_mode == FORWARD_SPLICE)
 			splice_wait_accept(f->hs->wait, fd, &peer,
 			                   &f->s.guest_addr, f->s.guest_port);
 		else
@@ -573,8 +581,10 @@ int hostfwd_init(struct ctx *c)
 	/* Later, a sandboxed or filtered tapir could not start the helper
 	 * that makes the namespace's sockets: start it now.
 	 */
-	if (c->o->forward_mode == FORWARD_SPLICE)
+	if (c->o->forward_mode == FORWARD_SPLICE || c->o->host_lo_to_ns_lo)
 		nssock_prime(hs->pool);
+	if (c->o->host_lo_to_ns_lo)
+		nssock_prime_udp(hs->pool);
 	return 0;
 }
 

@@ -26,6 +26,7 @@
 #include "tapio.h"
 #include "ndp.h"
 #include "thread.h"
+#include "udpsplice.h"
 
 /* Syscalls of the event loop itself (libevent, epoll), once running,
  * including its signal pipe.
@@ -231,6 +232,7 @@ void loop_cleanup(struct ctx *c)
 	api_cleanup(c);
 	pasta_fwd_stop(c);
 	hostfwd_cleanup(c);
+	usplice_stop(c);
 	ndp_cleanup(c);
 	thread_modules_cleanup(c);
 	tapio_stop(c);

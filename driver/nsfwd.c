@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - pasta's -T auto: host TCP ports answer on the namespace's loopback
+/* tapir - pasta's -T and -U: host ports answer on the namespace's loopback
  *
- * pasta's default, which rootlesskit and Docker rely on: a TCP port bound
- * on the host (on its loopback or on every address) is reachable from the
- * namespace at 127.0.0.1. At each scan (pasta_fwd.c's timer) the host's
- * /proc/net/tcp and tcp6, opened before the sandbox, say which ports are
- * bound; for each, a socket made in the namespace (the pool of hostfwd.c)
- * listens on the namespace's 127.0.0.1, and what it accepts is spliced to
- * the host's 127.0.0.1 (splice_outward()). Ports tapir itself listens on,
- * its -t forwards, are left out: a connection would come straight back.
+ * pasta's default, which rootlesskit and Docker rely on: a port bound on
+ * the host (on its loopback or on every address) is reachable from the
+ * namespace at 127.0.0.1. With "auto", at each scan (pasta_fwd.c's timer)
+ * the host's /proc/net tables, opened before the sandbox, say which ports
+ * are bound; with a list, its ports are wanted whatever the host has. For
+ * each, a socket made in the namespace (the pool of hostfwd.c) is bound
+ * to the namespace's 127.0.0.1: TCP connections it accepts are spliced to
+ * the host's 127.0.0.1 (splice_outward()), UDP datagrams it receives are
+ * relayed there (udpsplice.c). Ports tapir itself listens on, its -t and
+ * -u forwards, are left out of "auto": a connection would come straight
+ * back.
  */
 
 #define _GNU_SOURCE
@@ -27,8 +30,10 @@
 #include "nsfwd.h"
 #include "nssock.h"
 #include "pasta_fwd.h"
+#include "pasta_ports.h"
 #include "portscan.h"
 #include "splice.h"
+#include "udpsplice.h"
 
 /* Connections accepted per callback before yielding to the loop. */
 #define NSFWD_ACCEPT_BATCH 16
@@ -38,51 +43,84 @@
 #define NSFWD_RETRIES 10
 
 /**
- * struct ns_listener - one port of the host, listening in the namespace
+ * struct ns_listener - one port of the host, bound in the namespace
  * @st:		owner
- * @port:	the port, on both sides
- * @fd:		listening socket, in the namespace
+ * @udp:	UDP (-U) rather than TCP (-T)
+ * @port:	the port in the namespace
+ * @dport:	the host's port it reaches (@port, unless a list maps it)
+ * @fd:		listening TCP or bound UDP socket, in the namespace
  * @ev:		its read event
  * @paused:	accept() ran out of fds: not watched until the next scan
  */
 struct ns_listener {
 	struct nsfwd_state *st;
+	bool udp;
 	uint16_t port;
+	uint16_t dport;
 	int fd;
 	struct event *ev;
 	bool paused;
 };
 
 /**
- * struct nsfwd_state - what -T auto keeps between scans
+ * struct nsfwd_state - what -T and -U keep between scans
  * @c:		context
+ * @ports:	per protocol (0 TCP, 1 UDP): the option, or NULL if "none"
+ * @mode:	per protocol: PASTA_PORTS_AUTO (also for pasta's default,
+ *		unset) or PASTA_PORTS_LIST
+ * @target:	per protocol and namespace port: the host port a list maps
+ *		it to, or 0 if it is not listed
+ * @spare:	per protocol, a pool socket whose bind failed, unbound
+ *		still: the next port takes it before the pool, or -1
  * @retry:	one-shot timer: the pool had no socket for a port
  * @starved:	this sync found the pool empty
  * @retries:	retries since the last scan
  * @scans:	scans so far
- * @tables:	the host's /proc/net/tcp and tcp6 (or -1: no IPv6)
+ * @tables:	per protocol, the host's /proc/net tables (IPv4, IPv6 or -1)
  * @seen:	scratch: the host's bound ports at the last scan
  * @ours:	scratch: ports tapir forwards from the host
- * @failed:	ports that could not listen in the namespace (taken there):
- *		tried again every PASTA_FWD_RETRY_SCANS scans
+ * @failed:	ports that could not be bound in the namespace (taken
+ *		there): tried again every PASTA_FWD_RETRY_SCANS scans
  * @on:		ports in @l
+ * @count:	listeners per protocol
+ * @full:	per protocol, the last sync wanted more than NSFWD_MAX (said
+ *		once)
  * @n:		entries in @l
  * @l:		listeners, by pointer so that events keep their argument
  */
 struct nsfwd_state {
 	struct ctx *c;
+	const struct pasta_ports *ports[2];
+	enum pasta_ports_mode mode[2];
+	uint16_t target[2][65536];
+	int spare[2];
 	struct event *retry;
 	bool starved;
 	unsigned int retries;
 	unsigned int scans;
-	int tables[2];
-	struct portscan seen;
-	struct port_set ours;
-	struct port_set failed;
-	struct port_set on;
+	int tables[2][2];
+	struct portscan seen[2];
+	struct port_set ours[2];
+	struct port_set failed[2];
+	struct port_set on[2];
+	unsigned int count[2];
+	bool full[2];
 	unsigned int n;
-	struct ns_listener *l[NSFWD_MAX];
+	struct ns_listener *l[2 * NSFWD_MAX];
 };
+
+/**
+ * host_lo() - the host's 127.0.0.1, as inany
+ *
+ * Return: the address
+ */
+static struct in6_addr host_lo(void)
+{
+	struct in6_addr lo;
+
+	inany_from_v4(&lo, (struct in_addr){htonl(INADDR_LOOPBACK)});
+	return lo;
+}
 
 /**
  * accept_cb() - connections to a port of the host, made in the namespace
@@ -97,17 +135,16 @@ static void accept_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static struct log_limit lim;
 	struct ns_listener *l = arg;
-	struct in6_addr lo;
+	struct in6_addr lo = host_lo();
 	int conn;
 
 	(void)what;
-	inany_from_v4(&lo, (struct in_addr){htonl(INADDR_LOOPBACK)});
 	for (int i = 0; i < NSFWD_ACCEPT_BATCH; i++) {
 		conn = accept4((int)fd, NULL, NULL,
 		               SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (conn >= 0) {
 			splice_outward(hostfwd_splicer(l->st->c), conn, &lo,
-			               l->port);
+			               l->dport);
 			continue;
 		}
 		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
@@ -123,13 +160,43 @@ static void accept_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /**
- * listen_in_ns() - a namespace socket listening on 127.0.0.1:@port there
+ * recv_cb() - datagrams to a port of the host, sent in the namespace
+ * @fd:		bound socket
+ * @what:	unused
+ * @arg:	struct ns_listener
+ */
+static void recv_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ns_listener *l = arg;
+	struct in6_addr lo = host_lo();
+
+	(void)what;
+	usplice_listener_read(l->st->c, (int)fd, false, &lo, l->dport);
+}
+
+/**
+ * bound() - whether a socket has a local port
+ * @fd:		socket
+ *
+ * Return: true if bound, or if that can't be told
+ */
+static bool bound(int fd)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+
+	return getsockname(fd, (struct sockaddr *)&sa, &len) || sa.sin_port;
+}
+
+/**
+ * bind_in_ns() - a namespace socket bound to 127.0.0.1:@port there
  * @st:		state
+ * @udp:	a UDP socket, else a listening TCP one
  * @port:	port
  *
  * Return: the socket, -EAGAIN if the pool has none now, or -errno
  */
-static int listen_in_ns(struct nsfwd_state *st, uint16_t port)
+static int bind_in_ns(struct nsfwd_state *st, bool udp, uint16_t port)
 {
 	struct sockaddr_in sa = {
 	        .sin_family = AF_INET,
@@ -137,15 +204,30 @@ static int listen_in_ns(struct nsfwd_state *st, uint16_t port)
 	        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
 	};
 	const int one = 1;
-	int fd = nssock_get(hostfwd_pool(st->c), AF_INET), err;
+	int fd = st->spare[udp], err;
 
+	st->spare[udp] = -1;
+	if (fd < 0)
+		fd = nssock_get(hostfwd_pool(st->c), AF_INET,
+		                udp ? SOCK_DGRAM : SOCK_STREAM);
 	if (fd < 0)
 		return -EAGAIN;
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	/* Not for UDP, where it would share the port with the container's
+	 * own sockets.
+	 */
+	if ((!udp &&
+	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one))) ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(fd, HOSTFWD_BACKLOG)) {
+	    (!udp && listen(fd, HOSTFWD_BACKLOG))) {
 		err = errno;
-		close(fd);
+		/* Unbound still (the bind failed): worth keeping, as a
+		 * container holding the host's ports could otherwise drain
+		 * the pool, a socket per port every few scans.
+		 */
+		if (err != 0 && !bound(fd))
+			st->spare[udp] = fd;
+		else
+			close(fd);
 		return -err;
 	}
 	return fd;
@@ -154,44 +236,57 @@ static int listen_in_ns(struct nsfwd_state *st, uint16_t port)
 /**
  * add_listener() - make a host port answer on the namespace's loopback
  * @st:		state
- * @port:	port
+ * @udp:	protocol
+ * @port:	port in the namespace
  */
-static void add_listener(struct nsfwd_state *st, unsigned int port)
+static void add_listener(struct nsfwd_state *st, bool udp, unsigned int port)
 {
+	const char opt = udp ? 'U' : 'T';
 	struct ns_listener *l;
 	int fd;
 
-	if (st->n == NSFWD_MAX)
+	if (st->count[udp] == NSFWD_MAX) {
+		if (!st->full[udp])
+			err_msg("-%c: %u ports answer in the namespace, the "
+			        "most: no more",
+			        opt, NSFWD_MAX);
+		st->full[udp] = true;
 		return;
-	fd = listen_in_ns(st, (uint16_t)port);
+	}
+	fd = bind_in_ns(st, udp, (uint16_t)port);
 	if (fd == -EAGAIN) {
 		st->starved = true; /* the pool refills: retry soon */
 		return;
 	}
 	if (fd < 0) {
-		debug_msg("-T: port %u in the namespace: %s", port,
+		debug_msg("-%c: port %u in the namespace: %s", opt, port,
 		          strerror(-fd));
-		port_set_add(&st->failed, port);
+		port_set_add(&st->failed[udp], port);
 		return;
 	}
 	l = calloc(1, sizeof(*l));
 	if (l)
 		l->ev = event_new(st->c->base, fd, EV_READ | EV_PERSIST,
-		                  accept_cb, l);
+		                  udp ? recv_cb : accept_cb, l);
 	if (!l || !l->ev || event_add(l->ev, NULL)) {
-		err_msg("-T: port %u: out of memory, or libevent failed", port);
+		err_msg("-%c: port %u: out of memory, or libevent failed", opt,
+		        port);
 		if (l && l->ev)
 			event_free(l->ev);
 		free(l);
 		close(fd);
-		port_set_add(&st->failed, port);
+		port_set_add(&st->failed[udp], port);
 		return;
 	}
 	l->st = st;
+	l->udp = udp;
 	l->port = (uint16_t)port;
+	l->dport = st->mode[udp] == PASTA_PORTS_LIST ? st->target[udp][port]
+	                                             : (uint16_t)port;
 	l->fd = fd;
 	st->l[st->n++] = l;
-	port_set_add(&st->on, port);
+	st->count[udp]++;
+	port_set_add(&st->on[udp], port);
 }
 
 /**
@@ -199,56 +294,77 @@ static void add_listener(struct nsfwd_state *st, unsigned int port)
  * @st:		state
  * @i:		its index
  *
- * Connections already spliced stay up.
+ * Connections already spliced stay up; UDP flows of the port go with it.
  */
 static void remove_listener(struct nsfwd_state *st, unsigned int i)
 {
 	struct ns_listener *l = st->l[i];
 
-	port_set_del(&st->on, l->port);
+	port_set_del(&st->on[l->udp], l->port);
+	st->count[l->udp]--;
 	event_free(l->ev);
+	if (l->udp)
+		usplice_listener_closed(st->c, l->fd);
 	close(l->fd);
 	free(l);
 	st->l[i] = st->l[--st->n];
 }
 
 /**
- * read_host() - which TCP ports the host has bound, and which are tapir's
- * @st:		state; @seen and @ours filled
+ * read_host() - which ports the host has bound, and which are tapir's
+ * @st:		state; @seen and @ours filled for "auto" protocols
  *
  * Return: 0, or -errno if a table could not be read
  */
 static int read_host(struct nsfwd_state *st)
 {
 	const struct hostfwd_spec *s;
-	int ret;
+	int ret = 0;
 
-	memset(&st->ours, 0, sizeof(st->ours));
-	ret = portscan_read_pair(st->tables[0], st->tables[1], PORTSCAN_TCP,
-	                         &st->seen);
+	for (int udp = 0; udp < 2; udp++) {
+		memset(&st->ours[udp], 0, sizeof(st->ours[udp]));
+		if (!st->ports[udp] || st->mode[udp] != PASTA_PORTS_AUTO)
+			continue;
+		if (!ret)
+			ret = portscan_read_pair(
+			        st->tables[udp][0], st->tables[udp][1],
+			        udp ? PORTSCAN_UDP : PORTSCAN_TCP,
+			        &st->seen[udp]);
+	}
 	for (size_t i = 0; (s = hostfwd_entry(st->c, i)); i++)
-		if (!s->udp)
-			port_set_add(&st->ours, s->host_port);
+		port_set_add(&st->ours[s->udp], s->host_port);
 	return ret;
 }
 
 /**
- * wanted() - should the namespace's loopback answer for this host port
+ * wanted() - should the namespace's loopback answer for this port
  * @st:		state, after read_host()
+ * @udp:	protocol
  * @port:	port
  *
- * Only where a connection to 127.0.0.1 reaches the port: bound to it, or
- * to every address (0.0.0.0, or :: which takes IPv4 too unless
- * IPV6_V6ONLY, which /proc does not show). Not 127.0.0.53 (systemd-
- * resolved's), say: the namespace's 127.0.0.1:53 would only reset.
+ * With a list, its ports. With "auto", only where a connection to
+ * 127.0.0.1 reaches the port: bound to it, or to every address (0.0.0.0,
+ * or :: which takes IPv4 too unless IPV6_V6ONLY, which /proc does not
+ * show). Not 127.0.0.53 (systemd-resolved's), say: the namespace's
+ * 127.0.0.1:53 would only reset. Never to one of tapir's own forwards:
+ * with --host-lo-to-ns-lo it would bring the client straight back here,
+ * a loop.
  *
- * Return: true if so, and not one of tapir's own
+ * Return: true if so
  */
-static bool wanted(const struct nsfwd_state *st, unsigned int port)
+static bool wanted(const struct nsfwd_state *st, bool udp, unsigned int port)
 {
-	return (port_set_has(&st->seen.any, port) ||
-	        port_set_has(&st->seen.lo1, port)) &&
-	       !port_set_has(&st->ours, port);
+	uint16_t to;
+
+	if (!st->ports[udp])
+		return false;
+	if (st->mode[udp] == PASTA_PORTS_LIST) {
+		to = st->target[udp][port];
+		return to && !port_set_has(&st->ours[udp], to);
+	}
+	return (port_set_has(&st->seen[udp].any, port) ||
+	        port_set_has(&st->seen[udp].lo1, port)) &&
+	       !port_set_has(&st->ours[udp], port);
 }
 
 static void sync_listeners(struct nsfwd_state *st);
@@ -289,7 +405,7 @@ static void retry_if_starved(struct nsfwd_state *st)
 		return;
 	st->starved = false;
 	if (evtimer_add(st->retry, &tv))
-		debug_msg("-T: libevent failed: retry at the next scan");
+		debug_msg("-T/-U: libevent failed: retry at the next scan");
 }
 
 /**
@@ -306,7 +422,7 @@ void nsfwd_sync(struct ctx *c)
 		return;
 	ret = read_host(st);
 	if (ret) {
-		err_limited(&lim, -ret, "-T: read the host's sockets");
+		err_limited(&lim, -ret, "-T/-U: read the host's sockets");
 		return;
 	}
 	st->retries = 0;
@@ -321,58 +437,128 @@ void nsfwd_sync(struct ctx *c)
  */
 static void sync_listeners(struct nsfwd_state *st)
 {
+	bool full[2] = {false, false};
+
 	for (unsigned int i = st->n; i-- > 0;) {
 		struct ns_listener *l = st->l[i];
 
-		if (!wanted(st, l->port))
+		if (!wanted(st, l->udp, l->port))
 			remove_listener(st, i);
 		else if (l->paused && !event_add(l->ev, NULL))
 			l->paused = false;
 	}
-	for (unsigned int p = 1; p < 65536; p++) {
-		if (!wanted(st, p)) {
-			port_set_del(&st->failed, p);
+	for (int udp = 0; udp < 2; udp++) {
+		if (!st->ports[udp])
 			continue;
+		for (unsigned int p = 1; p < 65536; p++) {
+			if (!wanted(st, udp, p)) {
+				port_set_del(&st->failed[udp], p);
+				continue;
+			}
+			if (port_set_has(&st->failed[udp], p) ||
+			    port_set_has(&st->on[udp], p))
+				continue;
+			if (st->count[udp] == NSFWD_MAX)
+				full[udp] = true;
+			add_listener(st, udp, p);
 		}
-		if (!port_set_has(&st->failed, p) && !port_set_has(&st->on, p))
-			add_listener(st, p);
+		/* Said again if it fills up again after room was made. */
+		st->full[udp] = st->full[udp] && full[udp];
 	}
 	retry_if_starved(st);
 }
 
 /**
- * nsfwd_start() - open the host's tables and keep the pool's helper ready
- * @c:		context, after hostfwd_init(), before the sandbox
+ * open_tables() - the host's socket tables of the protocols "auto" scans
+ * @st:		state, @ports set
  *
  * Return: 0, or -1 after one error line
  */
-int nsfwd_start(struct ctx *c)
+static int open_tables(struct nsfwd_state *st)
 {
-	static const char *const paths[2] = {"/proc/self/net/tcp",
-	                                     "/proc/self/net/tcp6"};
-	struct nsfwd_state *st = calloc(1, sizeof(*st));
+	static const char *const paths[2][2] = {
+	        {"/proc/self/net/tcp", "/proc/self/net/tcp6"},
+	        {"/proc/self/net/udp", "/proc/self/net/udp6"},
+	};
 
+	for (int udp = 0; udp < 2; udp++) {
+		if (!st->ports[udp] || st->mode[udp] != PASTA_PORTS_AUTO)
+			continue;
+		for (int i = 0; i < 2; i++) {
+			st->tables[udp][i] =
+			        open(paths[udp][i], O_RDONLY | O_CLOEXEC);
+			if (st->tables[udp][i] < 0 &&
+			    (i == 0 || errno != ENOENT)) {
+				err_errno(errno, "-%c: open %s",
+				          udp ? 'U' : 'T', paths[udp][i]);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/**
+ * set_ports() - what one of -T and -U asks for
+ * @st:		state
+ * @udp:	which
+ * @pp:		the option, unset (pasta's default: auto), auto or a list
+ */
+static void set_ports(struct nsfwd_state *st, bool udp,
+                      const struct pasta_ports *pp)
+{
+	if (pp->mode == PASTA_PORTS_NONE)
+		return;
+	st->ports[udp] = pp;
+	st->mode[udp] = pp->mode == PASTA_PORTS_LIST ? PASTA_PORTS_LIST
+	                                             : PASTA_PORTS_AUTO;
+	for (unsigned int i = 0; i < pp->n; i++) {
+		const struct pasta_range *r = &pp->r[i];
+
+		for (unsigned int p = r->first; p <= r->last; p++)
+			st->target[udp][p] =
+			        (uint16_t)(r->target + p - r->first);
+	}
+}
+
+/**
+ * nsfwd_start() - open the host's tables and keep the pool's helper ready
+ * @c:		context, after hostfwd_init(), before the sandbox
+ * @tcp:	-T, as parsed
+ * @udp:	-U, as parsed
+ *
+ * Return: 0 (nothing to do if both are "none"), or -1 after one error line
+ */
+int nsfwd_start(struct ctx *c, const struct pasta_ports *tcp,
+                const struct pasta_ports *udp)
+{
+	struct nsfwd_state *st;
+
+	if (tcp->mode == PASTA_PORTS_NONE && udp->mode == PASTA_PORTS_NONE)
+		return 0;
+	st = calloc(1, sizeof(*st));
 	if (!st) {
-		err_errno(ENOMEM, "-T: allocate state");
+		err_errno(ENOMEM, "-T/-U: allocate state");
 		return -1;
 	}
 	st->c = c;
-	st->tables[0] = st->tables[1] = -1;
+	st->spare[0] = st->spare[1] = -1;
+	set_ports(st, false, tcp);
+	set_ports(st, true, udp);
+	memset(st->tables, -1, sizeof(st->tables));
 	c->nsfwd = st;
 	st->retry = evtimer_new(c->base, retry_cb, c);
 	if (!st->retry) {
-		err_msg("-T: create the retry timer: libevent failed");
+		err_msg("-T/-U: create the retry timer: libevent failed");
 		return -1;
 	}
-	for (int i = 0; i < 2; i++) {
-		st->tables[i] = open(paths[i], O_RDONLY | O_CLOEXEC);
-		if (st->tables[i] < 0 && (i == 0 || errno != ENOENT)) {
-			err_errno(errno, "-T: open %s", paths[i]);
-			return -1;
-		}
-	}
+	if (open_tables(st))
+		return -1;
 	/* Sandboxed, tapir could not start the socket helper later. */
-	nssock_prime(hostfwd_pool(c));
+	if (st->ports[0])
+		nssock_prime(hostfwd_pool(c));
+	if (st->ports[1])
+		nssock_prime_udp(hostfwd_pool(c));
 	return 0;
 }
 
@@ -390,9 +576,13 @@ void nsfwd_stop(struct ctx *c)
 		remove_listener(st, st->n - 1);
 	if (st->retry)
 		event_free(st->retry);
-	for (int i = 0; i < 2; i++)
-		if (st->tables[i] >= 0)
-			close(st->tables[i]);
+	for (int udp = 0; udp < 2; udp++) {
+		for (int i = 0; i < 2; i++)
+			if (st->tables[udp][i] >= 0)
+				close(st->tables[udp][i]);
+		if (st->spare[udp] >= 0)
+			close(st->spare[udp]);
+	}
 	free(st);
 	c->nsfwd = NULL;
 }

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later
- * tapir - pasta's -T auto: host TCP ports answer on the namespace's loopback
+ * tapir - pasta's -T and -U: host ports answer on the namespace's loopback
  */
 #ifndef TAPIR_NSFWD_H
 #define TAPIR_NSFWD_H
 
 #include "ctx.h"
+#include "pasta_ports.h"
 
-/* Host ports answering in the namespace at most; each holds a socket. */
+/* Host ports answering in the namespace at most, per protocol; each holds
+ * a socket.
+ */
 #define NSFWD_MAX 256
 
-int nsfwd_start(struct ctx *c);
+int nsfwd_start(struct ctx *c, const struct pasta_ports *tcp,
+                const struct pasta_ports *udp);
 void nsfwd_sync(struct ctx *c);
 void nsfwd_stop(struct ctx *c);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - pool of TCP sockets created inside the target's network namespace
+/* tapir - pool of sockets created inside the target's network namespace
  *
  * A socket belongs to the network namespace it was created in, whatever
  * process uses it later. The spliced forward path needs sockets in the
@@ -51,7 +51,11 @@ const char *const nssock_syscalls[] = {
         "setsockopt", "kill",    "wait4",   "close", NULL,
 };
 
-_Static_assert(2 * NSSOCK_POOL <= 253, "one reply must carry both rows");
+/* Rows: TCP over IPv4 and IPv6, then UDP likewise (row_of()). */
+#define NSSOCK_ROWS 4
+#define NSSOCK_FDS_MAX (2 * NSSOCK_POOL + 2 * NSSOCK_UDP_POOL)
+
+_Static_assert(NSSOCK_FDS_MAX <= 253, "one reply must carry every row");
 
 /* After a helper delivered nothing, no new one for this long. */
 #define NSSOCK_BACKOFF_NS 1000000000LL
@@ -61,8 +65,9 @@ _Static_assert(2 * NSSOCK_POOL <= 253, "one reply must carry both rows");
 /**
  * struct nssock_pool - sockets ready for use, and the helper that makes them
  * @c:		context (options name the target; the loop runs the refill)
- * @fds:	sockets per family: [0] AF_INET, [1] AF_INET6
+ * @fds:	sockets per row (row_of()); UDP rows use NSSOCK_UDP_POOL
  * @n:		sockets in each row of @fds
+ * @udp:	a user wants UDP sockets: the UDP rows are filled too
  * @pid:	the helper, or 0
  * @sock:	our end of its socketpair (non-blocking), or -1
  * @ev:		persistent read event on @sock while the helper runs
@@ -80,8 +85,9 @@ _Static_assert(2 * NSSOCK_POOL <= 253, "one reply must carry both rows");
  */
 struct nssock_pool {
 	struct ctx *c;
-	int fds[2][NSSOCK_POOL];
-	unsigned int n[2];
+	int fds[NSSOCK_ROWS][NSSOCK_POOL];
+	unsigned int n[NSSOCK_ROWS];
+	bool udp;
 	pid_t pid;
 	int sock;
 	struct event *ev;
@@ -97,20 +103,32 @@ struct nssock_pool {
 };
 
 /**
- * family_row() - row of the pool that holds @family
+ * row_of() - row of the pool that holds sockets of @family and @type
  * @family:	AF_INET or AF_INET6
+ * @type:	SOCK_STREAM or SOCK_DGRAM
  *
- * Return: 0 for AF_INET, 1 for AF_INET6
+ * Return: 0, 1 for TCP over IPv4, IPv6; 2, 3 for UDP
  */
-static int family_row(int family)
+static int row_of(int family, int type)
 {
-	return family == AF_INET6;
+	return (type == SOCK_DGRAM) * 2 + (family == AF_INET6);
 }
 
 /**
- * make_sockets() - create unconnected non-blocking TCP sockets
- * @family:	AF_INET or AF_INET6
- * @want:	how many
+ * row_size() - sockets a row holds when full
+ * @row:	row
+ *
+ * Return: NSSOCK_POOL or NSSOCK_UDP_POOL
+ */
+static unsigned int row_size(int row)
+{
+	return row < 2 ? NSSOCK_POOL : NSSOCK_UDP_POOL;
+}
+
+/**
+ * make_sockets() - create unconnected non-blocking sockets
+ * @row:	what of: row_of()
+ * @want:	how many, at most row_size()
  * @fds:	array to append to
  * @n:		entries used in @fds, updated
  *
@@ -118,11 +136,15 @@ static int family_row(int family)
  * TCP_NODELAY is set by the parent (pool_put()), where its failure can be
  * rate-limited across helpers.
  */
-static void make_sockets(int family, unsigned int want, int *fds,
-                         unsigned int *n)
+static void make_sockets(int row, unsigned int want, int *fds, unsigned int *n)
 {
+	int family = row & 1 ? AF_INET6 : AF_INET;
+	int type = row < 2 ? SOCK_STREAM : SOCK_DGRAM;
+
+	if (want > row_size(row))
+		want = row_size(row);
 	for (unsigned int i = 0; i < want; i++) {
-		int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		int fd = socket(family, type | SOCK_NONBLOCK, 0);
 
 		if (fd < 0)
 			return;
@@ -150,24 +172,20 @@ helper_fail(int sock, const char *op, int err)
  * serve() - answer requests for sockets until tapir closes its end
  * @sock:	our end of the socketpair
  *
- * A request is two bytes: how many IPv4 and IPv6 sockets. Each reply
+ * A request is a byte per row: how many sockets of each. Each reply
  * passes the sockets on and closes our copies.
  */
 static void __attribute__((noreturn)) serve(int sock)
 {
-	uint8_t want[2];
+	uint8_t want[NSSOCK_ROWS];
 	ssize_t r;
 
 	while ((r = read(sock, want, sizeof(want))) == sizeof(want)) {
-		int fds[2 * NSSOCK_POOL];
+		int fds[NSSOCK_FDS_MAX];
 		unsigned int n = 0;
 
-		make_sockets(AF_INET,
-		             want[0] < NSSOCK_POOL ? want[0] : NSSOCK_POOL, fds,
-		             &n);
-		make_sockets(AF_INET6,
-		             want[1] < NSSOCK_POOL ? want[1] : NSSOCK_POOL, fds,
-		             &n);
+		for (int row = 0; row < NSSOCK_ROWS; row++)
+			make_sockets(row, want[row], fds, &n);
 		if (!n)
 			helper_fail(sock, "create sockets", errno);
 		if (ipc_send(sock, NSSOCK_OK, strlen(NSSOCK_OK), fds, n))
@@ -212,14 +230,14 @@ helper_main(const struct opts *o, int sock)
 }
 
 /**
- * tcp_socket_family() - check that @fd is a TCP socket of a family we keep
+ * socket_row() - check that @fd is a TCP or UDP socket of a family we keep
  * @fd:		received fd
  *
- * Return: AF_INET or AF_INET6, or -1 for anything else
+ * Return: its row (row_of()), or -1 for anything else
  */
-static int tcp_socket_family(int fd)
+static int socket_row(int fd)
 {
-	int domain = -1, type = -1;
+	int domain = -1, type = -1, proto = -1;
 	socklen_t len = sizeof(domain);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
@@ -227,9 +245,15 @@ static int tcp_socket_family(int fd)
 	len = sizeof(type);
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len))
 		return -1;
-	if ((domain != AF_INET && domain != AF_INET6) || type != SOCK_STREAM)
+	len = sizeof(proto);
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len))
 		return -1;
-	return domain;
+	/* Not SCTP's streams, nor ping or UDP-Lite datagrams. */
+	if ((domain != AF_INET && domain != AF_INET6) ||
+	    !((type == SOCK_STREAM && proto == IPPROTO_TCP) ||
+	      (type == SOCK_DGRAM && proto == IPPROTO_UDP)))
+		return -1;
+	return row_of(domain, type);
 }
 
 /**
@@ -238,16 +262,16 @@ static int tcp_socket_family(int fd)
  * @fd:		received fd (close-on-exec already)
  *
  * The helper ran inside the container's namespaces, so its fds are checked
- * like any untrusted input: a TCP socket of a family we keep, made
- * non-blocking here whatever it claims, and given TCP_NODELAY.
+ * like any untrusted input: a TCP or UDP socket of a family we keep, made
+ * non-blocking here whatever it claims; TCP ones are given TCP_NODELAY.
  */
 static void pool_put(struct nssock_pool *p, int fd)
 {
-	int family = tcp_socket_family(fd), fl, row;
+	int row = socket_row(fd), fl;
 	static struct log_limit limit;
 	const int one = 1;
 
-	fl = family < 0 ? -1 : fcntl(fd, F_GETFL);
+	fl = row < 0 ? -1 : fcntl(fd, F_GETFL);
 	if (fl < 0 ||
 	    (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK))) {
 		close(fd);
@@ -256,11 +280,11 @@ static void pool_put(struct nssock_pool *p, int fd)
 	/* Request/response traffic must not wait for Nagle; without it the
 	 * spliced connection is slower, not wrong.
 	 */
-	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+	if (row < 2 &&
+	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
 		err_limited(&limit, errno,
 		            "namespace socket pool: TCP_NODELAY on a socket");
-	row = family_row(family);
-	if (p->n[row] == NSSOCK_POOL) {
+	if (p->n[row] >= row_size(row)) {
 		close(fd);
 		return;
 	}
@@ -371,7 +395,7 @@ static bool nothing_to_read(int sock)
  */
 static void read_reply(struct nssock_pool *p)
 {
-	int fds[2 * NSSOCK_POOL];
+	int fds[NSSOCK_FDS_MAX];
 	bool asked = p->pending;
 	unsigned int nfds = 0;
 	char *body = NULL;
@@ -379,7 +403,7 @@ static void read_reply(struct nssock_pool *p)
 	int ret;
 
 	p->pending = false;
-	ret = ipc_recv(p->sock, &body, &len, fds, 2 * NSSOCK_POOL, &nfds);
+	ret = ipc_recv(p->sock, &body, &len, fds, NSSOCK_FDS_MAX, &nfds);
 	if (ret == -ENODATA)
 		log_failure(p, asked ? "exited without a reply" : "exited", 0);
 	else if (ret == -EAGAIN)
@@ -482,17 +506,24 @@ static int helper_start(struct nssock_pool *p)
  */
 static void refill_start(struct nssock_pool *p)
 {
-	uint8_t want[2];
+	uint8_t want[NSSOCK_ROWS];
+	unsigned int total = 0;
 
-	if (p->pending || p->closing)
+	for (int r = 0; r < NSSOCK_ROWS; r++) {
+		want[r] =
+		        r < 2 || p->udp ? (uint8_t)(row_size(r) - p->n[r]) : 0;
+		total += want[r];
+	}
+	/* Nothing to ask for (a UDP socket before nssock_prime_udp()):
+	 * the helper would fail to make none.
+	 */
+	if (!total || p->pending || p->closing)
 		return;
 	if (p->fail_ns &&
 	    (long long)clock_ns() - p->fail_ns < NSSOCK_BACKOFF_NS)
 		return;
 	if (!p->pid && (p->c->isolated || helper_start(p)))
 		return;
-	for (int r = 0; r < 2; r++)
-		want[r] = (uint8_t)(NSSOCK_POOL - p->n[r]);
 	if (send(p->sock, want, sizeof(want), MSG_NOSIGNAL) != sizeof(want)) {
 		/* A helper that failed at once sends why and exits, maybe
 		 * before our request: its reason, not our EPIPE, is what to
@@ -503,7 +534,7 @@ static void refill_start(struct nssock_pool *p)
 			p->asked_ns = (long long)clock_ns();
 			return;
 		}
-		/* One request out at a time: 2 bytes can't fill the buffer. */
+		/* One request out at a time: 4 bytes can't fill the buffer. */
 		log_failure(p, NULL, errno);
 		helper_failed(p);
 		return;
@@ -538,7 +569,7 @@ void nssock_free(struct nssock_pool *p)
 {
 	if (!p)
 		return;
-	for (int r = 0; r < 2; r++)
+	for (int r = 0; r < NSSOCK_ROWS; r++)
 		for (unsigned int i = 0; i < p->n[r]; i++)
 			close(p->fds[r][i]);
 	helper_stop(p);
@@ -559,10 +590,25 @@ void nssock_prime(struct nssock_pool *p)
 }
 
 /**
- * nssock_get() - take an unconnected TCP socket of the namespace, if one is
+ * nssock_prime_udp() - keep UDP sockets in the pool too, from now on
+ * @p:		pool
+ *
+ * Only users of namespace UDP sockets (pasta's -U, --host-lo-to-ns-lo)
+ * ask: the others' pools hold no UDP socket. Before the sandbox, as
+ * nssock_prime().
+ */
+void nssock_prime_udp(struct nssock_pool *p)
+{
+	p->udp = true;
+	refill_start(p);
+}
+
+/**
+ * nssock_get() - take an unconnected socket of the namespace, if one is
  *		  ready
  * @p:		pool
  * @family:	AF_INET or AF_INET6
+ * @type:	SOCK_STREAM, or SOCK_DGRAM once nssock_prime_udp() ran
  *
  * Never waits for the helper: with the pool empty, a refill is asked for
  * (if none is out yet) and the caller serves its client another way.
@@ -570,22 +616,22 @@ void nssock_prime(struct nssock_pool *p)
  * Return: a non-blocking socket the caller owns, or -EAGAIN if none is
  *	   ready (the helper is busy, late, failed recently or gone)
  */
-int nssock_get(struct nssock_pool *p, int family)
+int nssock_get(struct nssock_pool *p, int family, int type)
 {
-	int row = family_row(family);
+	int row = row_of(family, type);
 
 	if (!p->n[row]) {
 		refill_start(p);
 		return -EAGAIN;
 	}
 	p->n[row]--;
-	if (p->n[row] < NSSOCK_LOW)
+	if (p->n[row] < (row < 2 ? NSSOCK_LOW : NSSOCK_UDP_LOW))
 		refill_start(p);
 	return p->fds[row][p->n[row]];
 }
 
 /**
- * nssock_count() - sockets ready in the pool
+ * nssock_count() - TCP sockets ready in the pool
  * @p:		pool
  * @family:	AF_INET or AF_INET6
  *
@@ -593,7 +639,7 @@ int nssock_get(struct nssock_pool *p, int family)
  */
 unsigned int nssock_count(const struct nssock_pool *p, int family)
 {
-	return p->n[family_row(family)];
+	return p->n[row_of(family, SOCK_STREAM)];
 }
 
 /**

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later
- * tapir - pool of TCP sockets created inside the target's network namespace
+ * tapir - pool of sockets created inside the target's network namespace
  */
 #ifndef TAPIR_NSSOCK_H
 #define TAPIR_NSSOCK_H
@@ -8,12 +8,15 @@
 
 #include "ctx.h"
 
-/* Sockets kept per address family; one helper reply carries both rows,
- * and a message takes at most 253 fds (SCM_MAX_FD).
+/* TCP sockets kept per address family; one helper reply carries every
+ * row, and a message takes at most 253 fds (SCM_MAX_FD).
  */
 #define NSSOCK_POOL 64
 /* Below this many, a refill starts in the background. */
 #define NSSOCK_LOW 32
+/* UDP sockets kept per family, once a user asked (nssock_prime_udp()). */
+#define NSSOCK_UDP_POOL 16
+#define NSSOCK_UDP_LOW 8
 /* A reply not here this long after the request is late: nobody waits for
  * it any more (it is still taken when it comes).
  */
@@ -34,7 +37,8 @@ enum nssock_helper {
 struct nssock_pool *nssock_new(struct ctx *c);
 void nssock_free(struct nssock_pool *p);
 void nssock_prime(struct nssock_pool *p);
-int nssock_get(struct nssock_pool *p, int family);
+void nssock_prime_udp(struct nssock_pool *p);
+int nssock_get(struct nssock_pool *p, int family, int type);
 unsigned int nssock_count(const struct nssock_pool *p, int family);
 uint64_t nssock_refills(const struct nssock_pool *p);
 enum nssock_helper nssock_helper(const struct nssock_pool *p,

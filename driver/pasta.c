@@ -96,18 +96,20 @@ struct host_if {
 
 /**
  * host_outbound() - find the interface of the host's IPv4 default route
- * @h:		filled
+ * @h:		filled; zeroed if there is none
+ * @quiet:	say nothing if there is none (only its name was wanted)
  *
- * Return: 0, or -1 after one error line
+ * Return: 0, or -1 (after one error line unless @quiet)
  */
-static int host_outbound(struct host_if *h)
+static int host_outbound(struct host_if *h, bool quiet)
 {
 	struct route4 r;
 	struct nl nl;
 	int ret;
 
 	if ((ret = nl_open(&nl))) {
-		err_errno(-ret, "open rtnetlink socket");
+		if (!quiet)
+			err_errno(-ret, "open rtnetlink socket");
 		return -1;
 	}
 	ret = route_get_default4(&nl, &r);
@@ -117,8 +119,11 @@ static int host_outbound(struct host_if *h)
 	if (!ret && !if_indextoname((unsigned int)r.ifindex, h->name))
 		ret = -errno;
 	if (ret) {
-		err_errno(-ret, "the host's IPv4 default route and its "
-		                "interface's address (give -a, -n and -g)");
+		memset(h, 0, sizeof(*h));
+		if (!quiet)
+			err_errno(-ret, "the host's IPv4 default route and its "
+			                "interface's address (give -a, -n and "
+			                "-g)");
 		return -1;
 	}
 	h->gw = r.gw;
@@ -211,14 +216,21 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 		        "addresses only in tapir: IPv6 is fd00::/64");
 		return -1;
 	}
-	if ((!po->addr.v4_set || po->map_guest.v4_set) && host_outbound(&h))
+	bool need_host = !po->addr.v4_set || po->map_guest.v4_set;
+
+	if (need_host && host_outbound(&h, false))
 		return -1;
+	/* With -a, only the name is copied; without such an interface, as
+	 * pasta, tap0.
+	 */
+	if (!need_host && !po->ifname[0])
+		host_outbound(&h, true);
 	if (given_layout(po, &h, o))
 		return -1;
-	if (!po->ifname[0] && !po->addr.v4_set)
+	if (!po->ifname[0] && h.name[0])
 		snprintf(o->ifname, sizeof(o->ifname), "%s", h.name);
 	o->pasta_net = true;
-	o->host4 = h.addr;
+	o->host4 = need_host ? h.addr : (struct in_addr){0};
 	o->map_guest4 = po->map_guest.v4;
 	if (o->map_guest4.s_addr &&
 	    ((o->map_guest4.s_addr & htonl(~0U << (32 - o->prefix))) ==
@@ -295,26 +307,36 @@ static void set_target(const struct pasta_opts *po, struct opts *o)
  * check_ports() - what of -t, -u, -T and -U tapir can't do
  * @po:		pasta's options
  *
+ * -T and -U bind the namespace's 127.0.0.1 and reach the host's: an
+ * address or interface of their own is not taken.
+ *
  * Return: 0, or -1 after one error line
  */
 static int check_ports(const struct pasta_opts *po)
 {
-	const struct pasta_ports *pp[] = {&po->tcp, &po->udp};
+	const struct pasta_ports *pp[] = {&po->tcp, &po->udp, &po->tcp_ns,
+	                                  &po->udp_ns};
+	static const char opt[] = "tuTU";
 
-	if (po->tcp_ns.mode == PASTA_PORTS_LIST ||
-	    po->udp_ns.mode == PASTA_PORTS_LIST) {
-		err_msg("-T and -U with ports are not supported: namespace "
-		        "to host loopback forwards are not implemented");
-		return -1;
-	}
-	for (int i = 0; i < 2; i++)
-		for (unsigned int j = 0; j < pp[i]->n; j++)
-			if (pp[i]->r[j].ifname[0]) {
+	for (int i = 0; i < 4; i++) {
+		for (unsigned int j = 0; j < pp[i]->n; j++) {
+			const struct pasta_range *r = &pp[i]->r[j];
+
+			if (r->ifname[0]) {
 				err_msg("-%c: %%%s: binding a forward to an "
 				        "interface is not supported",
-				        i ? 'u' : 't', pp[i]->r[j].ifname);
+				        opt[i], r->ifname);
 				return -1;
 			}
+			if (i >= 2 && r->addr_set) {
+				err_msg("-%c: an address is not supported: "
+				        "the namespace's 127.0.0.1 reaches "
+				        "the host's",
+				        opt[i]);
+				return -1;
+			}
+		}
+	}
 	return 0;
 }
 
@@ -349,6 +371,7 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 	o->no_dhcp = po->no_dhcp;
 	o->no_ra = po->no_ra;
 	o->no_ndp = po->no_ndp;
+	o->host_lo_to_ns_lo = po->host_lo_to_ns_lo;
 	/* As pasta, which isolates itself whenever it runs. */
 	o->sandbox = true;
 	o->seccomp = true;
@@ -517,30 +540,6 @@ static int background(struct opts *o, int pidfd, const char *pidfile)
 }
 
 /**
- * refuse_unimplemented() - options of pasta's that tapir parses but can't
- *			    honour yet, refused in getopt's words
- * @po:		pasta's options
- *
- * rootlesskit passes --host-lo-to-ns-lo only if its probe with --version
- * exits 0.
- *
- * Return: 0, or -1 after one error line
- */
-static int refuse_unimplemented(const struct pasta_opts *po)
-{
-	const char *opt = NULL;
-
-	if (po->host_lo_to_ns_lo)
-		opt = "--host-lo-to-ns-lo";
-	if (!opt)
-		return 0;
-	err_msg("unrecognized option '%s' (not implemented in tapir's pasta "
-	        "mode)",
-	        opt);
-	return -1;
-}
-
-/**
  * fill_stdio() - put /dev/null on any of fds 0-2 the caller left closed
  *
  * Return: 0, or -1 after one error line (if stderr works at all)
@@ -581,7 +580,7 @@ int pasta_main(int argc, char **argv)
 	if (fill_stdio() || signal(SIGCHLD, SIG_DFL) == SIG_ERR)
 		return 1;
 	ret = pasta_cli_parse(argc, argv, &po);
-	if (ret < 0 || refuse_unimplemented(&po))
+	if (ret < 0)
 		return 1;
 	if (po.version)
 		version_print(stdout);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - pasta's forwards: -t/-u lists and "auto", and the rescan timer
- * that -T auto (nsfwd.c) shares
+ * that -T and -U (nsfwd.c) share
  *
  * A list becomes host forwards at start, as -p does (hostfwd.c): a port
  * without an address listens on 0.0.0.0 and, unless -4, on ::. "auto"
@@ -41,12 +41,15 @@ static bool host_ipv6 = true;
  * struct auto_fwd - the host forwards that stand for one namespace port
  * @udp:	UDP rather than TCP
  * @port:	the port, on both sides
- * @id4:	forward on 0.0.0.0, or 0
- * @id6:	forward on ::, or 0
+ * @lo:		on the host's loopback only (127.0.0.1, ::1), else on every
+ *		address
+ * @id4:	forward on 0.0.0.0 (or 127.0.0.1), or 0
+ * @id6:	forward on :: (or ::1), or 0
  */
 struct auto_fwd {
 	bool udp;
 	uint16_t port;
+	bool lo;
 	unsigned int id4;
 	unsigned int id6;
 };
@@ -104,10 +107,11 @@ static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
 }
 
 /**
- * add_any() - forward @port on every host address: 0.0.0.0, and :: too
- *	       unless IPv6 is off
+ * add_pair() - forward @port on every host address: 0.0.0.0, and :: too
+ *		unless IPv6 is off; or on the host's loopback likewise
  * @c:		context
  * @udp:	UDP rather than TCP
+ * @lo:		on 127.0.0.1 and ::1 only
  * @port:	host port
  * @target:	port in the namespace
  * @a:		filled with the forwards' ids
@@ -117,20 +121,24 @@ static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
  * Return: 0 if both (or the IPv4 one alone, with -4 or on a host without
  *	   IPv6) listen, or -errno with nothing left listening
  */
-static int add_any(struct ctx *c, bool udp, uint16_t port, uint16_t target,
-                   struct auto_fwd *a, char *why, size_t whylen)
+static int add_pair(struct ctx *c, bool udp, bool lo, uint16_t port,
+                    uint16_t target, struct auto_fwd *a, char *why,
+                    size_t whylen)
 {
-	struct in6_addr any4;
+	struct in6_addr addr4;
 	int ret;
 
-	inany_from_v4(&any4, (struct in_addr){0});
+	inany_from_v4(&addr4,
+	              (struct in_addr){lo ? htonl(INADDR_LOOPBACK) : 0});
 	a->udp = udp;
 	a->port = port;
+	a->lo = lo;
 	a->id6 = 0;
-	ret = add_one(c, udp, &any4, port, target, &a->id4, why, whylen);
+	ret = add_one(c, udp, &addr4, port, target, &a->id4, why, whylen);
 	if (ret || !c->o->ipv6 || !host_ipv6)
 		return ret;
-	ret = add_one(c, udp, &in6addr_any, port, target, &a->id6, why, whylen);
+	ret = add_one(c, udp, lo ? &in6addr_loopback : &in6addr_any, port,
+	              target, &a->id6, why, whylen);
 	if (ret)
 		hostfwd_remove(c, a->id4);
 	return ret;
@@ -161,8 +169,8 @@ static int add_list(struct ctx *c, bool udp, const struct pasta_ports *pp)
 				ret = add_one(c, udp, &r->addr, (uint16_t)p,
 				              target, &id, why, sizeof(why));
 			else
-				ret = add_any(c, udp, (uint16_t)p, target, &a,
-				              why, sizeof(why));
+				ret = add_pair(c, udp, false, (uint16_t)p,
+				               target, &a, why, sizeof(why));
 			if (ret) {
 				err_msg("-%c: %s", udp ? 'u' : 't', why);
 				return -1;
@@ -217,6 +225,7 @@ static void auto_remove(struct ctx *c, struct pasta_fwd_state *s, int i)
  * @s:		state
  * @udp:	protocol
  * @port:	port
+ * @lo:		on the host's loopback only
  *
  * A port the host refuses (taken there, or the table full) is reported,
  * rate-limited, and tried again every PASTA_FWD_RETRY_SCANS scans.
@@ -225,15 +234,15 @@ static void auto_remove(struct ctx *c, struct pasta_fwd_state *s, int i)
  *	   in this scan
  */
 static bool auto_add(struct ctx *c, struct pasta_fwd_state *s, bool udp,
-                     unsigned int port)
+                     unsigned int port, bool lo)
 {
 	static struct log_limit lim;
 	char why[256];
 	int ret = -ENOSPC;
 
 	if (s->n < HOSTFWD_MAX &&
-	    !(ret = add_any(c, udp, (uint16_t)port, (uint16_t)port, &s->f[s->n],
-	                    why, sizeof(why)))) {
+	    !(ret = add_pair(c, udp, lo, (uint16_t)port, (uint16_t)port,
+	                     &s->f[s->n], why, sizeof(why)))) {
 		s->n++;
 		port_set_add(&s->on[udp], port);
 		return true;
@@ -264,14 +273,44 @@ static int scan_table(const struct ctx *c, struct pasta_fwd_state *s, bool udp)
 	                          udp ? PORTSCAN_UDP : PORTSCAN_TCP, &s->seen);
 }
 
+/* How a namespace port is forwarded from the host, if at all. */
+enum auto_kind {
+	AUTO_NONE, /* not bound, or only where the host can't reach it */
+	AUTO_ALL,  /* on every host address */
+	AUTO_LO,   /* on the host's loopback only */
+};
+
+/**
+ * kind_of() - how the last scan's port @p is to be forwarded
+ * @c:		context
+ * @s:		state, s->seen filled
+ * @p:		port
+ *
+ * A port bound only to the namespace's loopback is not reachable through
+ * the tap: it is forwarded only with --host-lo-to-ns-lo, which brings
+ * clients on the host's loopback to the namespace's, and then only from
+ * the host's loopback (Docker's proxy for -p 127.0.0.1:P:Q).
+ *
+ * Return: enum auto_kind
+ */
+static enum auto_kind kind_of(const struct ctx *c,
+                              const struct pasta_fwd_state *s, unsigned int p)
+{
+	if (port_set_has(&s->seen.any, p) || port_set_has(&s->seen.other, p))
+		return AUTO_ALL;
+	if (c->o->host_lo_to_ns_lo && port_set_has(&s->seen.loopback, p))
+		return AUTO_LO;
+	return AUTO_NONE;
+}
+
 /**
  * sync_proto() - make one protocol's auto forwards match the namespace
  * @c:		context
  * @s:		state, s->seen filled for this protocol
  * @udp:	protocol
  *
- * A port bound only to the namespace's loopback is not reachable through
- * the tap, so it is not forwarded.
+ * A port whose kind changed (bound to every address after loopback only,
+ * say) is forwarded anew.
  */
 static void sync_proto(struct ctx *c, struct pasta_fwd_state *s, bool udp)
 {
@@ -280,17 +319,22 @@ static void sync_proto(struct ctx *c, struct pasta_fwd_state *s, bool udp)
 	if (!(s->scans % PASTA_FWD_RETRY_SCANS))
 		memset(&s->failed[udp], 0, sizeof(s->failed[udp]));
 	for (unsigned int p = 1; p < 65536; p++) {
-		bool want = port_set_has(&s->seen.any, p) ||
-		            port_set_has(&s->seen.other, p);
+		enum auto_kind want = kind_of(c, s, p);
 		bool on = port_set_has(&s->on[udp], p);
 
-		if (!want) {
-			port_set_del(&s->failed[udp], p);
-			if (on)
-				auto_remove(c, s, auto_find(s, udp, p));
-		} else if (room && !on && !port_set_has(&s->failed[udp], p)) {
-			room = auto_add(c, s, udp, p);
+		if (on) {
+			int i = auto_find(s, udp, p);
+
+			if (want == AUTO_NONE ||
+			    s->f[i].lo != (want == AUTO_LO)) {
+				auto_remove(c, s, i);
+				on = false;
+			}
 		}
+		if (want == AUTO_NONE)
+			port_set_del(&s->failed[udp], p);
+		else if (room && !on && !port_set_has(&s->failed[udp], p))
+			room = auto_add(c, s, udp, p, want == AUTO_LO);
 	}
 }
 
@@ -405,7 +449,7 @@ static bool probe_host_ipv6(void)
 }
 
 /**
- * pasta_fwd_start() - pasta mode: -t, -u and -T, and say what -U does
+ * pasta_fwd_start() - pasta mode: -t, -u, -T and -U
  * @c:		context, after hostfwd_init()
  *
  * Return: 0 (also outside pasta mode), or -1 after one error line
@@ -418,16 +462,9 @@ int pasta_fwd_start(struct ctx *c)
 	if (!po)
 		return 0;
 	host_ipv6 = probe_host_ipv6();
-	/* pasta's default, which rootlesskit and Docker rely on. */
-	if (!po->quiet && po->udp_ns.mode != PASTA_PORTS_NONE)
-		info_msg("-U auto: host UDP ports do not answer on the "
-		         "namespace's loopback (not implemented)%s",
-		         c->o->disable_host_loopback
-		                 ? ""
-		                 : "; the gateway's address reaches them");
 	if (add_list(c, false, &po->tcp) || add_list(c, true, &po->udp))
 		return -1;
-	if (po->tcp_ns.mode != PASTA_PORTS_NONE && nsfwd_start(c))
+	if (nsfwd_start(c, &po->tcp_ns, &po->udp_ns))
 		return -1;
 	if (mode_of(&po->tcp) != PASTA_PORTS_AUTO &&
 	    mode_of(&po->udp) != PASTA_PORTS_AUTO && !c->nsfwd)

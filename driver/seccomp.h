@@ -32,6 +32,7 @@ extern const char *const run_syscalls[];
 extern const char *const seed_syscalls[];
 extern const char *const ping_syscalls[];
 extern const char *const splice_syscalls[];
+extern const char *const usplice_syscalls[];
 extern const char *const tapio_syscalls[];
 extern const char *const thread_syscalls[];
 extern const char *const tcp_syscalls[];

@@ -527,7 +527,7 @@ int splice_accept(struct splice_state *st, int fd, const struct in6_addr *dst,
 	if (refuse_over_limit(st, fd, false))
 		return 0;
 	sockaddr_from_inany(&sa, &salen, dst, dport);
-	nsfd = nssock_get(st->pool, sa.sa.sa_family);
+	nsfd = nssock_get(st->pool, sa.sa.sa_family, SOCK_STREAM);
 	if (nsfd < 0)
 		return -EAGAIN;
 	set_nodelay(fd, dport);

@@ -23,6 +23,7 @@
 #include "thread.h"
 #include "udp.h"
 #include "udp_flow.h"
+#include "udpsplice.h"
 
 /* Syscalls of UDP flows, once running. */
 const char *const udp_syscalls[] = {
@@ -361,6 +362,9 @@ static void udp_sock_cb(evutil_socket_t fd, short what, void *arg)
  * @gaddr:	guest address they go to
  * @gport:	guest port, host order
  * @ovfl:	the socket's drop count as last seen
+ *
+ * With pasta's --host-lo-to-ns-lo, those of clients on the host's
+ * loopback go to the namespace's loopback instead (udpsplice.c).
  */
 void udp_listener_read(struct ctx *c, int lfd, const struct in6_addr *gaddr,
                        uint16_t gport, uint32_t *ovfl)
@@ -375,8 +379,15 @@ void udp_listener_read(struct ctx *c, int lfd, const struct in6_addr *gaddr,
 		for (int i = 0; i < n; i++) {
 			const struct mmsghdr *m = &b->rx_msg[i];
 
+			struct in6_addr lo;
+
 			if (m->msg_hdr.msg_flags & MSG_TRUNC)
 				c->stats.drops[DROP_BAD_LENGTH]++;
+			else if (c->o->host_lo_to_ns_lo &&
+			         fwd_ns_loopback(&b->rx_name[i], &lo))
+				usplice_datagram(c, lfd, &b->rx_name[i], true,
+				                 &lo, gport, b->rx[i],
+				                 m->msg_len);
 			else
 				udp_inbound(c, lfd, &b->rx_name[i], gaddr,
 				            gport, b->rx[i], m->msg_len);
@@ -674,11 +685,13 @@ void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
  * @lfd:	listener fd, about to be closed by its owner
  *
  * Runs once per removed port forward, so a walk of all flows is fine.
+ * Spliced flows (--host-lo-to-ns-lo) answer through it too.
  */
 void udp_listener_closed(struct ctx *c, int lfd)
 {
 	struct udp_flow *f = c->udp ? c->udp->lru_head : NULL;
 
+	usplice_listener_closed(c, lfd);
 	while (f) {
 		struct udp_flow *next = f->lnext;
 

@@ -6,9 +6,9 @@
 # the reference. Then pasta's lifecycle as podman relies on it (the first
 # process returns once the interface is configured, --pid, no stdio held,
 # exit when the netns file or the PID goes), and bad command lines.
-#
-# podman 5.4 and Docker 26 are not run here yet (they need the trixie
-# root); docs/engines.md says so.
+# podman 5.4 and Docker 26 run from the trixie root (tests/pasta.bash),
+# each with tapir and with trixie's pasta; loopback to loopback (-T, -U,
+# --host-lo-to-ns-lo) runs on a --netns file, as podman runs pasta.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
@@ -53,6 +53,19 @@ pt() {
 		'"$script" "$@"
 }
 
+# How a podman scenario ends, its containers gone: what is left of them
+# and of the drivers (podman's pasta exits by itself, within seconds).
+# shellcheck disable=SC2034 # used inside the sandbox
+PODMAN_END='
+echo "containers left: $(podman ps -aq | wc -l)" >"$PT_DIR/after.txt"
+for i in $(seq 50); do
+	ps -eo args= | grep -q "^[^ ]*pasta " || break
+	sleep 0.1
+done
+echo "drivers left: $(ps -eo args= | grep -c "^[^ ]*pasta ")" >>"$PT_DIR/after.txt"
+touch "$PT_DIR/finished"
+'
+
 # What the podman scenario runs inside the trixie root, as the test user:
 # a web server container published on 8080 (every address), 127.0.0.1:8081
 # and 9000/udp; a second container's view of the network; then, once the
@@ -74,14 +87,7 @@ podman run --rm --cap-add NET_RAW "$IMG" sh -c "
 touch "$PT_DIR/ready"
 for i in $(seq 900); do [ -e "$PT_DIR/go-on" ] && break; sleep 0.1; done
 podman rm -f -t 0 web >/dev/null
-echo "containers left: $(podman ps -aq | wc -l)" >"$PT_DIR/after.txt"
-for i in $(seq 50); do
-	ps -eo args= | grep -q "^[^ ]*pasta " || break
-	sleep 0.1
-done
-echo "drivers left: $(ps -eo args= | grep -c "^[^ ]*pasta ")" >>"$PT_DIR/after.txt"
-touch "$PT_DIR/finished"
-'
+'"$PODMAN_END"
 
 # engine_checks: what every engine scenario's $output must show, whatever
 # the engine: ping and 100 MB byte-exact to the host, the tap held by
@@ -146,6 +152,76 @@ podman_pasta() {
 
 @test "podman 5.4 --network pasta (default), -p TCP/UDP, 127.0.0.1 and all addresses: trixie pasta (reference)" {
 	DRIVER=pasta HOLDER_RE=$PT_PASTA_RE podman_pasta
+}
+
+# What the user-options scenario runs: one container on
+# --network pasta:OPTIONS. podman puts the options right after
+# --config-net and appends its own (--dns-forward 169.254.1.1, none for
+# each of -t -u -T -U, --no-map-gw, --quiet, --netns, --map-guest-addr).
+# The container writes its view of the network to $PT_DIR (mounted at
+# /pt) and stays until the test has looked at the tap from the host.
+# shellcheck disable=SC2034 # used inside the sandbox
+OPTS_SCENARIO='
+podman import "$PT_DIR/rootfs.tar" "$IMG" >/dev/null
+podman run --rm --cap-add NET_RAW -v "$PT_DIR:/pt" \
+	--network pasta:-a,10.0.2.50,-n,24,-g,10.0.2.2,-m,1500 "$IMG" sh -c "
+	{
+	echo addr4: \$(ip -4 -o addr show | grep -v \" lo \" | awk \"{print \\\$2, \\\$4}\")
+	echo route4: \$(ip -4 route show default)
+	echo \$(ip link show | grep -v LOOPBACK | grep -o \"mtu [0-9]*\" | sed \"s/ /: /\")
+	echo http: \$(wget -qO- http://$SANDBOX_HOST_IP4:8080/)
+	echo dns: \$(nslookup host.tapir.test | grep -c \"Address.*$SANDBOX_HOST_IP4\")
+	ping -c1 -W2 $SANDBOX_HOST_IP4 >/dev/null && echo ping: ok
+	} >/pt/inside.txt 2>&1
+	touch /pt/ready
+	for i in \$(seq 900); do [ -e /pt/go-on ] && break; sleep 0.1; done
+" || true
+'"$PODMAN_END"
+
+# podman_opts DRIVER: the user-options scenario with DRIVER as podman's
+# pasta, and from the sandbox host: the tap's holder and its command line.
+podman_opts() {
+	run pt '
+		pt_host >/dev/null
+		pt_engine "$1" "$2"
+		pt_wait ready 120
+		cat "$PT_DIR/inside.txt"
+		# The tap as the container names it, whatever the name.
+		ifname=$(sed -n "s/^addr4: \([^ ]*\) .*/\1/p" "$PT_DIR/inside.txt")
+		holder=$(pt_holder "${ifname:-none}" | sed -n 1p)
+		echo "holder: ${holder#* }"
+		args=""
+		[ -z "$holder" ] || args=$(tr "\0" " " <"/proc/${holder%% *}/cmdline")
+		echo "args: $args"
+		pt_done
+		cat "$PT_DIR/after.txt"
+		wait_for 10 bash -c "! kill -0 $(bg_pid engine) 2>/dev/null"
+		echo "user left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
+	' "$DRIVER" "$OPTS_SCENARIO"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# The user options come first, then podman's.
+	[[ "$(sed -n 's/^args: //p' <<<"$output")" == *"pasta --config-net -a 10.0.2.50 -n 24 -g 10.0.2.2 -m 1500 --dns-forward 169.254.1.1 "* ]]
+	[[ "$(sed -n 's/^holder: //p' <<<"$output")" =~ ^$HOLDER_RE$ ]]
+	has_line "mtu: 1500"
+	has_line "http: tapir test page"
+	has_line "dns: 1"
+	has_line "ping: ok"
+	# Without -I the interface takes the host's outbound interface's
+	# name, -a given or not.
+	has_line "addr4: sbx0 10.0.2.50/24"
+	has_line "route4: default via 10.0.2.2 dev sbx0"
+	has_line "containers left: 0"
+	has_line "drivers left: 0"
+	has_line "user left: "
+}
+
+@test "podman 5.4 --network pasta:-a,-n,-g,-m (user pasta options), outbound TCP, DNS: tapir as pasta" {
+	DRIVER=tapir HOLDER_RE=$PT_TAPIR_RE podman_opts
+}
+
+@test "podman 5.4 --network pasta:-a,-n,-g,-m (user pasta options), outbound TCP, DNS: trixie pasta (reference)" {
+	DRIVER=pasta HOLDER_RE=$PT_PASTA_RE podman_opts
 }
 
 # What runs inside rootlesskit's namespace, as the test user: waits for
@@ -307,7 +383,7 @@ podman_default() {
 
 # podman's command line for `--network pasta:-a,...` (the layout given,
 # so tapir and pasta agree on it), with the target and --pid appended.
-PODMAN_ARGS='--config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3 -m 1500 -t none -u none -T none -U none --no-map-gw --quiet'
+PODMAN_ARGS='--config-net -I tap0 -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3 -m 1500 -t none -u none -T none -U none --no-map-gw --quiet'
 
 @test "pasta mode: the first process exits 0 once tap0 is configured; --pid; no stdio held; exit with the PID" {
 	run in_sandbox '
@@ -398,7 +474,8 @@ kill -0 "$pid" 2>/dev/null || echo "gone: yes"
 		try --host-lo-to-ns-lo --version
 		try -a 10.0.2.100 -n 24 -g 10.0.3.2 "$holder"
 		try -6 "$holder"
-		try -T 8080 "$holder"
+		try -T 127.0.0.2/8080 "$holder"
+		try -t 0.0.0.0%sbx0/8080 "$holder"
 		try --version
 		echo "left: $(ps -u "$TAPIR_TEST_USER" -o pid=,comm= | grep -v " sleep$" | xargs)"
 	'
@@ -411,10 +488,12 @@ kill -0 "$pid" 2>/dev/null || echo "gone: yes"
 	[[ "$output" =~ "--config-net "([0-9]+)" => rc 1, 1 line: tapir: target PID "([0-9]+)": No such file or directory" ]]
 	[[ "${BASH_REMATCH[1]}" == "${BASH_REMATCH[2]}" ]]
 	[[ "$output" =~ "--map-guest-addr 10.0.2.7 "[0-9]+" => rc 1, 1 line: tapir: --map-guest-addr 10.0.2.7: in the guest's network" ]]
-	[[ "$output" == *"--host-lo-to-ns-lo --version => rc 1, 1 line: tapir: unrecognized option '--host-lo-to-ns-lo'"* ]]
+	# rootlesskit 2.3.2 and later probe it, and then pass it.
+	[[ "$output" == *"--host-lo-to-ns-lo --version => rc 0, "*" line: tapir version "* ]]
 	[[ "$output" =~ "-g 10.0.3.2 "[0-9]+" => rc 1, 1 line: tapir: -a 10.0.2.100/24 and -g 10.0.3.2: the guest and the gateway must be two host addresses of one network" ]]
 	[[ "$output" =~ "-6 "[0-9]+" => rc 1, 1 line: tapir: -6: " ]]
-	[[ "$output" =~ "-T 8080 "[0-9]+" => rc 1, 1 line: tapir: -T and -U with ports are not supported" ]]
+	[[ "$output" =~ "-T 127.0.0.2/8080 "[0-9]+" => rc 1, 1 line: tapir: -T: an address is not supported" ]]
+	[[ "$output" =~ "-t 0.0.0.0%sbx0/8080 "[0-9]+" => rc 1, 1 line: tapir: -t: %sbx0: binding a forward to an interface is not supported" ]]
 	[[ "$output" == *"--version => rc 0, "*" line: tapir version "* ]]
 	has_line "left: "
 }
@@ -423,12 +502,23 @@ kill -0 "$pid" 2>/dev/null || echo "gone: yes"
 # dockerd-rootless.sh with rootlesskit's pasta driver and the implicit
 # port driver (DOCKERD_ROOTLESS_ROOTLESSKIT_FLAGS names tapir when
 # $PASTA_DIR is set), the same containers as podman's, then SIGTERM to
-# rootlesskit and what is left.
+# rootlesskit and what is left. With lo2lo=1 set before it, the pasta
+# rootlesskit runs is a wrapper adding --host-lo-to-ns-lo, as rootlesskit
+# 2.3.2 and later pass it.
 # shellcheck disable=SC2034 # used inside the sandbox
 DOCKER_SCENARIO='
 export DOCKER_HOST=unix://$XDG_RUNTIME_DIR/docker.sock
 flags=""
 [ -n "$PASTA_DIR" ] && flags="--pasta-binary=$PASTA_DIR/pasta"
+if [ -n "${lo2lo:-}" ]; then
+	real=/usr/bin/pasta
+	[ -n "$PASTA_DIR" ] && real=$PASTA_DIR/pasta
+	mkdir -p "$PT_DIR/wrap"
+	echo "#!/bin/sh" >"$PT_DIR/wrap/pasta"
+	echo "exec $real --host-lo-to-ns-lo \"\$@\"" >>"$PT_DIR/wrap/pasta"
+	chmod 0755 "$PT_DIR/wrap/pasta"
+	flags="--pasta-binary=$PT_DIR/wrap/pasta"
+fi
 DOCKERD_ROOTLESS_ROOTLESSKIT_NET=pasta \
 DOCKERD_ROOTLESS_ROOTLESSKIT_PORT_DRIVER=implicit \
 DOCKERD_ROOTLESS_ROOTLESSKIT_MTU=65520 \
@@ -460,11 +550,12 @@ touch "$PT_DIR/finished"
 
 # docker_pasta DRIVER: the Docker scenario with DRIVER as rootlesskit's
 # pasta, and from the sandbox host: the tap's holder and the published
-# ports. -p 127.0.0.1:P:80 is expected to fail with either driver: Docker's
-# proxy listens on the namespace's 127.0.0.1, which pasta reaches only
-# with --host-lo-to-ns-lo, which rootlesskit 2.0.2 does not pass
-# (../shared/reference/pasta-contract.md); the test checks that it fails
-# the same way for both, and nothing else listens there.
+# ports. Without LO2LO, -p 127.0.0.1:P:80 is expected to fail with either
+# driver: Docker's proxy listens on the namespace's 127.0.0.1, which pasta
+# reaches only with --host-lo-to-ns-lo, which rootlesskit 2.0.2 does not
+# pass (../shared/reference/pasta-contract.md); the test checks that it
+# fails the same way for both, and nothing else listens there. With
+# LO2LO=1 the flag is passed, and it must work.
 docker_pasta() {
 	run pt '
 		want=$(pt_host)
@@ -477,21 +568,32 @@ docker_pasta() {
 		wait_for 5 tcp_listening 18080 || true
 		echo "all 127.0.0.1: $(get http://127.0.0.1:18080/)"
 		echo "all host: $(get "http://$SANDBOX_HOST_IP4:18080/")"
-		curl -sS --max-time 3 "http://127.0.0.1:18081/" >/dev/null 2>&1 ||
-			echo "lo 127.0.0.1: fails (known, both drivers)"
+		if lo=$(curl -sS --max-time 3 "http://127.0.0.1:18081/" 2>&1); then
+			echo "lo 127.0.0.1: $lo"
+		else
+			echo "lo 127.0.0.1: fails"
+		fi
+		curl -sS --max-time 3 "http://$SANDBOX_HOST_IP4:18081/" >/dev/null 2>&1 ||
+			echo "lo via the host address: fails"
 		wait_for 5 bash -c "ss -Hlun \"sport = :19000\" | grep -q ." || true
 		echo "udp fwd: $(echo back | socat -T2 - UDP4:127.0.0.1:19000)"
 		pt_done
 		cat "$PT_DIR/after.txt"
 		wait_for 10 bash -c "! kill -0 $(bg_pid engine) 2>/dev/null"
 		echo "user left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
-	' "$DRIVER" "$DOCKER_SCENARIO"
+	' "$DRIVER" "${LO2LO:+lo2lo=1$'\n'}$DOCKER_SCENARIO"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	has_line "http: tapir test page"
 	has_line "dns: 1"
 	has_line "udp: 1"
-	has_line "lo 127.0.0.1: fails (known, both drivers)"
+	if [[ -n "${LO2LO:-}" ]]; then
+		has_line "lo 127.0.0.1: container page"
+	else
+		has_line "lo 127.0.0.1: fails"
+	fi
+	# -p 127.0.0.1:P:80 answers on no other address.
+	has_line "lo via the host address: fails"
 	has_line "containers left: 0"
 	engine_checks
 }
@@ -502,6 +604,14 @@ docker_pasta() {
 
 @test "Docker 26 rootless, rootlesskit --net=pasta --port-driver=implicit: trixie pasta (reference)" {
 	DRIVER=pasta HOLDER_RE=$PT_PASTA_RE docker_pasta
+}
+
+@test "Docker 26 rootless with --host-lo-to-ns-lo (as rootlesskit 2.3.2+ passes it): -p 127.0.0.1:P:80 works: tapir as pasta" {
+	LO2LO=1 DRIVER=tapir HOLDER_RE=$PT_TAPIR_RE docker_pasta
+}
+
+@test "Docker 26 rootless with --host-lo-to-ns-lo (as rootlesskit 2.3.2+ passes it): -p 127.0.0.1:P:80 works: trixie pasta (reference)" {
+	LO2LO=1 DRIVER=pasta HOLDER_RE=$PT_PASTA_RE docker_pasta
 }
 
 # shellcheck disable=SC2034 # used inside the sandbox
@@ -533,6 +643,119 @@ kill "$(cat "$d/p.pid")" "$tcp" "$udp"
 	[ "$status" -eq 0 ]
 	has_line "tcp: from-netns"
 	has_line "udp: back"
+}
+
+# What the loopback scenario runs, as podman runs pasta: servers bound to
+# 127.0.0.1 only, on both sides. --host-lo-to-ns-lo brings the host's
+# loopback clients of -t and -u forwards to the namespace's loopback
+# (what Docker's -p 127.0.0.1:P:Q needs); -T with a list maps the
+# namespace's 127.0.0.1:8097 to the host's 127.0.0.1:8098; -U auto makes
+# the host's UDP port 8099 answer on the namespace's 127.0.0.1.
+# shellcheck disable=SC2034 # used inside the sandbox
+NETNS_LOOPBACK='
+ns() { nsenter --net="$d/ns/netns" "$@"; }
+"$d/bin/pasta" --config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 -4 -t 8095 \
+	-u 8096 --host-lo-to-ns-lo -T 8097:8098 -U auto --quiet \
+	--netns "$d/ns/netns" --pid "$d/p.pid"
+ns socat TCP4-LISTEN:8095,bind=127.0.0.1,fork,reuseaddr \
+	SYSTEM:"echo ns-lo-tcp" &
+p1=$!
+ns socat -T2 UDP4-RECVFROM:8096,bind=127.0.0.1,fork EXEC:cat &
+p2=$!
+socat TCP4-LISTEN:8098,bind=127.0.0.1,fork,reuseaddr \
+	SYSTEM:"echo host-lo-tcp" &
+p3=$!
+socat -T2 UDP4-RECVFROM:8099,bind=127.0.0.1,fork EXEC:cat &
+p4=$!
+for i in $(seq 50); do
+	ns ss -Hltn "sport = :8095" | grep -q . &&
+		ns ss -Hlun "sport = :8096" | grep -q . &&
+		ns ss -Hltn "src 127.0.0.1:8097" | grep -q . &&
+		ss -Hltn "src 127.0.0.1:8098" | grep -q . &&
+		ns ss -Hlun "src 127.0.0.1:8099" | grep -q . && break
+	sleep 0.1
+done
+echo "lo to ns lo, tcp: $(socat -T2 - TCP4:127.0.0.1:8095 </dev/null)"
+echo "lo to ns lo, udp: $(echo back-u | socat -T2 - UDP4:127.0.0.1:8096)"
+echo "-T 8097:8098: $(ns socat -T2 - TCP4:127.0.0.1:8097 </dev/null)"
+echo "-U auto: $(echo back-U | ns socat -T2 - UDP4:127.0.0.1:8099)"
+kill "$(cat "$d/p.pid")" "$p1" "$p2" "$p3" "$p4"
+'
+
+# netns_loopback DRIVER: the loopback scenario with tapir or trixie pasta.
+netns_loopback() {
+	run pt '
+		mkdir -m 0777 "$SCEN_DIR/bin"
+		ln -s "$1" "$SCEN_DIR/bin/pasta"
+		pt_netns_file "$2"
+	' "$1" "$NETNS_LOOPBACK"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "lo to ns lo, tcp: ns-lo-tcp"
+	has_line "lo to ns lo, udp: back-u"
+	has_line "-T 8097:8098: host-lo-tcp"
+	has_line "-U auto: back-U"
+}
+
+@test "pasta mode: --host-lo-to-ns-lo (TCP, UDP), -T with a port map, -U auto, loopback to loopback: tapir as pasta" {
+	netns_loopback "$TAPIR_BIN"
+}
+
+@test "pasta mode: --host-lo-to-ns-lo (TCP, UDP), -T with a port map, -U auto, loopback to loopback: trixie pasta (reference)" {
+	netns_loopback "$REF_PASTA"
+}
+
+# What the UDP flood scenario runs: 160 namespace clients, each from a
+# new port, to a host UDP port through -U auto, more than their half of
+# the spliced UDP flows; the driver's fds before and after, whether a
+# host loopback client still reaches the namespace (--host-lo-to-ns-lo,
+# the other half), and whether one more namespace client gets through
+# (it takes the least recently used flow's place). -T 8101 names a port
+# that is tapir's own -t forward: it must not be bound in the namespace,
+# where --host-lo-to-ns-lo would bring its clients straight back, a loop.
+# shellcheck disable=SC2034 # used inside the sandbox
+NETNS_UDP_FLOOD='
+ns() { nsenter --net="$d/ns/netns" "$@"; }
+"$d/bin/pasta" --config-net -a 10.0.2.100 -n 24 -g 10.0.2.2 -4 \
+	-u 8096 --host-lo-to-ns-lo -t 8101 -T 8101 -U auto --quiet \
+	--netns "$d/ns/netns" --pid "$d/p.pid"
+pid=$(cat "$d/p.pid")
+ns socat -T2 UDP4-RECVFROM:8096,bind=127.0.0.1,fork EXEC:cat &
+p1=$!
+socat -T5 UDP4-RECVFROM:8099,bind=127.0.0.1,fork EXEC:cat &
+p2=$!
+for i in $(seq 50); do
+	ns ss -Hlun "src 127.0.0.1:8099" | grep -q . &&
+		ns ss -Hlun "sport = :8096" | grep -q . && break
+	sleep 0.1
+done
+before=$(ls "/proc/$pid/fd" | wc -l)
+# Each redirection is a new socket, so a new source port.
+ns bash -c "for i in \$(seq 160); do echo x >/dev/udp/127.0.0.1/8099; done"
+sleep 0.5
+after=$(ls "/proc/$pid/fd" | wc -l)
+echo "fds grew: $((after - before))"
+echo "lo to ns lo, udp: $(echo back-u | socat -T2 - UDP4:127.0.0.1:8096)"
+echo "-U auto, a new client: $(echo back-U | ns socat -T1 - UDP4:127.0.0.1:8099)"
+echo "-T of its own -t port, bound in the namespace: $(ns ss -Hltn "src 127.0.0.1:8101" | wc -l)"
+kill "$pid" "$p1" "$p2"
+'
+
+@test "pasta mode: 160 namespace UDP clients through -U take at most their half of the spliced flows; a host client and a new one still get through" {
+	run pt '
+		mkdir -m 0777 "$SCEN_DIR/bin"
+		ln -s "$TAPIR_BIN" "$SCEN_DIR/bin/pasta"
+		pt_netns_file "$1"
+	' "$NETNS_UDP_FLOOD"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grows=$(sed -n "s/^fds grew: //p" <<<"$output")
+	# 128 flows of namespace clients at most, each one fd; the
+	# namespace socket pool refills by up to 16 UDP sockets.
+	[ "$grows" -ge 100 ] && [ "$grows" -le 150 ]
+	has_line "lo to ns lo, udp: back-u"
+	has_line "-U auto, a new client: back-U"
+	has_line "-T of its own -t port, bound in the namespace: 0"
 }
 
 # What the podman bridge scenario runs: one pasta serves podman's shared

@@ -194,7 +194,7 @@ static void refused(int option, const char *line, bool late)
 	}
 	pool = nssock_new(&t.c);
 	CHECK(pool != NULL);
-	CHECK(nssock_get(pool, AF_INET) == -EAGAIN);
+	CHECK(nssock_get(pool, AF_INET, SOCK_STREAM) == -EAGAIN);
 	CHECK(loop_until_helper(&t, pool, NSSOCK_HELPER_NONE));
 	nssock_free(pool);
 	target_cleanup(&t);
@@ -283,6 +283,27 @@ static bool loop_until_pool(struct target *t, struct nssock_pool *pool,
 }
 
 /**
+ * primed_pool() - a pool of the test's own namespace, its helper started
+ * @t:		filled by own_target_init()
+ *
+ * Return: the pool, or NULL after a failed check
+ */
+static struct nssock_pool *primed_pool(struct target *t)
+{
+	struct nssock_pool *pool;
+
+	if (own_target_init(t)) {
+		CHECK(!"set-up");
+		return NULL;
+	}
+	pool = nssock_new(&t->c);
+	CHECK(pool != NULL);
+	if (pool)
+		nssock_prime(pool);
+	return pool;
+}
+
+/**
  * only_child() - pid of this process's one child (the helper), or -1
  */
 static pid_t only_child(void)
@@ -354,7 +375,7 @@ static bool wait_state(pid_t pid, char want)
 static int timed_get(struct nssock_pool *pool, long long *ns)
 {
 	long long t0 = (long long)clock_ns();
-	int fd = nssock_get(pool, AF_INET);
+	int fd = nssock_get(pool, AF_INET, SOCK_STREAM);
 
 	*ns = (long long)clock_ns() - t0;
 	return fd;
@@ -376,13 +397,9 @@ static void body_stalled_helper(void)
 	pid_t pid;
 	int fd;
 
-	if (own_target_init(&t)) {
-		CHECK(!"set-up");
+	pool = primed_pool(&t);
+	if (!pool)
 		return;
-	}
-	pool = nssock_new(&t.c);
-	CHECK(pool != NULL);
-	nssock_prime(pool);
 	/* As tapir does: the helper starts before the sandbox, which then
 	 * forbids starting another.
 	 */
@@ -418,7 +435,7 @@ static void body_stalled_helper(void)
 	CHECK(!kill(pid, SIGCONT));
 	CHECK(loop_until_pool(&t, pool, 1));
 	CHECK(nssock_helper(pool, &ms) == NSSOCK_HELPER_READY && !ms);
-	fd = nssock_get(pool, AF_INET);
+	fd = nssock_get(pool, AF_INET, SOCK_STREAM);
 	CHECK(fd >= 0);
 	if (fd >= 0)
 		close(fd);
@@ -452,13 +469,9 @@ static void body_killed_helper(void)
 
 	err = unit_capture_stderr();
 	CHECK(err >= 0);
-	if (own_target_init(&t)) {
-		CHECK(!"set-up");
+	pool = primed_pool(&t);
+	if (!pool)
 		return;
-	}
-	pool = nssock_new(&t.c);
-	CHECK(pool != NULL);
-	nssock_prime(pool);
 	t.c.isolated = true;
 	CHECK(loop_until_pool(&t, pool, NSSOCK_POOL));
 	pid = only_child();
@@ -469,7 +482,7 @@ static void body_killed_helper(void)
 	CHECK(loop_until_helper(&t, pool, NSSOCK_HELPER_GONE));
 	CHECK(only_child() == -1);
 	for (int i = 0; i < NSSOCK_POOL; i++) {
-		fd = nssock_get(pool, AF_INET);
+		fd = nssock_get(pool, AF_INET, SOCK_STREAM);
 		CHECK(fd >= 0);
 		if (fd >= 0)
 			close(fd);
@@ -491,6 +504,75 @@ static void test_killed_helper(void)
 	CHECK(unit_netns_run(body_killed_helper));
 }
 
+/**
+ * sock_type() - SO_TYPE of @fd
+ * @fd:		socket
+ *
+ * Return: SOCK_STREAM, SOCK_DGRAM..., or -1
+ */
+static int sock_type(int fd)
+{
+	int type = -1;
+	socklen_t len = sizeof(type);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len))
+		return -1;
+	return type;
+}
+
+/*
+ * UDP sockets come only once a user asked (pasta's -U,
+ * --host-lo-to-ns-lo): then as UDP, never a TCP socket in their place,
+ * and the TCP rows are as full as before.
+ */
+static void body_udp_rows(void)
+{
+	struct nssock_pool *pool;
+	struct target t;
+	int fd;
+
+	pool = primed_pool(&t);
+	if (!pool)
+		return;
+	CHECK(loop_until_pool(&t, pool, NSSOCK_POOL));
+	/* Asked too early: no request for nothing, which would end the
+	 * helper.
+	 */
+	CHECK(nssock_get(pool, AF_INET, SOCK_DGRAM) == -EAGAIN);
+	CHECK(nssock_refills(pool) == 1);
+	nssock_prime_udp(pool);
+	fd = -EAGAIN;
+	for (int i = 0; i < REPLY_WAIT_MS / 20 && fd == -EAGAIN; i++) {
+		const struct timeval tick = {0, 20000};
+
+		event_base_loopexit(t.c.base, &tick);
+		event_base_dispatch(t.c.base);
+		fd = nssock_get(pool, AF_INET, SOCK_DGRAM);
+	}
+	CHECK(fd >= 0 && sock_type(fd) == SOCK_DGRAM);
+	CHECK(nssock_refills(pool) == 2);
+	if (fd >= 0)
+		close(fd);
+	for (int i = 1; i < NSSOCK_UDP_POOL; i++) {
+		fd = nssock_get(pool, AF_INET, SOCK_DGRAM);
+		CHECK(fd >= 0 && sock_type(fd) == SOCK_DGRAM);
+		if (fd >= 0)
+			close(fd);
+	}
+	CHECK(nssock_count(pool, AF_INET) == NSSOCK_POOL);
+	fd = nssock_get(pool, AF_INET, SOCK_STREAM);
+	CHECK(fd >= 0 && sock_type(fd) == SOCK_STREAM);
+	if (fd >= 0)
+		close(fd);
+	nssock_free(pool);
+	event_base_free(t.c.base);
+}
+
+static void test_udp_rows(void)
+{
+	CHECK(unit_netns_run(body_udp_rows));
+}
+
 const struct unit_case unit_cases[] = {
         {"helper keeps none of our fds", test_closes_fds},
         {"helper keeps none of our fds without close_range()",
@@ -507,5 +589,6 @@ const struct unit_case unit_cases[] = {
         {"a killed helper, isolated: noticed at once, the pool serves what "
          "it holds, no other helper starts",
          test_killed_helper},
+        {"UDP sockets only once asked for, and then UDP ones", test_udp_rows},
         {NULL, NULL},
 };

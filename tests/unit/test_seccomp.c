@@ -32,7 +32,7 @@ static const char *const *const lists[] = {
         loop_syscalls,    nssock_syscalls,    pcap_syscalls,
         ping_syscalls,    run_syscalls,       splice_syscalls,
         tapio_syscalls,   tcp_syscalls,       thread_syscalls,
-        udp_syscalls,
+        udp_syscalls,     usplice_syscalls,
 };
 
 /**
