@@ -83,6 +83,13 @@ struct publish {
  * @map_guest4:		pasta's --map-guest-addr: this address reaches
  *			@host4, or 0.0.0.0
  * @host4:		the host's own address on its outbound interface
+ * @copy6:		pasta's IPv6 addressing: the guest has @guest6/@prefix6,
+ *			the host's own, routed via @gw6, the host's gateway;
+ *			the prefix stands for the host's network (NDP), and
+ *			without it IPv6 is fd00::/64
+ * @guest6:		with @copy6, the guest's IPv6 address
+ * @prefix6:		with @copy6, its prefix length
+ * @gw6:		with @copy6, the IPv6 gateway (link-local or not)
  * @disable_host_loopback:	--disable-host-loopback
  * @host_lo_to_ns_lo:	pasta's --host-lo-to-ns-lo: forwards' clients on
  *			host loopback reach the namespace's loopback
@@ -134,6 +141,10 @@ struct opts {
 	bool pasta_net;
 	struct in_addr map_guest4;
 	struct in_addr host4;
+	bool copy6;
+	struct in6_addr guest6;
+	unsigned int prefix6;
+	struct in6_addr gw6;
 	bool disable_host_loopback;
 	bool host_lo_to_ns_lo;
 	bool mac_set;

@@ -10,7 +10,8 @@
  * @c:		context whose options are set
  *
  * IPv4 as the options resolved it (cli_derive_addresses(), or pasta's -a,
- * -g and --dns-forward); IPv6 is fixed at fd00::/64 whatever --cidr says.
+ * -g and --dns-forward); IPv6 is fixed at fd00::/64 whatever --cidr says,
+ * unless pasta mode copied the host's, which has no DNS forwarder of ours.
  */
 void ctx_set_addresses(struct ctx *c)
 {
@@ -18,6 +19,11 @@ void ctx_set_addresses(struct ctx *c)
 	c->gw4 = c->o->gw4;
 	c->dns4 = c->o->dns4;
 	c->mask4.s_addr = htonl(~0U << (32 - c->o->prefix));
+	if (c->o->copy6) {
+		c->gw6 = c->o->gw6;
+		c->dns6 = in6addr_any;
+		return;
+	}
 	inet_pton(AF_INET6, "fd00::2", &c->gw6);
 	inet_pton(AF_INET6, "fd00::3", &c->dns6);
 }

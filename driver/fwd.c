@@ -77,6 +77,8 @@ static bool in_virtual_net(const struct ctx *c, const struct in6_addr *a)
 	 */
 	if (inany_is_v4(a) && c->o->pasta_net)
 		return inany_v4(a).s_addr == c->guest4.s_addr;
+	if (!inany_is_v4(a) && c->o->copy6)
+		return inany_equal(a, &c->o->guest6);
 	if (inany_is_v4(a))
 		return (inany_v4(a).s_addr & c->mask4.s_addr) ==
 		       (c->gw4.s_addr & c->mask4.s_addr);

@@ -48,7 +48,8 @@ bool ip_is_dns(const struct ctx *c, const struct in6_addr *a)
 {
 	if (inany_is_v4(a))
 		return inany_v4(a).s_addr == c->dns4.s_addr;
-	return inany_equal(a, &c->dns6);
+	/* None when pasta mode copied the host's IPv6 (::). */
+	return !IN6_IS_ADDR_UNSPECIFIED(&c->dns6) && inany_equal(a, &c->dns6);
 }
 
 /**

@@ -204,21 +204,28 @@ static size_t ndp_build_na(uint8_t *buf, const struct in6_addr *target,
  * @buf:	at least NDP_RA_MAX bytes
  * @mtu:	link MTU to announce; below the IPv6 minimum it is left out
  * @rdnss:	DNS server to announce (RFC 8106), or NULL for none
+ * @copy6:	pasta's copy of the host's IPv6 (guest6/prefix6), or NULL
  *
  * The advert makes us the default router and lets the guest form an
- * address in fd00::/64 by SLAAC. The checksum field is left zero.
+ * address in fd00::/64 by SLAAC. With pasta's copy it announces the
+ * copied prefix as on-link only, and no default router: the guest has
+ * its address and its route via the host's gateway already. The checksum
+ * field is left zero.
  *
  * Return: message length
  */
 static size_t ndp_build_ra(uint8_t *buf, unsigned int mtu,
-                           const struct in6_addr *rdnss)
+                           const struct in6_addr *rdnss,
+                           const struct opts *copy6)
 {
+	struct in6_addr prefix = ndp_prefix;
+	unsigned int plen = 64;
 	size_t n = 16;
 
 	memset(buf, 0, NDP_RA_MAX);
 	buf[0] = ND_ROUTER_ADVERT;
 	buf[4] = 64; /* current hop limit for the guest's own packets */
-	put16(buf + 6, NDP_ROUTER_LIFETIME);
+	put16(buf + 6, copy6 ? 0 : NDP_ROUTER_LIFETIME);
 	buf[n] = ND_OPT_SOURCE_LINKADDR;
 	buf[n + 1] = 1;
 	memcpy(buf + n + 2, eth_router6_mac, 6);
@@ -229,13 +236,20 @@ static size_t ndp_build_ra(uint8_t *buf, unsigned int mtu,
 		put32(buf + n + 4, mtu);
 		n += 8;
 	}
+	if (copy6) {
+		plen = copy6->prefix6;
+		prefix = copy6->guest6;
+		for (unsigned int b = plen; b < 128; b++)
+			prefix.s6_addr[b / 8] &= (uint8_t) ~(0x80U >> (b % 8));
+	}
 	buf[n] = ND_OPT_PREFIX_INFORMATION;
 	buf[n + 1] = 4;
-	buf[n + 2] = 64;
-	buf[n + 3] = ND_OPT_PI_FLAG_ONLINK | ND_OPT_PI_FLAG_AUTO;
+	buf[n + 2] = (uint8_t)plen;
+	buf[n + 3] = copy6 ? ND_OPT_PI_FLAG_ONLINK
+	                   : ND_OPT_PI_FLAG_ONLINK | ND_OPT_PI_FLAG_AUTO;
 	put32(buf + n + 4, NDP_VALID_LIFETIME);
 	put32(buf + n + 8, NDP_PREFERRED_LIFETIME);
-	memcpy(buf + n + 16, &ndp_prefix, 16);
+	memcpy(buf + n + 16, &prefix, 16);
 	n += 32;
 	if (rdnss) {
 		buf[n] = NDP_OPT_RDNSS;
@@ -278,10 +292,36 @@ static void ndp_send(struct ctx *c, const struct in6_addr *src,
 static void ndp_send_ra(struct ctx *c, const struct in6_addr *dst)
 {
 	uint8_t ra[NDP_RA_MAX];
-	size_t len = ndp_build_ra(ra, c->tap.mtu,
-	                          c->o->disable_dns ? NULL : &c->dns6);
+	size_t len = ndp_build_ra(
+	        ra, c->tap.mtu,
+	        c->o->disable_dns || IN6_IS_ADDR_UNSPECIFIED(&c->dns6)
+	                ? NULL
+	                : &c->dns6,
+	        c->o->copy6 ? c->o : NULL);
 
 	ndp_send(c, &ndp_router_ll, dst, ra, len);
+}
+
+/**
+ * copied_neighbour() - whether a solicited address is a neighbour tapir
+ *			stands for in pasta's copy of the host's network
+ * @c:		context
+ * @target:	the address asked about
+ * @dad:	the solicitation is a duplicate address probe
+ *
+ * The copied prefix stands for the host's network, as ARP does for IPv4:
+ * every global address but the guest's own is reached through tapir. Never
+ * a probe's: the guest's new addresses (link-local, SLAAC) would fail.
+ *
+ * Return: true if so
+ */
+static bool copied_neighbour(const struct ctx *c, const struct in6_addr *target,
+                             bool dad)
+{
+	return c->o->copy6 && !dad && !IN6_IS_ADDR_LINKLOCAL(target) &&
+	       !IN6_IS_ADDR_MULTICAST(target) &&
+	       !IN6_IS_ADDR_UNSPECIFIED(target) &&
+	       !inany_equal(target, &c->o->guest6);
 }
 
 /**
@@ -298,7 +338,8 @@ static void ndp_answer_ns(struct ctx *c, const struct pkt *p,
 	bool dad = IN6_IS_ADDR_UNSPECIFIED(&p->src);
 	uint8_t na[NDP_NA_LEN];
 
-	if (!router && !inany_equal(&m->target, &c->dns6)) {
+	if (!router && !inany_equal(&m->target, &c->dns6) &&
+	    !copied_neighbour(c, &m->target, dad)) {
 		/* The guest's own addresses (DAD) and other neighbours. */
 		c->stats.drops[DROP_NOT_FOR_US]++;
 		return;

@@ -332,9 +332,10 @@ int route_add_default(struct nl *nl, int ifindex, int family, const void *gw,
 }
 
 /**
- * dump4() - dump one kind of IPv4 object, @cb called for each
+ * dump() - dump one kind of object of one family, @cb called for each
  * @nl:		socket
  * @type:	RTM_GETROUTE or RTM_GETADDR
+ * @family:	AF_INET or AF_INET6
  * @hdrlen:	its family header's size (struct rtmsg, struct ifaddrmsg),
  *		whose first byte is the family in both
  * @cb:		called for each object
@@ -344,36 +345,38 @@ int route_add_default(struct nl *nl, int ifindex, int family, const void *gw,
  */
 _Static_assert(offsetof(struct rtmsg, rtm_family) == 0 &&
                        offsetof(struct ifaddrmsg, ifa_family) == 0,
-               "dump4() writes the family as the header's first byte");
+               "dump() writes the family as the header's first byte");
 
-static int dump4(struct nl *nl, uint16_t type, size_t hdrlen, mnl_cb_t cb,
-                 void *data)
+static int dump(struct nl *nl, uint16_t type, int family, size_t hdrlen,
+                mnl_cb_t cb, void *data)
 {
 	char buf[NL_BUF_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	uint8_t *family;
+	uint8_t *fam;
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	family = mnl_nlmsg_put_extra_header(nlh, hdrlen);
-	*family = AF_INET;
+	fam = mnl_nlmsg_put_extra_header(nlh, hdrlen);
+	*fam = (uint8_t)family;
 	return nl_talk(nl, nlh, cb, data);
 }
 
 /**
  * struct route_pick - the default route with the lowest metric, so far
+ * @family:	the family asked for
  * @found:	one was seen
  * @metric:	its RTA_PRIORITY
  * @r:		what is returned
  */
 struct route_pick {
+	int family;
 	bool found;
 	uint32_t metric;
-	struct route4 r;
+	struct route_default r;
 };
 
 /**
- * route_dump_cb() - keep the best IPv4 default route of the main table
+ * route_dump_cb() - keep the best default route of the main table
  * @nlh:	one RTM_NEWROUTE of the dump
  * @data:	struct route_pick
  *
@@ -383,12 +386,12 @@ static int route_dump_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
 	struct route_pick *p = data;
-	struct route4 r = {0};
+	struct route_default r = {0};
 	uint32_t metric = 0;
 	struct nlattr *a;
 
 	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm) ||
-	    rtm->rtm_family != AF_INET || rtm->rtm_dst_len ||
+	    rtm->rtm_family != p->family || rtm->rtm_dst_len ||
 	    rtm->rtm_type != RTN_UNICAST || rtm->rtm_table != RT_TABLE_MAIN)
 		return MNL_CB_OK;
 	mnl_attr_for_each(a, nlh, sizeof(*rtm))
@@ -399,8 +402,9 @@ static int route_dump_cb(const struct nlmsghdr *nlh, void *data)
 				r.ifindex = (int)mnl_attr_get_u32(a);
 			break;
 		case RTA_GATEWAY:
-			if (mnl_attr_get_payload_len(a) == 4)
-				memcpy(&r.gw, mnl_attr_get_payload(a), 4);
+			if (mnl_attr_get_payload_len(a) == addr_len(p->family))
+				memcpy(&r.gw, mnl_attr_get_payload(a),
+				       addr_len(p->family));
 			break;
 		case RTA_PRIORITY:
 			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
@@ -417,18 +421,22 @@ static int route_dump_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 /**
- * route_get_default4() - the IPv4 default route of the main table
+ * route_get_default() - the default route of the main table
  * @nl:		socket
- * @r:		filled with its interface and gateway (0.0.0.0 if on-link)
+ * @family:	AF_INET or AF_INET6
+ * @r:		filled with its interface and gateway (zero if on-link)
+ *
+ * Of several, the one of the lowest metric, as the kernel picks.
  *
  * Return: 0 on success, -ENETUNREACH if there is none, -errno
  */
-int route_get_default4(struct nl *nl, struct route4 *r)
+int route_get_default(struct nl *nl, int family, struct route_default *r)
 {
-	struct route_pick p = {0};
+	struct route_pick p = {.family = family};
 	int ret;
 
-	ret = dump4(nl, RTM_GETROUTE, sizeof(struct rtmsg), route_dump_cb, &p);
+	ret = dump(nl, RTM_GETROUTE, family, sizeof(struct rtmsg),
+	           route_dump_cb, &p);
 	if (ret)
 		return ret;
 	if (!p.found)
@@ -438,41 +446,52 @@ int route_get_default4(struct nl *nl, struct route4 *r)
 }
 
 /**
- * struct addr_pick - the first global IPv4 address of one link
+ * struct addr_pick - the first global address of one link
+ * @family:	the family asked for
  * @ifindex:	the link
  * @found:	one was seen
  * @addr:	it
  * @plen:	its prefix length
  */
 struct addr_pick {
+	int family;
 	int ifindex;
 	bool found;
-	struct in_addr addr;
+	uint8_t addr[16];
 	unsigned int plen;
 };
 
 /**
- * addr_dump_cb() - keep the first global IPv4 address of the link
+ * addr_dump_cb() - keep the first usable global address of the link
  * @nlh:	one RTM_NEWADDR of the dump
  * @data:	struct addr_pick
+ *
+ * An IPv6 address still in or failed in duplicate address detection, or
+ * deprecated, is not one to copy.
  *
  * Return: MNL_CB_OK
  */
 static int addr_dump_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+	/* IPv4 addresses name the local one IFA_LOCAL, IPv6 ones don't. */
+	uint16_t want;
 	struct addr_pick *p = data;
 	struct nlattr *a;
 
 	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifa) ||
-	    ifa->ifa_family != AF_INET || (int)ifa->ifa_index != p->ifindex ||
-	    ifa->ifa_scope != RT_SCOPE_UNIVERSE || p->found)
+	    ifa->ifa_family != p->family || (int)ifa->ifa_index != p->ifindex ||
+	    ifa->ifa_scope != RT_SCOPE_UNIVERSE || p->found ||
+	    (ifa->ifa_flags &
+	     (IFA_F_TENTATIVE | IFA_F_DADFAILED | IFA_F_DEPRECATED)))
 		return MNL_CB_OK;
+	want = p->family == AF_INET ? IFA_LOCAL : IFA_ADDRESS;
 	mnl_attr_for_each(a, nlh, sizeof(*ifa))
 	{
-		if (mnl_attr_get_type(a) == IFA_LOCAL &&
-		    mnl_attr_get_payload_len(a) == 4) {
-			memcpy(&p->addr, mnl_attr_get_payload(a), 4);
+		if (mnl_attr_get_type(a) == want &&
+		    mnl_attr_get_payload_len(a) == addr_len(p->family)) {
+			memcpy(p->addr, mnl_attr_get_payload(a),
+			       addr_len(p->family));
 			p->plen = ifa->ifa_prefixlen;
 			p->found = true;
 		}
@@ -481,27 +500,28 @@ static int addr_dump_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 /**
- * addr_get4() - the first global IPv4 address of a link
+ * addr_get() - the first global address of a link
  * @nl:		socket
  * @ifindex:	the link
- * @addr:	filled with the address
+ * @family:	AF_INET or AF_INET6
+ * @addr:	filled with the address: struct in_addr or struct in6_addr
  * @plen:	filled with its prefix length
  *
  * Return: 0 on success, -EADDRNOTAVAIL if it has none, -errno
  */
-int addr_get4(struct nl *nl, int ifindex, struct in_addr *addr,
-              unsigned int *plen)
+int addr_get(struct nl *nl, int ifindex, int family, void *addr,
+             unsigned int *plen)
 {
-	struct addr_pick p = {.ifindex = ifindex};
+	struct addr_pick p = {.family = family, .ifindex = ifindex};
 	int ret;
 
-	ret = dump4(nl, RTM_GETADDR, sizeof(struct ifaddrmsg), addr_dump_cb,
-	            &p);
+	ret = dump(nl, RTM_GETADDR, family, sizeof(struct ifaddrmsg),
+	           addr_dump_cb, &p);
 	if (ret)
 		return ret;
 	if (!p.found)
 		return -EADDRNOTAVAIL;
-	*addr = p.addr;
+	memcpy(addr, p.addr, addr_len(family));
 	*plen = p.plen;
 	return 0;
 }

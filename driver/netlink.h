@@ -40,13 +40,17 @@ struct link_state {
 };
 
 /**
- * struct route4 - an IPv4 default route
+ * struct route_default - a default route
  * @ifindex:	its output interface
- * @gw:		its gateway, or 0.0.0.0 for an on-link route
+ * @gw:		its gateway of the route's family, all zero for an on-link
+ *		route
  */
-struct route4 {
+struct route_default {
 	int ifindex;
-	struct in_addr gw;
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} gw;
 };
 
 int nl_open(struct nl *nl);
@@ -61,8 +65,8 @@ int addr_add(struct nl *nl, int ifindex, int family, const void *addr,
              unsigned int prefixlen);
 int route_add_default(struct nl *nl, int ifindex, int family, const void *gw,
                       bool onlink);
-int route_get_default4(struct nl *nl, struct route4 *r);
-int addr_get4(struct nl *nl, int ifindex, struct in_addr *addr,
-              unsigned int *plen);
+int route_get_default(struct nl *nl, int family, struct route_default *r);
+int addr_get(struct nl *nl, int ifindex, int family, void *addr,
+             unsigned int *plen);
 
 #endif /* TAPIR_NETLINK_H */

@@ -223,6 +223,43 @@ static int add_addr(struct nl *nl, struct ipc_tap_info *info, int family,
 }
 
 /**
+ * configure_copy6() - pasta's IPv6: the host's address and default route
+ * @nl:		netlink socket
+ * @o:		options, with copy6
+ * @info:	reply being built
+ * @e:		filled on failure
+ *
+ * A global gateway outside the prefix (as some hosts have) is on-link,
+ * as on the host; a link-local one is on the tap's link anyway.
+ *
+ * Return: 0 on success, -1 on failure
+ */
+static int configure_copy6(struct nl *nl, const struct opts *o,
+                           struct ipc_tap_info *info, struct ipc_error *e)
+{
+	char txt[INET6_ADDRSTRLEN];
+	bool onlink = false;
+	int ret;
+
+	if (add_addr(nl, info, AF_INET6, &o->guest6, o->prefix6, e))
+		return -1;
+	if (!IN6_IS_ADDR_LINKLOCAL(&o->gw6)) {
+		for (unsigned int b = 0; b < o->prefix6 && !onlink; b++) {
+			unsigned int mask = 0x80U >> (b % 8);
+
+			onlink = (o->gw6.s6_addr[b / 8] & mask) !=
+			         (o->guest6.s6_addr[b / 8] & mask);
+		}
+	}
+	if ((ret = route_add_default(nl, info->ifindex, AF_INET6, &o->gw6,
+	                             onlink))) {
+		inet_ntop(AF_INET6, &o->gw6, txt, sizeof(txt));
+		return fail(e, ret, "add default route via %s", txt);
+	}
+	return 0;
+}
+
+/**
  * configure_links() - --configure: lo up, tap up, MAC, addresses, routes
  * @nl:		netlink socket
  * @o:		options
@@ -255,6 +292,8 @@ static int configure_links(struct nl *nl, const struct opts *o,
 		return fail(e, ret, "add default route via %s", inet_ntoa(gw));
 	if (!o->ipv6)
 		return 0;
+	if (o->copy6)
+		return configure_copy6(nl, o, info, e);
 	if (add_addr(nl, info, AF_INET6, &guest_addr6, 64, e))
 		return -1;
 	if ((ret = route_add_default(nl, info->ifindex, AF_INET6, &router_ll6,

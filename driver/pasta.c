@@ -103,7 +103,7 @@ struct host_if {
  */
 static int host_outbound(struct host_if *h, bool quiet)
 {
-	struct route4 r;
+	struct route_default r;
 	struct nl nl;
 	int ret;
 
@@ -112,9 +112,9 @@ static int host_outbound(struct host_if *h, bool quiet)
 			err_errno(-ret, "open rtnetlink socket");
 		return -1;
 	}
-	ret = route_get_default4(&nl, &r);
+	ret = route_get_default(&nl, AF_INET, &r);
 	if (!ret)
-		ret = addr_get4(&nl, r.ifindex, &h->addr, &h->plen);
+		ret = addr_get(&nl, r.ifindex, AF_INET, &h->addr, &h->plen);
 	nl_close(&nl);
 	if (!ret && !if_indextoname((unsigned int)r.ifindex, h->name))
 		ret = -errno;
@@ -126,8 +126,38 @@ static int host_outbound(struct host_if *h, bool quiet)
 			                "-g)");
 		return -1;
 	}
-	h->gw = r.gw;
+	h->gw = r.gw.v4;
 	return 0;
+}
+
+/**
+ * copy_host6() - pasta's IPv6: the host's address and gateway, if it has
+ *		  them
+ * @o:		tapir's options: copy6, guest6, prefix6 and gw6 set if so
+ *
+ * The address is the first global one of the IPv6 default route's
+ * interface; a host without either (or with an on-link default route)
+ * leaves the guest tapir's fd00::/64, through which it still reaches
+ * IPv6 hosts.
+ */
+static void copy_host6(struct opts *o)
+{
+	struct route_default r;
+	struct nl nl;
+	int ret;
+
+	if (nl_open(&nl))
+		return;
+	ret = route_get_default(&nl, AF_INET6, &r);
+	if (!ret)
+		ret = addr_get(&nl, r.ifindex, AF_INET6, &o->guest6,
+		               &o->prefix6);
+	nl_close(&nl);
+	if (ret || IN6_IS_ADDR_UNSPECIFIED(&r.gw.v6) || !o->prefix6 ||
+	    o->prefix6 > 128)
+		return;
+	o->gw6 = r.gw.v6;
+	o->copy6 = true;
 }
 
 /**
@@ -201,8 +231,8 @@ no_gateway:
  * @o:		tapir's options
  *
  * As pasta: what -a, -n and -g don't say is copied from the host's
- * outbound interface, its name too (without -I). IPv6 keeps tapir's
- * fd00::/64.
+ * outbound interface, its name too (without -I). IPv6 is the host's too
+ * (copy_host6()), -a given or not, as podman expects of pasta.
  *
  * Return: 0, or -1 after one error line
  */
@@ -213,7 +243,8 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 	if (po->addr.v6_set || po->gw.v6_set || po->dns_forward.v6_set ||
 	    po->map_guest.v6_set) {
 		err_msg("-a, -g, --dns-forward and --map-guest-addr take IPv4 "
-		        "addresses only in tapir: IPv6 is fd00::/64");
+		        "addresses only in tapir: IPv6 is the host's, "
+		        "copied");
 		return -1;
 	}
 	bool need_host = !po->addr.v4_set || po->map_guest.v4_set;
@@ -227,6 +258,11 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 		host_outbound(&h, true);
 	if (given_layout(po, &h, o))
 		return -1;
+	/* Only where tapir configures the interface: rootlesskit's own tap
+	 * has IPv4 only (it passes --ipv4-only anyway).
+	 */
+	if (o->ipv6 && po->config_net)
+		copy_host6(o);
 	if (!po->ifname[0] && h.name[0])
 		snprintf(o->ifname, sizeof(o->ifname), "%s", h.name);
 	o->pasta_net = true;

@@ -174,7 +174,7 @@ static int make_resolv_conf(const struct opts *o, char *dir, size_t dirlen,
 		return -1;
 	}
 	if (fprintf(f, "nameserver %s\n", inet_ntoa(dns)) < 0 ||
-	    (o->ipv6 && fprintf(f, "nameserver fd00::3\n") < 0)) {
+	    (o->ipv6 && !o->copy6 && fprintf(f, "nameserver fd00::3\n") < 0)) {
 		err = errno ? errno : EIO;
 		fclose(f);
 	} else if (fclose(f)) {

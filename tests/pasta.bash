@@ -15,7 +15,9 @@
 #   removes its containers and writes $PT_DIR/finished.
 #
 #   pt_host              nginx with the test page (and /big, 100 MB) on
-#                        $SANDBOX_HOST_IP4:8080 and 127.0.0.1:8085,
+#                        $SANDBOX_HOST_IP4:8080, 127.0.0.1:8085 and
+#                        [fd18::7]:8080 (an IPv6 neighbour of the host's
+#                        fd18::1/64, which containers copy and shadow),
 #                        dnsmasq on 127.0.0.1:53 (the host's resolver)
 #                        and $SANDBOX_HOST_IP4:53 (a UDP service of the
 #                        host's); prints the sha256 of /big
@@ -47,7 +49,8 @@ httpd -p 80 -h /www && (udpecho 9999 &) && trap "exit 0" TERM &&
 while :; do sleep 1 & wait $!; done'
 
 pt_host() {
-	nginx_start web "$SANDBOX_HOST_IP4:8080" 127.0.0.1:8085
+	ip -6 addr add fd18::7/128 dev lo nodad
+	nginx_start web "$SANDBOX_HOST_IP4:8080" 127.0.0.1:8085 "[fd18::7]:8080"
 	ln "$PASTA_BIG" "$SCEN_DIR/web/www/big" 2>/dev/null ||
 		cp "$PASTA_BIG" "$SCEN_DIR/web/www/big"
 	bg_start dnsmasq dnsmasq --no-daemon --port=53 \

@@ -293,7 +293,7 @@ static void test_build_ra(void)
 {
 	struct in6_addr dns = addr6("fd00::3"), pfx = addr6("fd00::");
 	uint8_t ra[NDP_RA_MAX];
-	size_t len = ndp_build_ra(ra, 1500, &dns);
+	size_t len = ndp_build_ra(ra, 1500, &dns, NULL);
 	const uint8_t *o;
 
 	CHECK(len == 88);
@@ -316,13 +316,33 @@ static void test_build_ra(void)
 static void test_build_ra_small_mtu_no_dns(void)
 {
 	uint8_t ra[NDP_RA_MAX];
-	size_t len = ndp_build_ra(ra, 1279, NULL);
+	size_t len = ndp_build_ra(ra, 1279, NULL, NULL);
 
 	CHECK(len == 16 + 8 + 32);
 	CHECK(!find_opt(ra, len, 16, ND_OPT_MTU));
 	CHECK(!find_opt(ra, len, 16, NDP_OPT_RDNSS));
 	CHECK(find_opt(ra, len, 16, ND_OPT_PREFIX_INFORMATION));
-	CHECK(ndp_build_ra(ra, 65520, NULL) == 16 + 8 + 8 + 32);
+	CHECK(ndp_build_ra(ra, 65520, NULL, NULL) == 16 + 8 + 8 + 32);
+}
+
+/* pasta's copy of the host's IPv6: its prefix, on-link only, no SLAAC,
+ * no second default route.
+ */
+static void test_build_ra_copy6(void)
+{
+	struct opts o = {.copy6 = true, .prefix6 = 56};
+	struct in6_addr pfx = addr6("2001:db8:1:200::");
+	uint8_t ra[NDP_RA_MAX];
+	size_t len;
+	const uint8_t *opt;
+
+	o.guest6 = addr6("2001:db8:1:2ab::7");
+	len = ndp_build_ra(ra, 1500, NULL, &o);
+	CHECK(ra[6] == 0 && ra[7] == 0); /* not a default router */
+	opt = find_opt(ra, len, 16, ND_OPT_PREFIX_INFORMATION);
+	CHECK(opt && opt[2] == 56 && opt[3] == ND_OPT_PI_FLAG_ONLINK);
+	CHECK(opt && !memcmp(opt + 16, &pfx, 16));
+	CHECK(!find_opt(ra, len, 16, NDP_OPT_RDNSS));
 }
 
 static void test_build_na(void)
@@ -478,6 +498,43 @@ static void test_ns_dad_and_others(void)
 	teardown();
 }
 
+/* With pasta's copy, the prefix stands for the host's network: every
+ * global neighbour is answered, but not the guest's own address, nor any
+ * duplicate address probe (the guest's new addresses would fail).
+ */
+static void test_ns_copy6_neighbours(void)
+{
+	struct in6_addr gw = addr6("fd18::fe"), nb = addr6("fd18::7");
+	uint8_t ns[32];
+	size_t len;
+	struct reply r;
+
+	setup();
+	t_opts.copy6 = true;
+	t_opts.guest6 = addr6("fd18::1");
+	t_opts.prefix6 = 64;
+	t_opts.gw6 = gw;
+	t_ctx.gw6 = gw;
+	t_ctx.dns6 = in6addr_any;
+	len = ns_msg(ns, "fd18::7", true);
+	CHECK(input("fd18::1", "ff02::1:ff00:7", 255, ns, len));
+	CHECK(read_reply(&r) && r.msg[4] == 0x60); /* solicited, override */
+	CHECK(IN6_ARE_ADDR_EQUAL(&r.src, &nb));
+	len = ns_msg(ns, "fd18::fe", true);
+	CHECK(input("fd18::1", "ff02::1:ff00:fe", 255, ns, len));
+	CHECK(read_reply(&r) && r.msg[4] == 0xe0); /* the router */
+	len = ns_msg(ns, "fd18::1", true);
+	CHECK(input("fe80::1", "ff02::1:ff00:1", 255, ns, len));
+	len = ns_msg(ns, "fd18::5054:ff:fe12:3456", false);
+	CHECK(input("::", "ff02::1:ff12:3456", 255, ns, len));
+	len = ns_msg(ns, "fe80::5054:ff:fe12:3456", false);
+	CHECK(input("::", "ff02::1:ff12:3456", 255, ns, len));
+	CHECK(!read_reply(&r));
+	CHECK(t_ctx.stats.drops[DROP_NOT_FOR_US] == 3);
+	t_opts.copy6 = false;
+	teardown();
+}
+
 static void test_ns_malformed_dropped(void)
 {
 	uint8_t ns[32];
@@ -593,11 +650,15 @@ static void test_unsolicited_ra_at_start(void)
 const struct unit_case unit_cases[] = {
         {"RA: lifetime, MTU, prefix, RDNSS", test_build_ra},
         {"RA: no MTU below 1280, no RDNSS", test_build_ra_small_mtu_no_dns},
+        {"RA: pasta's copied prefix, on-link only", test_build_ra_copy6},
         {"NA: flags, target and link-layer option", test_build_na},
         {"NS parse and truncations", test_parse_ns},
         {"NS/RS: hop limit, option length 0, code", test_parse_bad},
         {"NS for the router and DNS addresses", test_ns_router},
         {"NS: DAD for ours, others ignored", test_ns_dad_and_others},
+        {"NS with pasta's copy: neighbours answered, the guest's own and "
+         "probes not",
+         test_ns_copy6_neighbours},
         {"malformed NS counted and dropped", test_ns_malformed_dropped},
         {"RS answered with an RA", test_rs_gets_ra},
         {"echo and MLD left to icmp.c", test_other_types_not_consumed},
