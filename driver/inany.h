@@ -59,4 +59,25 @@ static inline bool inany_equal(const struct in6_addr *a,
 	return !memcmp(a, b, sizeof(*a));
 }
 
+/**
+ * in6_same_prefix() - whether two IPv6 addresses share their first bits
+ * @a:		one
+ * @b:		other
+ * @plen:	prefix length, 0..128
+ *
+ * Return: true if the first @plen bits are equal
+ */
+static inline bool in6_same_prefix(const struct in6_addr *a,
+                                   const struct in6_addr *b, unsigned int plen)
+{
+	for (unsigned int bit = 0; bit < plen && bit < 128; bit++) {
+		unsigned int mask = 0x80U >> (bit % 8);
+
+		if ((a->s6_addr[bit / 8] & mask) !=
+		    (b->s6_addr[bit / 8] & mask))
+			return false;
+	}
+	return true;
+}
+
 #endif /* TAPIR_INANY_H */

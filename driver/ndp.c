@@ -310,17 +310,17 @@ static void ndp_send_ra(struct ctx *c, const struct in6_addr *dst)
  * @dad:	the solicitation is a duplicate address probe
  *
  * The copied prefix stands for the host's network, as ARP does for IPv4:
- * every global address but the guest's own is reached through tapir. Never
- * a probe's: the guest's new addresses (link-local, SLAAC) would fail.
+ * every other address in it is reached through tapir (the gateway is
+ * answered as the router). Never a probe's: the guest's new addresses
+ * (SLAAC, privacy) would fail.
  *
  * Return: true if so
  */
 static bool copied_neighbour(const struct ctx *c, const struct in6_addr *target,
                              bool dad)
 {
-	return c->o->copy6 && !dad && !IN6_IS_ADDR_LINKLOCAL(target) &&
-	       !IN6_IS_ADDR_MULTICAST(target) &&
-	       !IN6_IS_ADDR_UNSPECIFIED(target) &&
+	return c->o->copy6 && !dad &&
+	       in6_same_prefix(target, &c->o->guest6, c->o->prefix6) &&
 	       !inany_equal(target, &c->o->guest6);
 }
 
@@ -338,8 +338,10 @@ static void ndp_answer_ns(struct ctx *c, const struct pkt *p,
 	bool dad = IN6_IS_ADDR_UNSPECIFIED(&p->src);
 	uint8_t na[NDP_NA_LEN];
 
-	if (!router && !inany_equal(&m->target, &c->dns6) &&
-	    !copied_neighbour(c, &m->target, dad)) {
+	/* Never for ::, which the copy makes c->dns6. */
+	if (IN6_IS_ADDR_UNSPECIFIED(&m->target) ||
+	    (!router && !inany_equal(&m->target, &c->dns6) &&
+	     !copied_neighbour(c, &m->target, dad))) {
 		/* The guest's own addresses (DAD) and other neighbours. */
 		c->stats.drops[DROP_NOT_FOR_US]++;
 		return;

@@ -390,9 +390,12 @@ static int route_dump_cb(const struct nlmsghdr *nlh, void *data)
 	uint32_t metric = 0;
 	struct nlattr *a;
 
+	/* Not a source-specific one ("default from X"), nor a dead one. */
 	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm) ||
 	    rtm->rtm_family != p->family || rtm->rtm_dst_len ||
-	    rtm->rtm_type != RTN_UNICAST || rtm->rtm_table != RT_TABLE_MAIN)
+	    rtm->rtm_src_len || rtm->rtm_type != RTN_UNICAST ||
+	    rtm->rtm_table != RT_TABLE_MAIN ||
+	    (rtm->rtm_flags & (RTNH_F_DEAD | RTNH_F_LINKDOWN)))
 		return MNL_CB_OK;
 	mnl_attr_for_each(a, nlh, sizeof(*rtm))
 	{
@@ -474,9 +477,8 @@ struct addr_pick {
 static int addr_dump_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
-	/* IPv4 addresses name the local one IFA_LOCAL, IPv6 ones don't. */
-	uint16_t want;
 	struct addr_pick *p = data;
+	bool local = false;
 	struct nlattr *a;
 
 	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifa) ||
@@ -485,16 +487,21 @@ static int addr_dump_cb(const struct nlmsghdr *nlh, void *data)
 	    (ifa->ifa_flags &
 	     (IFA_F_TENTATIVE | IFA_F_DADFAILED | IFA_F_DEPRECATED)))
 		return MNL_CB_OK;
-	want = p->family == AF_INET ? IFA_LOCAL : IFA_ADDRESS;
+	/* IFA_LOCAL is the local address where there is one: with a peer
+	 * (point-to-point links), IFA_ADDRESS is the peer's. IPv6 addresses
+	 * without a peer have IFA_ADDRESS alone.
+	 */
 	mnl_attr_for_each(a, nlh, sizeof(*ifa))
 	{
-		if (mnl_attr_get_type(a) == want &&
-		    mnl_attr_get_payload_len(a) == addr_len(p->family)) {
-			memcpy(p->addr, mnl_attr_get_payload(a),
-			       addr_len(p->family));
-			p->plen = ifa->ifa_prefixlen;
-			p->found = true;
-		}
+		uint16_t type = mnl_attr_get_type(a);
+
+		if ((type != IFA_LOCAL && (type != IFA_ADDRESS || local)) ||
+		    mnl_attr_get_payload_len(a) != addr_len(p->family))
+			continue;
+		memcpy(p->addr, mnl_attr_get_payload(a), addr_len(p->family));
+		p->plen = ifa->ifa_prefixlen;
+		p->found = true;
+		local = type == IFA_LOCAL;
 	}
 	return MNL_CB_OK;
 }

@@ -27,6 +27,7 @@
 
 #include "ipc/channel.h"
 #include "ctx.h"
+#include "inany.h"
 #include "log.h"
 #include "netlink.h"
 #include "nshelper.h"
@@ -243,14 +244,8 @@ static int configure_copy6(struct nl *nl, const struct opts *o,
 
 	if (add_addr(nl, info, AF_INET6, &o->guest6, o->prefix6, e))
 		return -1;
-	if (!IN6_IS_ADDR_LINKLOCAL(&o->gw6)) {
-		for (unsigned int b = 0; b < o->prefix6 && !onlink; b++) {
-			unsigned int mask = 0x80U >> (b % 8);
-
-			onlink = (o->gw6.s6_addr[b / 8] & mask) !=
-			         (o->guest6.s6_addr[b / 8] & mask);
-		}
-	}
+	if (!IN6_IS_ADDR_LINKLOCAL(&o->gw6))
+		onlink = !in6_same_prefix(&o->gw6, &o->guest6, o->prefix6);
 	if ((ret = route_add_default(nl, info->ifindex, AF_INET6, &o->gw6,
 	                             onlink))) {
 		inet_ntop(AF_INET6, &o->gw6, txt, sizeof(txt));

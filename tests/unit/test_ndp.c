@@ -330,8 +330,8 @@ static void test_build_ra_small_mtu_no_dns(void)
  */
 static void test_build_ra_copy6(void)
 {
-	struct opts o = {.copy6 = true, .prefix6 = 56};
-	struct in6_addr pfx = addr6("2001:db8:1:200::");
+	struct opts o = {.copy6 = true, .prefix6 = 60};
+	struct in6_addr pfx = addr6("2001:db8:1:2a0::");
 	uint8_t ra[NDP_RA_MAX];
 	size_t len;
 	const uint8_t *opt;
@@ -340,7 +340,7 @@ static void test_build_ra_copy6(void)
 	len = ndp_build_ra(ra, 1500, NULL, &o);
 	CHECK(ra[6] == 0 && ra[7] == 0); /* not a default router */
 	opt = find_opt(ra, len, 16, ND_OPT_PREFIX_INFORMATION);
-	CHECK(opt && opt[2] == 56 && opt[3] == ND_OPT_PI_FLAG_ONLINK);
+	CHECK(opt && opt[2] == 60 && opt[3] == ND_OPT_PI_FLAG_ONLINK);
 	CHECK(opt && !memcmp(opt + 16, &pfx, 16));
 	CHECK(!find_opt(ra, len, 16, NDP_OPT_RDNSS));
 }
@@ -529,8 +529,13 @@ static void test_ns_copy6_neighbours(void)
 	CHECK(input("::", "ff02::1:ff12:3456", 255, ns, len));
 	len = ns_msg(ns, "fe80::5054:ff:fe12:3456", false);
 	CHECK(input("::", "ff02::1:ff12:3456", 255, ns, len));
+	/* Outside the copied prefix, and ::, which c->dns6 now is. */
+	len = ns_msg(ns, "2001:db8::9", true);
+	CHECK(input("fd18::1", "ff02::1:ff00:9", 255, ns, len));
+	len = ns_msg(ns, "::", true);
+	CHECK(input("fd18::1", "ff02::1:ff00:0", 255, ns, len));
 	CHECK(!read_reply(&r));
-	CHECK(t_ctx.stats.drops[DROP_NOT_FOR_US] == 3);
+	CHECK(t_ctx.stats.drops[DROP_NOT_FOR_US] == 5);
 	t_opts.copy6 = false;
 	teardown();
 }
