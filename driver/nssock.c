@@ -126,6 +126,17 @@ static unsigned int row_size(int row)
 }
 
 /**
+ * row_low() - below this many sockets, a row is refilled
+ * @row:	row
+ *
+ * Return: NSSOCK_LOW or NSSOCK_UDP_LOW
+ */
+static unsigned int row_low(int row)
+{
+	return row < 2 ? NSSOCK_LOW : NSSOCK_UDP_LOW;
+}
+
+/**
  * make_sockets() - create unconnected non-blocking sockets
  * @row:	what of: row_of()
  * @want:	how many, at most row_size()
@@ -625,7 +636,7 @@ int nssock_get(struct nssock_pool *p, int family, int type)
 		return -EAGAIN;
 	}
 	p->n[row]--;
-	if (p->n[row] < (row < 2 ? NSSOCK_LOW : NSSOCK_UDP_LOW))
+	if (p->n[row] < row_low(row))
 		refill_start(p);
 	return p->fds[row][p->n[row]];
 }

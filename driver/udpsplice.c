@@ -391,11 +391,10 @@ void usplice_datagram(struct ctx *c, int lfd, const union sockaddr_inany *peer,
 	}
 	k.disc = lfd;
 	f = (struct usplice_flow *)flow_lookup(c->flows, &k);
-	if (!f)
-		f = flow_new(c, &k, lfd, peer, in_ns, dst, dport);
-	if (!f)
+	if (f)
+		flow_used(c->usplice, f, true);
+	else if (!(f = flow_new(c, &k, lfd, peer, in_ns, dst, dport)))
 		return;
-	flow_used(c->usplice, f, true);
 	if (send(f->fd, data, len, MSG_DONTWAIT) < 0)
 		c->stats.drops[DROP_SOCKET]++;
 }
