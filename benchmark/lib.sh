@@ -338,14 +338,17 @@ bench_rootlesskit_has_pasta() {
 # bench_start DRIVER MTU [PORT_DRIVER]: starts the namespace with its
 # driver, as the test user (veth: as root). PORT_DRIVER is the rootlesskit
 # port driver (default slirp4netns, which gives tapir its API socket) or
-# "pasta:HOSTPORT:GUESTPORT" for pasta's own forward. Sets BENCH_NS_PID
+# "pasta:HOSTPORT:GUESTPORT" for pasta's own TCP forward
+# ("pasta-udp:..." for UDP; see bench_start_pasta). BENCH_SIDE and
+# BENCH_LAUNCH_NETNS_PID start a second one (bench_launch_user); its
+# state dir is then rk$BENCH_SIDE. Sets BENCH_NS_PID
 # (a process in the namespace), BENCH_LAUNCHER_PID, BENCH_LAUNCHER (text),
 # BENCH_IFNAME, BENCH_SRV_BIND (where host-side servers listen),
 # BENCH_STATE_DIR and BENCH_API_SOCK (tapir and slirp4netns only), and
 # BENCH_TARGET, where workloads in the namespace connect (10.0.2.2).
 # loopback starts nothing: its "namespace" is the sandbox host itself.
 bench_start() {
-	local driver=$1 mtu=$2 pd=${3:-slirp4netns} life
+	local driver=$1 mtu=$2 pd=${3:-slirp4netns} life side=${BENCH_SIDE:-}
 	BENCH_TARGET=$BENCH_GW
 	if [[ "$driver" == loopback ]]; then
 		BENCH_IFNAME=lo BENCH_SRV_BIND=127.0.0.1 BENCH_TARGET=127.0.0.1
@@ -355,7 +358,7 @@ bench_start() {
 		return
 	fi
 	# A pasta forward spec means "the default" for the other drivers.
-	[[ "$pd" == pasta:* && "$BENCH_KIND" != pasta &&
+	[[ "$pd" == pasta*:* && "$BENCH_KIND" != pasta &&
 		"$BENCH_KIND" != tapir-pasta ]] && pd=slirp4netns
 	# The holder outlives any run but is still bounded.
 	life=$((BENCH_TIME * 20 + 600))
@@ -363,7 +366,7 @@ bench_start() {
 	# shellcheck disable=SC2016 # expanded by the inner bash
 	local -a hold=(bash -c 'exec -a "$0" sleep "$1"' "$BENCH_NS_TOKEN" "$life")
 	BENCH_IFNAME=tap0 BENCH_SRV_BIND=127.0.0.1
-	BENCH_STATE_DIR="$SCEN_DIR/rk" BENCH_API_SOCK=""
+	BENCH_STATE_DIR="$SCEN_DIR/rk$side" BENCH_API_SOCK=""
 	# The process that holds the tap; only for builtin is it not the
 	# driver being measured.
 	BENCH_NET_DRIVER=$BENCH_KIND BENCH_NET_BIN=$BENCH_BIN
@@ -384,7 +387,7 @@ bench_start() {
 	pasta | tapir-pasta)
 		if bench_rootlesskit_has_pasta; then
 			local rpd=none
-			[[ "$pd" == pasta:* ]] && rpd=implicit
+			[[ "$pd" == pasta*:* ]] && rpd=implicit
 			bench_start_rootlesskit --net=pasta --mtu="$mtu" \
 				--pasta-binary="$BENCH_BIN" --port-driver="$rpd" \
 				-- "${hold[@]}"
@@ -427,28 +430,46 @@ bench_start_rootlesskit() { # ROOTLESSKIT_ARGS...
 	# --copy-up=/etc as dockerd-rootless.sh does (rootlesskit then writes
 	# its own resolv.conf into a copy of /etc); it also works with
 	# sandboxes whose /etc/resolv.conf cannot be mounted over.
-	bg_start_user driver env "${envw[@]}" "$rk" \
+	bench_launch_user env "${envw[@]}" "$rk" \
 		--state-dir="$BENCH_STATE_DIR" --copy-up=/etc "$@"
-	BENCH_LAUNCHER_PID=$(bg_pid driver)
 	BENCH_LAUNCHER="$envtext$BENCH_ROOTLESSKIT_VERSION $(printf '%s ' "$@" | sed 's/ -- .*//')"
 }
 
-bench_start_pasta() { # MTU PORT_SPEC HOLD_CMD...
-	local mtu=$1 pd=$2 tports=none
-	shift 2
-	if [[ "$pd" == pasta:* ]]; then
-		local hp gp
-		IFS=: read -r _ hp gp <<<"$pd"
-		tports="127.0.0.1/$hp:$gp"
+# bench_launch_user CMD...: start the driver's launcher as the test user,
+# in the network namespace of BENCH_LAUNCH_NETNS_PID when that is set (a
+# second simulated host), and set BENCH_LAUNCHER_PID. Its name is
+# "driver", with BENCH_SIDE appended when a script runs two.
+bench_launch_user() {
+	local name="driver${BENCH_SIDE:-}"
+	local -a as_user_cmd
+	if [[ -n "${BENCH_LAUNCH_NETNS_PID:-}" ]]; then
+		_scen_as_user_cmd as_user_cmd
+		bg_start "$name" nsenter -t "$BENCH_LAUNCH_NETNS_PID" -n -- \
+			"${as_user_cmd[@]}" "$@"
+	else
+		bg_start_user "$name" "$@"
 	fi
+	BENCH_LAUNCHER_PID=$(bg_pid "$name")
+}
+
+# bench_start_pasta MTU PORT_SPEC HOLD_CMD...: PORT_SPEC pasta:HP:GP
+# forwards TCP from the host's 127.0.0.1:HP, pasta-udp:HP:GP UDP from
+# every host address.
+bench_start_pasta() {
+	local mtu=$1 pd=$2 tports=none uports=none hp gp
+	shift 2
+	IFS=: read -r _ hp gp <<<"$pd"
+	case $pd in
+	pasta:*) tports="127.0.0.1/$hp:$gp" ;;
+	pasta-udp:*) uports="$hp:$gp" ;;
+	esac
 	# rootlesskit 1.x has no --net=pasta: the same configuration by hand
 	# (its offsets: guest net+100, gateway net+2); -f keeps pasta in the
 	# foreground so that its pid is known.
 	local -a args=(-f -q -I tap0 --config-net -a "$BENCH_GUEST" -n 24
-		-g "$BENCH_GW" --mtu "$mtu" -4 -t "$tports" -u none -T none
+		-g "$BENCH_GW" --mtu "$mtu" -4 -t "$tports" -u "$uports" -T none
 		-U none)
-	bg_start_user driver "$BENCH_BIN" "${args[@]}" -- "$@"
-	BENCH_LAUNCHER_PID=$(bg_pid driver)
+	bench_launch_user "$BENCH_BIN" "${args[@]}" -- "$@"
 	BENCH_LAUNCHER="pasta ${args[*]} (the installed rootlesskit has no --net=pasta)"
 }
 
@@ -588,10 +609,12 @@ bench_api() { # JSON: one request to the driver's API socket, reply on stdout
 	printf '%s\n' "$1" | timeout 5 socat -t 5 - "UNIX-CONNECT:$BENCH_API_SOCK"
 }
 
-# bench_tcp_stats REPLY: prints "TO_HOST TO_GUEST" tcp bytes from a
-# get_stats reply.
+# bench_tcp_stats REPLY: prints "TO_HOST TO_GUEST" bytes of the protocol
+# the workload uses, BENCH_STATS_PROTO (default tcp), from a get_stats
+# reply.
 bench_tcp_stats() {
-	jq -er '[.return.to_host.tcp.bytes, .return.to_guest.tcp.bytes] |
+	jq -er --arg p "${BENCH_STATS_PROTO:-tcp}" \
+		'[.return.to_host[$p].bytes, .return.to_guest[$p].bytes] |
 		map(numbers) | if length == 2 then "\(.[0]) \(.[1])" else error end' \
 		<<<"$1" 2>/dev/null || {
 		bench_log "get_stats reply: ${1:-<none>}"
@@ -630,8 +653,9 @@ bench_thread_ticks() {
 }
 
 # bench_snapshot NAME: record the counters the proof compares, before or
-# after the workload: tap bytes, tapir's TCP bytes and per-queue counters
-# (one get_stats), the driver's CPU, in all and per thread.
+# after the workload: tap bytes, tapir's bytes of BENCH_STATS_PROTO and
+# per-queue counters (one get_stats), the driver's CPU, in all and per
+# thread.
 bench_snapshot() {
 	local name=$1 tap stats="" queues=null reply
 	tap=$(bench_tap_bytes)
@@ -690,21 +714,25 @@ bench_thread_queue_fields() {
 # bench_tap_holder: sets BENCH_TAP_HOLDER to the pid of the one process
 # holding the tap of the namespace, and BENCH_TUN_FDS to tunns's list;
 # refuses when there is none, several, or when tun fds exist for other
-# namespaces (nothing else in this sandbox uses a tap).
+# namespaces (nothing else in this sandbox uses a tap), but for the
+# namespaces whose inodes BENCH_OTHER_NETNS lists (a script's second
+# driver, proven on its own).
 bench_tap_holder() {
-	local out ns pids line
+	local out ns pids line mine=""
 	local -a f
 	ns=$(stat -L -c %i "/proc/$BENCH_NS_PID/ns/net")
 	out=$("$BENCH_TUNNS") || bench_refuse "tunns could not inspect every tun fd in the sandbox"
-	BENCH_TUN_FDS=$out
 	while read -r line; do
 		[[ -z "$line" ]] && continue
 		read -r -a f <<<"$line"
-		if [[ "${f[2]}" != "$BENCH_IFNAME" || "${f[3]}" != "$ns" ]]; then
+		if [[ "${f[2]}" == "$BENCH_IFNAME" && "${f[3]}" == "$ns" ]]; then
+			mine+="$line"$'\n'
+		elif [[ " ${BENCH_OTHER_NETNS:-} " != *" ${f[3]} "* ]]; then
 			bench_refuse "unexpected tun fd in the sandbox: pid ${f[0]} fd ${f[1]}, ${f[2]} in net:[${f[3]}]"
 		fi
 	done <<<"$out"
-	pids=$(awk '{ print $1 }' <<<"$out" | sort -u)
+	BENCH_TUN_FDS=${mine%$'\n'}
+	pids=$(awk '{ print $1 }' <<<"$BENCH_TUN_FDS" | sort -u)
 	[[ -n "$pids" ]] || bench_refuse "no process holds $BENCH_IFNAME of the benchmark's namespace net:[$ns]"
 	[[ "$pids" =~ ^[0-9]+$ ]] || bench_refuse "several processes hold $BENCH_IFNAME of net:[$ns]: $(echo "$pids" | xargs)"
 	BENCH_TAP_HOLDER=$pids
@@ -791,6 +819,7 @@ bench_prove_driver_pid() {
 # sets BENCH_PROOF_JSON.
 bench_prove_path() {
 	local dir=$1 bytes=$2 tap=${3:-tap} ns route holder exe bin tap_b tap_a
+	local proto=${BENCH_STATS_PROTO:-tcp}
 	ns=$(stat -L -c %i "/proc/$BENCH_NS_PID/ns/net")
 	route=$(bench_in_ns ip -o route get "$BENCH_TARGET" 2>&1 || true)
 	[[ "$route" == *" dev $BENCH_IFNAME "* ]] ||
@@ -843,7 +872,7 @@ bench_prove_path() {
 	local stats_delta=null
 	if [[ "$BENCH_KIND" == tapir ]]; then
 		[[ "$BENCH_SNAP_before_STATS" != none && "$BENCH_SNAP_after_STATS" != none ]] ||
-			bench_refuse "tapir's API socket ($BENCH_API_SOCK) did not answer get_stats with TCP byte counters: is TAPIR_BIN really tapir?"
+			bench_refuse "tapir's API socket ($BENCH_API_SOCK) did not answer get_stats with $proto byte counters: is TAPIR_BIN really tapir?"
 		local -a s_b s_a
 		read -r -a s_b <<<"$BENCH_SNAP_before_STATS"
 		read -r -a s_a <<<"$BENCH_SNAP_after_STATS"
@@ -854,8 +883,8 @@ bench_prove_path() {
 		*) stats_delta=$((th + tg)) ;;
 		esac
 		((stats_delta >= bytes)) ||
-			bench_refuse "tapir's get_stats TCP bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg), less than the $bytes payload bytes measured"
-		bench_proof "tapir's get_stats TCP bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg) >= $bytes"
+			bench_refuse "tapir's get_stats $proto bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg), less than the $bytes payload bytes measured"
+		bench_proof "tapir's get_stats $proto bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg) >= $bytes"
 		bench_prove_kernel_path "$holder"
 		bench_prove_queues "$holder"
 	fi
@@ -865,12 +894,13 @@ bench_prove_path() {
 		--arg holder "$holder" --arg exe "$exe" \
 		--argjson peek "$BENCH_TCP_PEEK" --arg shim "$BENCH_SHIM_MAPPED" \
 		--argjson tap "$tap_delta" --argjson stats "$stats_delta" \
+		--arg proto "$proto" \
 		--argjson iso "${BENCH_ISOLATION:-null}" \
 		--argjson queues "${BENCH_QUEUE_COUNT:-null}" --arg tasks "${BENCH_TASKS:-}" \
 		'{netns: $ns, ifname: $ifc,
 		  tap_holder_pid: ($holder | if . == "" then null else tonumber end),
 		  exe: ($exe | if . == "" then null else . end),
-		  tap_bytes: $tap, stats_tcp_bytes: $stats}
+		  tap_bytes: $tap, ("stats_" + $proto + "_bytes"): $stats}
 		 + (if $peek == null then {} else {tcp_peek: $peek} end)
 		 + (if $iso == null then {} else {isolation: $iso} end)
 		 + (if $shim == "" then {} else {shim_loaded: $shim} end)

@@ -33,11 +33,13 @@ def dec: if . >= 100 then (round | tostring)
 def num: if . == null then "–" elif type != "number" then tostring
 	elif . == floor then tostring else dec end;
 def pct: . * 100 | if . < 10 then (. * 10 | round / 10 | tostring) else (round | tostring) end;
-def dirname: if . == "ns-host" then "ns → host" elif . == "host-ns" then "host → ns" else "–" end;
+def dirname: if . == "ns-host" then "ns → host" elif . == "host-ns" then "host → ns"
+	elif . == "a-b" then "pod A → pod B" elif . == "b-a" then "pod B → pod A" else "–" end;
 def drank: . as $d | if . == "tapir" then 0 elif startswith("tapir-") then 1
 	else ((["slirp4netns", "pasta", "builtin", "veth", "loopback"] | index($d)) // 7) + 2 end;
 # Table order: the cell's keys, then the driver.
-def order: [.mtu // 0, (.direction == "host-ns"), .concurrency // 0,
+def order: [.mtu // 0, -(.link_mtu // 0),
+	(.direction == "host-ns" or .direction == "b-a"), .concurrency // 0,
 	(.mode == "crr"), (.driver | drank), .driver];
 def tapirs: . == "tapir" or startswith("tapir-");
 
@@ -121,22 +123,24 @@ def table($title; $bench; $keys; $keyheads; $m; $unit; $extra):
 		notes($all; $c; $noisy)] | join(" | ")) + " |"),
 	  "" end;
 
-# ratio_table: tapir (and tapir-X.Y) ÷ each peer, per net cell.
-def ratio_table:
+# ratio_table($title; $bench; $keys; $keyheads): tapir (and tapir-X.Y)
+# ÷ each peer, per cell of $bench.
+def ratio_table($title; $bench; $keys; $keyheads):
 	. as $all
-	| [.[] | select(.bench == "iperf3-net") | verified] as $rows
+	| [.[] | select(.bench == $bench) | verified] as $rows
 	| ($rows | map(.driver) | unique | map(select(tapirs)) | sort_by(drank, .)) as $num
 	| ($rows | map(.driver) | unique | map(select(tapirs | not) | select(. != "loopback" and . != "veth")) | sort_by(drank, .)) as $den
 	| if ($num | length) == 0 or ($den | length) == 0 then empty else
-	  "### tapir ÷ peer, namespace ↔ host (median [min–max] of each round's ratio)", "",
-	  "| MTU | direction | \([$num[] as $n | $den[] as $d | "\($n) ÷ \($d)"] | join(" | ")) |",
-	  "|---|---|\([$num[] as $n | $den[] | "---"] | join("|"))|",
-	  ($rows | map({mtu, direction}) | unique | sort_by(.mtu, .direction == "host-ns") | .[] as $k
-	   | "| \($k.mtu) | \($k.direction | dirname) | " +
+	  "### \($title) (median [min–max] of each round's ratio)", "",
+	  "| \($keyheads | join(" | ")) | \([$num[] as $n | $den[] as $d | "\($n) ÷ \($d)"] | join(" | ")) |",
+	  "|\([$keyheads[] | "---"] | join("|"))|\([$num[] as $n | $den[] | "---"] | join("|"))|",
+	  ($rows | map(with_entries(select(.key as $k | $keys | index($k)))) | unique
+	   | sort_by(.mtu // 0, -(.link_mtu // 0), .direction == "host-ns" or .direction == "b-a") | .[] as $k
+	   | "| \([$keys[] as $key | $k[$key] | if $key == "direction" then dirname else num end] | join(" | ")) | " +
 	     ([$num[] as $n | $den[] as $d
-	       | [$rows[] | select(.driver == $n and same($k; ["mtu", "direction"]))] as $x
-	       | (ratios($all; ["mtu", "direction"]; "gbps"; $x; $d) | stats | show(dec; "×"))
-	         + (if any($rows[]; .driver == $d and .stalled and same($k; ["mtu", "direction"]))
+	       | [$rows[] | select(.driver == $n and same($k; $keys))] as $x
+	       | (ratios($all; $keys; "gbps"; $x; $d) | stats | show(dec; "×"))
+	         + (if any($rows[]; .driver == $d and .stalled and same($k; $keys))
 		    then " (\($d) stalled)" else "" end)] | join(" | ")) + " |"),
 	  "" end;
 
@@ -153,6 +157,26 @@ def goals:
 	  + "\(if $s.med >= 2 then "**met**" else "**not met**" end), \($s | show(dec; "×")) "
 	  + "(≥ 2× in \($r | map(select(. >= 2)) | length) of \($r | length) rounds).";
 
+# overlay_goal: tapir pod to pod at least 1.5× slirp4netns, in every
+# cell and round; the cells that miss it are named.
+def overlay_goal:
+	. as $all
+	| ["mtu", "link_mtu", "direction"] as $keys
+	| [.[] | select(.bench == "overlay") | verified] as $rows
+	| [$rows[] | select(.driver == "tapir") | {mtu, link_mtu, direction}] | unique
+	| map(. as $k | {k: $k, r: ratios($all; $keys; "gbps";
+		[$rows[] | select(.driver == "tapir" and same($k; $keys))]; "slirp4netns")})
+	| map(select(.r | length > 0))
+	| select(length > 0)
+	| ([.[].r[]]) as $r
+	| map(select(any(.r[]; . < 1.5))) as $miss
+	| "Goal: tapir pod to pod at least 1.5× slirp4netns in every cell and round: "
+	  + (if ($miss | length) == 0 then "**met**" else "**not met**" end)
+	  + " (≥ 1.5× in \($r | map(select(. >= 1.5)) | length) of \($r | length) cell-rounds"
+	  + (if ($miss | length) == 0 then "" else "; missed at " + ($miss
+		| map("tap MTU \(.k.mtu), link MTU \(.k.link_mtu), \(.k.direction | dirname): \(.r | stats | show(dec; "×"))")
+		| join("; ")) end) + ").";
+
 def tables:
 	map(select(.suite != "queues"))
 	| (if any(.[]; .bench == "iperf3-net") then
@@ -160,7 +184,7 @@ def tables:
 	  table("iperf3, namespace ↔ host (Gbit/s)"; "iperf3-net"; ["mtu", "direction"];
 		["MTU", "direction"]; "gbps"; "Gbit/s";
 		["share", ["retransmits", "retransmits"], ["driver CPU s/GB", "driver_cpu_s_per_gb"]]),
-	  ratio_table
+	  ratio_table("tapir ÷ peer, namespace ↔ host"; "iperf3-net"; ["mtu", "direction"]; ["MTU", "direction"])
 	 else empty end),
 	table("iperf3 through a port forward (Gbit/s)"; "iperf3-port"; ["mtu", "direction"];
 		["MTU", "direction"]; "gbps"; "Gbit/s";
@@ -170,7 +194,14 @@ def tables:
 		[["failed", "failed"], ["p99 ms", "p99_ms"], ["forwarder CPU µs/request", "driver_cpu_us_per_req"], ["path", "path"]]),
 	table("TCP request/response, namespace → host (1 byte each way)"; "rr"; ["mode"];
 		["mode"]; "tps"; "transactions/s";
-		[["p50 µs", "p50_us"], ["p99 µs", "p99_us"], ["driver CPU µs/transaction", "driver_cpu_us_per_transaction"]]);
+		[["p50 µs", "p50_us"], ["p99 µs", "p99_us"], ["driver CPU µs/transaction", "driver_cpu_us_per_transaction"]]),
+	(overlay_goal | (., "")),
+	table("VXLAN overlay, pod to pod across two hosts (iperf3, Gbit/s)"; "overlay";
+		["mtu", "link_mtu", "direction"]; ["tap MTU", "link MTU", "direction"]; "gbps"; "Gbit/s";
+		[["retransmitted % of segments", "retrans_pct"], ["hosts' UdpRcvbufErrors", "host_rcvbuf_errors"],
+		 ["drivers' CPU s/GB (both hosts)", "driver_cpu_s_per_gb"]]),
+	ratio_table("tapir ÷ peer, VXLAN overlay pod to pod"; "overlay";
+		["mtu", "link_mtu", "direction"]; ["tap MTU", "link MTU", "direction"]);
 
 def context:
 	[.[] | verified] as $ok

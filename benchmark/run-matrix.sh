@@ -10,6 +10,10 @@
 #   http  benchmark-http.sh        concurrency 1, 8, 16, 32, 128
 #   port  benchmark-iperf3-port.sh host → namespace, MTU 65520
 #   rr    benchmark-rr.sh          rr and crr, MTU 65520
+#   overlay (only when asked for)  benchmark-overlay.sh: pod to pod over
+#                                  VXLAN across two simulated hosts,
+#                                  BENCH_OVERLAY_DRIVERS × MTU × link
+#                                  MTU × both directions
 #   queues (only when asked for)   tapir's tap queues: benchmark-iperf3-net.sh
 #                                  BENCH_QUEUE_DRIVERS × MTU × both
 #                                  directions × iperf3 -P BENCH_QUEUE_STREAMS,
@@ -55,7 +59,10 @@
 # BENCH_QUEUE_CONCURRENCY (HTTP, default "1 8 16 32 128"; empty: no HTTP
 # cells); BENCH_QUEUE_THREADS=1 makes the proof require a thread per
 # queue (benchmark/lib.sh). Its lines carry "suite": "queues", and its
-# tables replace their own generated section of BENCH_DOC.
+# tables replace their own generated section of BENCH_DOC. So do the
+# overlay suite's ("suite": "overlay"), with BENCH_OVERLAY_DRIVERS
+# (default "tapir slirp4netns pasta") and BENCH_OVERLAY_LINKS (the hosts'
+# link MTUs, default "tap 1500": "tap" is the tap's MTU).
 # Needs root.
 set -euo pipefail
 
@@ -69,6 +76,8 @@ results=${BENCH_RESULTS:-$bench/results}
 : "${BENCH_FWD_DRIVERS:=tapir slirp4netns builtin pasta}"
 : "${BENCH_MTUS:=1500 65520}"
 : "${BENCH_QUEUE_DRIVERS:=tapir-q1 tapir-q2}"
+: "${BENCH_OVERLAY_DRIVERS:=tapir slirp4netns pasta}"
+: "${BENCH_OVERLAY_LINKS:=tap 1500}"
 : "${BENCH_QUEUE_STREAMS:=1 2 4 8}"
 BENCH_QUEUE_CONCURRENCY=${BENCH_QUEUE_CONCURRENCY-1 8 16 32 128}
 BENCH_DOC=${BENCH_DOC-$root/docs/benchmarks.md}
@@ -207,6 +216,33 @@ run_rr() {
 	finish_cell
 }
 
+# run_overlay: pod to pod across two simulated hosts over VXLAN, one cell
+# per tap MTU, link MTU and direction (BENCH_OVERLAY_LINKS: "tap" is the
+# tap's own MTU, so nothing fragments; 1500 is an Ethernet NIC's, where
+# a larger tap MTU makes the hosts fragment every datagram).
+run_overlay() {
+	local d m l r dir links
+	for m in $BENCH_MTUS; do
+		links=$(for l in $BENCH_OVERLAY_LINKS; do
+			[[ "$l" == tap ]] && l=$m
+			echo "$l"
+		done | sort -rnu)
+		for l in $links; do
+			for r in "" --reverse; do
+				dir=a-b
+				[[ -n "$r" ]] && dir=b-a
+				# shellcheck disable=SC2086 # word lists
+				for d in $(rotate $BENCH_OVERLAY_DRIVERS); do
+					BENCH_LINK_MTU=$l run_cell "overlay-$d-$m-link$l-$dir" \
+						"$(meta bench=overlay driver="$d" mtu="$m" link_mtu="$l" direction="$dir")" \
+						benchmark-overlay.sh "$d" "$m" $r
+				done
+				finish_cell overlay
+			done
+		done
+	done
+}
+
 # run_queues: tapir's tap queues, BENCH_QUEUE_DRIVERS side by side: one
 # cell per MTU, direction and iperf3 -P (no loopback baseline: the ratio
 # that matters is between the drivers), then HTTP through a forward.
@@ -293,46 +329,41 @@ report_header() {
 
 # report DIR: table.md from DIR/results.jsonl, printed; the chart; the
 # doc's generated sections, each only when this run has lines for it
-# (the main one, and "queues" for the queues suite's).
+# (the main one, "queues" for the queues suite's, "overlay" for the
+# overlay suite's).
 report() {
-	local dir=$1 table="$1/table.md" jsonl="$1/results.jsonl"
-	local main="$1/main.md" queues="$1/queues.md" part
+	local dir=$1 table="$1/table.md" jsonl="$1/results.jsonl" part what
+	local -a parts=(main queues overlay)
 	[[ -s "$jsonl" ]] || {
 		log "no results in $dir"
 		return 1
 	}
 	# shellcheck source=/dev/null
 	[[ -f "$dir/meta.env" ]] && source "$dir/meta.env"
-	jq -c 'select(.suite != "queues")' "$jsonl" >"$dir/main.jsonl"
+	jq -c 'select(.suite != "queues" and .suite != "overlay")' "$jsonl" >"$dir/main.jsonl"
 	jq -c 'select(.suite == "queues")' "$jsonl" >"$dir/queues.jsonl"
-	: >"$main"
-	: >"$queues"
-	if [[ -s "$dir/main.jsonl" ]]; then
+	jq -c 'select(.suite == "overlay")' "$jsonl" >"$dir/overlay.jsonl"
+	for part in "${parts[@]}"; do
+		: >"$dir/$part.md"
+		[[ -s "$dir/$part.jsonl" ]] || continue
+		what=tables
+		[[ "$part" == queues ]] && what=queues
 		{
 			report_header "$jsonl"
-			report_jq context "$dir/main.jsonl"
+			report_jq context "$dir/$part.jsonl"
 			echo
-			report_jq tables "$dir/main.jsonl"
-			report_jq stalls "$dir/main.jsonl"
-		} >"$main"
-	fi
-	if [[ -s "$dir/queues.jsonl" ]]; then
-		{
-			report_header "$jsonl"
-			report_jq context "$dir/queues.jsonl"
-			echo
-			report_jq queues "$dir/queues.jsonl"
-			report_jq stalls "$dir/queues.jsonl"
-		} >"$queues"
-	fi
-	cat "$main" "$queues" >"$table"
+			report_jq "$what" "$dir/$part.jsonl"
+			report_jq stalls "$dir/$part.jsonl"
+		} >"$dir/$part.md"
+	done
+	(cd "$dir" && cat main.md queues.md overlay.md) >"$table"
 	cat "$table"
 	plot "$dir"
-	for part in main queues; do
+	for part in "${parts[@]}"; do
 		[[ -s "$dir/$part.md" ]] || continue
 		update_doc "$dir/$part.md" "${part/main/}"
 	done
-	rm -f "$dir/main.jsonl" "$dir/queues.jsonl"
+	(cd "$dir" && rm -f main.jsonl queues.jsonl overlay.jsonl)
 }
 
 if [[ "${1:-}" == --report ]]; then
@@ -353,8 +384,8 @@ if ! [[ "$BENCH_ROUNDS" =~ ^[0-9]+$ ]] || ((BENCH_ROUNDS < 1 || BENCH_ROUNDS > 1
 fi
 for suite in $BENCH_SUITES; do
 	case $suite in
-	net | http | port | rr | queues) ;;
-	*) die "unknown suite '$suite' (net, http, port, rr, queues)" ;;
+	net | http | port | rr | queues | overlay) ;;
+	*) die "unknown suite '$suite' (net, http, port, rr, queues, overlay)" ;;
 	esac
 done
 "$root/hack/install-deps.sh"

@@ -12,6 +12,7 @@
 #include <netinet/ip.h>
 #include <netinet/ip_icmp.h>
 #include <netinet/ip6.h>
+#include <netinet/tcp.h>
 #include <netinet/udp.h>
 #include <sys/socket.h>
 #include <event2/event.h>
@@ -856,45 +857,124 @@ static void test_flow_timeouts(void)
 	fake_close(&f);
 }
 
-/* A VXLAN datagram as the guest's tap gets it: outer Ethernet, IPv4 and
- * UDP, the VXLAN header, then the inner Ethernet, IPv4 and UDP headers
- * and TUN_DATA bytes.
+/* A tunnel datagram as the guest's tap gets it: outer Ethernet, IPv4 and
+ * UDP, the tunnel's header, then the inner Ethernet, IPv4 and L4 headers
+ * and TUN_DATA bytes. VXLAN (RFC 7348) carries a UDP datagram here;
+ * GENEVE (RFC 8926) a TCP SYN after an 8-byte option, so that
+ * csum_start and csum_offset differ from VXLAN's.
  */
-#define TUN_INNER_L3 (14 + 20 + 8 + 8 + 14)
-#define TUN_INNER_L4 (TUN_INNER_L3 + 20)
 #define TUN_DATA 32
-#define TUN_LEN (TUN_INNER_L4 + 8 + TUN_DATA)
+#define TUN_MAX (14 + 20 + 8 + 16 + 14 + 20 + 20 + TUN_DATA)
+
+struct tun_kind {
+	const char *name;
+	size_t encap_len; /* the tunnel header, options included */
+	uint8_t inner_proto;
+	size_t inner_l4_len;
+	uint16_t csum_offset;
+};
+
+static const struct tun_kind tun_vxlan = {"VXLAN", 8, IPPROTO_UDP, 8, 6};
+static const struct tun_kind tun_geneve = {"GENEVE", 16, IPPROTO_TCP, 20, 16};
+
+static size_t tun_inner_l3(const struct tun_kind *k)
+{
+	return 14 + 20 + 8 + k->encap_len + 14;
+}
+
+static size_t tun_inner_l4(const struct tun_kind *k)
+{
+	return tun_inner_l3(k) + 20;
+}
+
+static size_t tun_len(const struct tun_kind *k)
+{
+	return tun_inner_l4(k) + k->inner_l4_len + TUN_DATA;
+}
 
 /**
- * tunnel_frame() - a guest VXLAN frame to 10.0.2.2:@dport whose inner UDP
+ * tun_encap() - write the tunnel header
+ * @b:		where it goes
+ * @k:		which tunnel
+ */
+static void tun_encap(uint8_t *b, const struct tun_kind *k)
+{
+	if (k == &tun_vxlan) {
+		b[0] = 0x08; /* VNI valid */
+		return;
+	}
+	b[0] = (k->encap_len - 8) / 4; /* version 0, option length */
+	b[2] = 0x65;                   /* Transparent Ethernet Bridging */
+	b[3] = 0x58;
+	b[8] = 0x01; /* an option: class 0x0102, type 0x80, 4 data bytes */
+	b[9] = 0x02;
+	b[10] = 0x80;
+	b[11] = 0x01;
+	memset(b + 12, 'o', 4);
+}
+
+/**
+ * tun_inner_l4_hdr() - write the inner UDP header, or a TCP SYN's
+ * @b:		where it goes
+ * @k:		which tunnel (its inner protocol)
+ * @check:	the checksum field's value
+ */
+static void tun_inner_l4_hdr(uint8_t *b, const struct tun_kind *k,
+                             uint16_t check)
+{
+	if (k->inner_proto == IPPROTO_UDP) {
+		struct udphdr iu = {.source = htons(5000),
+		                    .dest = htons(6000),
+		                    .len = htons(8 + TUN_DATA),
+		                    .check = check};
+
+		memcpy(b, &iu, sizeof(iu));
+		return;
+	}
+	struct tcphdr th = {.source = htons(5000),
+	                    .dest = htons(6000),
+	                    .seq = htonl(1),
+	                    .doff = 5,
+	                    .syn = 1,
+	                    .window = htons(65535),
+	                    .check = check};
+
+	memcpy(b, &th, sizeof(th));
+}
+
+/**
+ * tunnel_frame() - a guest tunnel frame to 10.0.2.2:@dport whose inner
  *		    checksum is left partial for the tap, as a guest kernel
  *		    leaves it
- * @b:		TUN_LEN bytes, filled
- * @vh:		filled: NEEDS_CSUM at the inner UDP header
+ * @b:		TUN_MAX bytes, filled
+ * @vh:		filled: NEEDS_CSUM at the inner L4 header
  * @dport:	outer destination port
+ * @k:		which tunnel
+ *
+ * Return: the frame's length
  */
-static void tunnel_frame(uint8_t *b, struct virtio_net_hdr *vh, uint16_t dport)
+static size_t tunnel_frame(uint8_t *b, struct virtio_net_hdr *vh,
+                           uint16_t dport, const struct tun_kind *k)
 {
+	const size_t len = tun_len(k), l3 = tun_inner_l3(k);
+	const size_t inner_len = 20 + k->inner_l4_len + TUN_DATA;
 	/* Built aside and copied in: the headers are not aligned in @b. */
 	struct iphdr ih = {.version = 4,
 	                   .ihl = 5,
 	                   .ttl = 64,
 	                   .protocol = IPPROTO_UDP,
-	                   .tot_len = htons(TUN_LEN - 14)};
+	                   .tot_len = htons(len - 14)};
 	struct iphdr in = {.version = 4,
 	                   .ihl = 5,
 	                   .ttl = 64,
-	                   .protocol = IPPROTO_UDP,
-	                   .tot_len = htons(20 + 8 + TUN_DATA)};
+	                   .protocol = k->inner_proto,
+	                   .tot_len = htons(inner_len)};
 	struct udphdr uh = {.source = htons(40001),
 	                    .dest = htons(dport),
-	                    .len = htons(TUN_LEN - 34)};
-	struct udphdr iu = {.source = htons(5000),
-	                    .dest = htons(6000),
-	                    .len = htons(8 + TUN_DATA)};
+	                    .len = htons(len - 34)};
 	struct in6_addr s, d;
 
-	memset(b, 0, TUN_LEN);
+	memset(b, 0, TUN_MAX);
 	memcpy(b, "\x52\x55\x0a\x00\x02\x02\x02\x00\x00\x00\x00\x01\x08\x00",
 	       14);
 	inet_pton(AF_INET, "10.0.2.100", &ih.saddr);
@@ -902,62 +982,71 @@ static void tunnel_frame(uint8_t *b, struct virtio_net_hdr *vh, uint16_t dport)
 	ih.check = csum_ip4_header(&ih, 20);
 	memcpy(b + 14, &ih, 20);
 	memcpy(b + 34, &uh, 8);
-	b[42] = 0x08; /* VXLAN: VNI valid */
+	tun_encap(b + 42, k);
+	memcpy(b + l3 - 14,
+	       "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01"
+	       "\x08\x00",
+	       14);
 	inet_pton(AF_INET, "10.244.0.1", &in.saddr);
 	inet_pton(AF_INET, "10.244.1.1", &in.daddr);
 	in.check = csum_ip4_header(&in, 20);
-	memcpy(b + TUN_INNER_L3, &in, 20);
-	/* What udp_set_csum() leaves: the pseudo-header's sum, uncomplemented. */
+	memcpy(b + l3, &in, 20);
+	/* What the guest leaves: the pseudo-header's sum, uncomplemented. */
 	inany_from_v4(&s, (struct in_addr){in.saddr});
 	inany_from_v4(&d, (struct in_addr){in.daddr});
-	iu.check = (uint16_t)~csum_fold(
-	        ip_pseudo_csum(&s, &d, IPPROTO_UDP, 8 + TUN_DATA));
-	memcpy(b + TUN_INNER_L4, &iu, 8);
-	memset(b + TUN_INNER_L4 + 8, 'v', TUN_DATA);
+	tun_inner_l4_hdr(b + tun_inner_l4(k), k,
+	                 (uint16_t)~csum_fold(ip_pseudo_csum(
+	                         &s, &d, k->inner_proto, inner_len - 20)));
+	memset(b + tun_inner_l4(k) + k->inner_l4_len, 'v', TUN_DATA);
 	*vh = (struct virtio_net_hdr){.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
-	                              .csum_start = TUN_INNER_L4,
-	                              .csum_offset = 6};
+	                              .csum_start = tun_inner_l4(k),
+	                              .csum_offset = k->csum_offset};
+	return len;
 }
 
 /**
- * inner_csum_ok() - whether the inner UDP checksum of a VXLAN payload as
- *		     the host peer got it verifies
+ * inner_csum_ok() - whether the inner checksum of a tunnel payload as the
+ *		     host peer got it verifies
  * @pl:		outer UDP payload
  * @n:		its length
+ * @k:		which tunnel
  *
  * Return: true if so
  */
-static bool inner_csum_ok(const uint8_t *pl, ssize_t n)
+static bool inner_csum_ok(const uint8_t *pl, ssize_t n,
+                          const struct tun_kind *k)
 {
-	const size_t l3 = TUN_INNER_L3 - 42, l4 = TUN_INNER_L4 - 42;
+	const size_t l3 = tun_inner_l3(k) - 42, l4 = tun_inner_l4(k) - 42;
+	const size_t l4_len = k->inner_l4_len + TUN_DATA;
 	struct in6_addr s, d;
 	struct iphdr in;
 
-	if (n != TUN_LEN - 42)
+	if (n != (ssize_t)(tun_len(k) - 42))
 		return false;
 	memcpy(&in, pl + l3, sizeof(in));
 	inany_from_v4(&s, (struct in_addr){in.saddr});
 	inany_from_v4(&d, (struct in_addr){in.daddr});
-	return csum_fold(csum_add(
-	               ip_pseudo_csum(&s, &d, IPPROTO_UDP, 8 + TUN_DATA),
-	               pl + l4, 8 + TUN_DATA)) == 0;
+	return csum_fold(
+	               csum_add(ip_pseudo_csum(&s, &d, k->inner_proto, l4_len),
+	                        pl + l4, l4_len)) == 0;
 }
 
 /**
  * tunnel_body() - the guest's partial inner checksum is finished before
- *		   the datagram leaves; one tapir can't finish is dropped,
- *		   counted
+ *		   the datagram leaves, for VXLAN and GENEVE; one tapir
+ *		   can't finish is dropped, counted
  *
  * Before, the payload left as it came, with the bare pseudo-header sum,
  * and the far end of a VXLAN overlay dropped every inner datagram.
  */
 static void tunnel_body(void)
 {
+	static const struct tun_kind *const kinds[] = {&tun_vxlan, &tun_geneve};
 	struct pollfd pfd = {.events = POLLIN};
-	uint8_t b[TUN_LEN], got_buf[TUN_LEN];
+	uint8_t b[TUN_MAX], got_buf[TUN_MAX];
 	struct virtio_net_hdr vh;
 	union sockaddr_inany sa;
-	struct frame fr = {.vh = &vh, .data = b, .len = TUN_LEN};
+	struct frame fr = {.vh = &vh, .data = b};
 	struct fake f;
 	uint16_t port;
 	ssize_t n;
@@ -966,23 +1055,33 @@ static void tunnel_body(void)
 	CHECK(pfd.fd >= 0);
 	port = ntohs(sa.sa4.sin_port);
 	CHECK(fake_open(&f, 1500, sizeof(vh)) == 0);
-	tunnel_frame(b, &vh, port);
-	ip4_input(&f.c, &fr);
-	n = poll(&pfd, 1, 1000) == 1
-	            ? recv(pfd.fd, got_buf, sizeof(got_buf), MSG_DONTWAIT)
-	            : -1;
-	CHECK(inner_csum_ok(got_buf, n));
-	CHECK(!(vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM));
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		fr.len = tunnel_frame(b, &vh, port, kinds[i]);
+		ip4_input(&f.c, &fr);
+		n = poll(&pfd, 1, 1000) == 1
+		            ? recv(pfd.fd, got_buf, sizeof(got_buf),
+		                   MSG_DONTWAIT)
+		            : -1;
+		if (!inner_csum_ok(got_buf, n, kinds[i]))
+			fprintf(stderr, "%s: inner checksum wrong\n",
+			        kinds[i]->name);
+		CHECK(inner_csum_ok(got_buf, n, kinds[i]));
+		CHECK(!(vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM));
+	}
 	/* As a GSO frame, or pointing into the outer headers: dropped. */
-	tunnel_frame(b, &vh, port);
+	fr.len = tunnel_frame(b, &vh, port, &tun_geneve);
 	vh.gso_type = VIRTIO_NET_HDR_GSO_UDP_L4;
 	vh.gso_size = 100;
 	ip4_input(&f.c, &fr);
-	tunnel_frame(b, &vh, port);
+	fr.len = tunnel_frame(b, &vh, port, &tun_vxlan);
 	vh.csum_start = 14 + 10;
 	vh.csum_offset = 0;
 	ip4_input(&f.c, &fr);
-	CHECK(f.c.stats.drops[DROP_BAD_VNET_HDR] == 2);
+	/* Past the end of the frame: dropped, not read beyond it. */
+	fr.len = tunnel_frame(b, &vh, port, &tun_geneve);
+	vh.csum_start = fr.len - 1;
+	ip4_input(&f.c, &fr);
+	CHECK(f.c.stats.drops[DROP_BAD_VNET_HDR] == 3);
 	CHECK(poll(&pfd, 1, 100) == 0);
 	fake_close(&f);
 	close(pfd.fd);
@@ -1143,8 +1242,8 @@ const struct unit_case unit_cases[] = {
          test_inbound_alike_peers},
         {"flow table bound and LRU eviction", test_flow_limit},
         {"flow idle timeouts", test_flow_timeouts},
-        {"a VXLAN datagram's partial inner checksum is finished before it "
-         "leaves; a GSO one is dropped, counted",
+        {"a VXLAN or GENEVE datagram's partial inner checksum is finished "
+         "before it leaves; a GSO one is dropped, counted",
          test_tunnel_inner_csum},
         {"a host peer floods a flow and a forward: what its socket drops "
          "is counted as host_rcvbuf, nothing vanishes",
