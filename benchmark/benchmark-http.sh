@@ -12,8 +12,10 @@
 #
 # Output: the proof lines, then one JSON line per concurrency level with
 # requests/s, failed requests (socket errors and non-2xx/3xx answers),
-# the p50/p99 latency, the forwarder's CPU in all and per thread and, for
-# tapir, each tap queue's counters; the last line is the last level.
+# the p50/p99 latency, the forwarder's CPU in all and per thread, its
+# system calls and the tap's frames each way per request
+# (bench_count_start) and, for tapir, each tap queue's counters; the last
+# line is the last level.
 set -euo pipefail
 
 # shellcheck source=benchmark/lib.sh
@@ -107,11 +109,13 @@ results=() ok_bytes=0
 for c in $OPT_CONCURRENCY; do
 	threads=$((c < 2 ? c : 2))
 	bench_snapshot level_before
+	bench_count_start
 	bench_log "wrk -c $c ($http_time s) $url"
 	rc=0
 	as_user timeout -k 5 $((http_time + 30)) wrk -t "$threads" -c "$c" \
 		-d "${http_time}s" --latency --timeout 5s "$url" \
 		>"$SCEN_DIR/wrk.out" 2>&1 || rc=$?
+	bench_count_stop
 	((rc == 0)) || bench_die "wrk -c $c failed (status $rc): $(tail -n3 "$SCEN_DIR/wrk.out")"
 	bench_snapshot level_after
 	read -r req rps failed p50 p99 < <(parse_wrk "$SCEN_DIR/wrk.out") ||
@@ -128,12 +132,13 @@ for c in $OPT_CONCURRENCY; do
 		--argjson t "$threads" --argjson s "$http_time" \
 		--argjson req "$req" --argjson rps "$rps" --argjson failed "$failed" \
 		--argjson p50 "$p50" --argjson p99 "$p99" --argjson cpu "$cpu" \
-		--argjson spread "$spread" '{
+		--argjson spread "$spread" --argjson counts "$(bench_count_json "$req")" '{
 		bench: "http", mtu: $mtu, concurrency: $c, threads: $t,
 		seconds: $s, requests: $req, rps: $rps, failed: $failed,
 		p50_ms: $p50, p99_ms: $p99, driver_cpu_s: $cpu,
 		driver_cpu_us_per_req: (if $cpu == null then null
-			else ($cpu * 1e6 / $req * 10 | round / 10) end)} + $spread')")
+			else ($cpu * 1e6 / $req * 10 | round / 10) end)} + $spread
+		+ $counts')")
 done
 bench_snapshot after
 

@@ -602,6 +602,56 @@ bench_tap_bytes() { # prints "RX TX" of the namespace's interface
 		"/proc/$BENCH_NS_PID/net/dev"
 }
 
+bench_tap_packets() { # prints "RX TX" packets of the namespace's interface
+	awk -v ifc="$BENCH_IFNAME:" '$1 == ifc { print $3, $11 }' \
+		"/proc/$BENCH_NS_PID/net/dev"
+}
+
+# bench_count_start: from now until bench_count_stop, count the system
+# calls of the driver's process (BENCH_CPU_PID, every thread; perf stat
+# -e raw_syscalls:sys_enter, from the outside, so that every driver is
+# counted alike) and the frames crossing the namespace's interface.
+bench_count_start() {
+	BENCH_COUNT_PERF="" BENCH_COUNT_PK=$(bench_tap_packets)
+	[[ -n "${BENCH_CPU_PID:-}" ]] || return 0
+	rm -f "$SCEN_DIR/perf.count"
+	perf stat -x, -e raw_syscalls:sys_enter -p "$BENCH_CPU_PID" \
+		-o "$SCEN_DIR/perf.count" 2>/dev/null &
+	BENCH_COUNT_PERF=$!
+	# perf attaches before the workload starts (idle calls count too).
+	sleep 0.3
+}
+
+# bench_count_stop: end the counts of bench_count_start (before anything
+# else talks to the driver): BENCH_COUNT_CALLS (null without a driver
+# process or perf), BENCH_COUNT_RX and BENCH_COUNT_TX, the frames into and
+# out of the namespace. Not in a subshell: it waits for its perf.
+bench_count_stop() {
+	local -a b a
+	BENCH_COUNT_CALLS=null
+	if [[ -n "$BENCH_COUNT_PERF" ]]; then
+		kill -INT "$BENCH_COUNT_PERF" 2>/dev/null || true
+		wait "$BENCH_COUNT_PERF" 2>/dev/null || true
+		BENCH_COUNT_CALLS=$(awk -F, '/raw_syscalls:sys_enter/ && $1 ~ /^[0-9]+$/ { print $1 }' \
+			"$SCEN_DIR/perf.count" 2>/dev/null)
+		[[ "$BENCH_COUNT_CALLS" =~ ^[0-9]+$ ]] || BENCH_COUNT_CALLS=null
+	fi
+	read -r -a b <<<"$BENCH_COUNT_PK"
+	read -r -a a <<<"$(bench_tap_packets)"
+	BENCH_COUNT_RX=$((a[0] - b[0])) BENCH_COUNT_TX=$((a[1] - b[1]))
+}
+
+# bench_count_json TRANSACTIONS: the counts per transaction, as JSON
+# fields: syscalls_per_tx, frames_to_guest_per_tx, frames_to_host_per_tx.
+bench_count_json() {
+	jq -cn --argjson n "$1" --argjson calls "$BENCH_COUNT_CALLS" \
+		--argjson rx "$BENCH_COUNT_RX" --argjson tx "$BENCH_COUNT_TX" '
+		def per: if $n > 0 then . / $n * 100 | round / 100 else null end;
+		{syscalls_per_tx: (if $calls == null then null else $calls | per end),
+		 frames_to_guest_per_tx: ($rx | per),
+		 frames_to_host_per_tx: ($tx | per)}'
+}
+
 bench_api() { # JSON: one request to the driver's API socket, reply on stdout
 	# socat rather than `tapir api`: the check must not rely on the
 	# binary under test to report on itself.
@@ -1216,25 +1266,29 @@ bench_check_choice() { # WHAT VALUE CHOICES...
 # bench_parse_args ALLOWED ARGS...: the options the scripts share. ALLOWED
 # lists the options this script takes (e.g. "--reverse --parallel"). Sets
 # BENCH_ARGS (the positional arguments), OPT_REVERSE (0/1), OPT_STREAMS,
-# OPT_MTU, OPT_CONCURRENCY and OPT_MODES; returns 1 on a usage error.
+# OPT_MTU, OPT_CONCURRENCY, OPT_MODES, OPT_SIZES and OPT_CONNECTIONS;
+# returns 1 on a usage error.
 bench_parse_args() {
 	local allowed=" $1 "
 	shift
 	BENCH_ARGS=() OPT_REVERSE=0 OPT_STREAMS=1 OPT_MTU=65520
-	OPT_CONCURRENCY="1 8 16 32 128" OPT_MODES="rr crr"
+	OPT_CONCURRENCY="1 8 16 32 128" OPT_MODES="rr crr rr-fwd"
+	OPT_SIZES="100 4096" OPT_CONNECTIONS="1 32"
 	while (($# > 0)); do
 		if [[ "$1" == --* && "$allowed" != *" $1 "* ]]; then
 			return 1
 		fi
 		case $1 in
 		--reverse) OPT_REVERSE=1 ;;
-		--parallel | --mtu | --concurrency | --modes)
+		--parallel | --mtu | --concurrency | --modes | --sizes | --connections)
 			(($# >= 2)) || return 1
 			case $1 in
 			--parallel) OPT_STREAMS=$2 ;;
 			--mtu) OPT_MTU=$2 ;;
 			--concurrency) OPT_CONCURRENCY=$2 ;;
 			--modes) OPT_MODES=$2 ;;
+			--sizes) OPT_SIZES=$2 ;;
+			--connections) OPT_CONNECTIONS=$2 ;;
 			esac
 			shift
 			;;

@@ -38,9 +38,10 @@ def dirname: if . == "ns-host" then "ns → host" elif . == "host-ns" then "host
 def drank: . as $d | if . == "tapir" then 0 elif startswith("tapir-") then 1
 	else ((["slirp4netns", "pasta", "builtin", "veth", "loopback"] | index($d)) // 7) + 2 end;
 # Table order: the cell's keys, then the driver.
+def modeidx: if .mode == "crr" then 1 elif .mode == "rr-fwd" then 2 else 0 end;
 def order: [.mtu // 0, -(.link_mtu // 0),
 	(.direction == "host-ns" or .direction == "b-a"), .concurrency // 0,
-	(.mode == "crr"), (.driver | drank), .driver];
+	modeidx, .size // 0, .connections // 0, (.driver | drank), .driver];
 def tapirs: . == "tapir" or startswith("tapir-");
 
 def median: sort | length as $n
@@ -177,6 +178,27 @@ def overlay_goal:
 		| map("tap MTU \(.k.mtu), link MTU \(.k.link_mtu), \(.k.direction | dirname): \(.r | stats | show(dec; "×"))")
 		| join("; ")) end) + ").";
 
+# http_goals: through a port forward at c=32 and c=128, tapir at least
+# 1.3× slirp4netns and 1.1× pasta in requests/s, with no failed request,
+# and at most 0.7× slirp4netns's forwarder CPU per request; per round.
+def http_goals:
+	. as $all
+	| [.[] | select(.bench == "http") | verified] as $rows
+	| [32, 128][] as $c
+	| [$rows[] | select(.driver == "tapir" and .concurrency == $c)] as $x
+	| select($x | length > 0)
+	| (ratios($all; ["concurrency"]; "rps"; $x; "slirp4netns")) as $rs
+	| (ratios($all; ["concurrency"]; "rps"; $x; "pasta")) as $rp
+	| (ratios($all; ["concurrency"]; "driver_cpu_us_per_req"; $x; "slirp4netns")) as $cpu
+	| ([$x[] | .failed] | add) as $failed
+	| "Goal at c=\($c): tapir ≥ 1.3× slirp4netns (\($rs | stats | show(dec; "×"))), "
+	  + "≥ 1.1× pasta (\($rp | stats | show(dec; "×"))), 0 failed (\($failed)), "
+	  + "CPU/request ≤ 0.7× slirp4netns's (\($cpu | stats | show(dec; "×"))): "
+	  + (if ($rs | length) > 0 and all($rs[]; . >= 1.3) and
+	        (($rp | length) == 0 or all($rp[]; . >= 1.1)) and $failed == 0 and
+	        ($cpu | length) > 0 and all($cpu[]; . <= 0.7)
+	     then "**met** in every round" else "**not met**" end) + ".";
+
 def tables:
 	map(select(.suite != "queues"))
 	| (if any(.[]; .bench == "iperf3-net") then
@@ -189,12 +211,18 @@ def tables:
 	table("iperf3 through a port forward (Gbit/s)"; "iperf3-port"; ["mtu", "direction"];
 		["MTU", "direction"]; "gbps"; "Gbit/s";
 		[["retransmits", "retransmits"], ["forwarder CPU s/GB", "driver_cpu_s_per_gb"], ["path", "path"]]),
+	(http_goals | (., "")),
 	table("HTTP through a port forward (nginx, 1 KiB page, wrk)"; "http"; ["concurrency"];
 		["concurrency"]; "rps"; "requests/s";
-		[["failed", "failed"], ["p99 ms", "p99_ms"], ["forwarder CPU µs/request", "driver_cpu_us_per_req"], ["path", "path"]]),
-	table("TCP request/response, namespace → host (1 byte each way)"; "rr"; ["mode"];
-		["mode"]; "tps"; "transactions/s";
-		[["p50 µs", "p50_us"], ["p99 µs", "p99_us"], ["driver CPU µs/transaction", "driver_cpu_us_per_transaction"]]),
+		[["failed", "failed"], ["p50 ms", "p50_ms"], ["p99 ms", "p99_ms"],
+		 ["forwarder CPU µs/request", "driver_cpu_us_per_req"],
+		 ["syscalls/request", "syscalls_per_tx"], ["frames to ns/request", "frames_to_guest_per_tx"],
+		 ["frames from ns/request", "frames_to_host_per_tx"], ["path", "path"]]),
+	table("TCP request/response (rr: ns → host; crr: a connection each; rr-fwd: host → ns through the forward)"; "rr";
+		["mode", "size", "connections"]; ["mode", "bytes", "connections"]; "tps"; "transactions/s";
+		[["p50 µs", "p50_us"], ["p99 µs", "p99_us"], ["driver CPU µs/transaction", "driver_cpu_us_per_transaction"],
+		 ["syscalls/transaction", "syscalls_per_tx"], ["frames to ns/transaction", "frames_to_guest_per_tx"],
+		 ["frames from ns/transaction", "frames_to_host_per_tx"]]),
 	(overlay_goal | (., "")),
 	table("VXLAN overlay, pod to pod across two hosts (iperf3, Gbit/s)"; "overlay";
 		["mtu", "link_mtu", "direction"]; ["tap MTU", "link MTU", "direction"]; "gbps"; "Gbit/s";

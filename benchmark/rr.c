@@ -4,16 +4,19 @@
 /*
  * rr server -p PORT [-b ADDR] [-s SIZE]
  * rr client -H ADDR -p PORT [-m rr|crr] [-n MAX] [-d SECONDS] [-s SIZE]
+ *           [-c CONNECTIONS]
  *
- * The server answers every SIZE-byte request with SIZE bytes, one
- * connection at a time. The client runs transactions until MAX are done
- * or SECONDS have passed: "rr" sends them all over one connection (the
- * latency of a packet through the driver and back), "crr" opens a new
- * connection for each (adding the handshake and flow set-up in the
- * driver). It prints one JSON object:
+ * The server answers every SIZE-byte request with SIZE bytes, each
+ * connection in a process of its own. The client runs transactions until
+ * MAX are done or SECONDS have passed: "rr" sends them all over one
+ * connection (the latency of a packet through the driver and back), "crr"
+ * opens a new connection for each (adding the handshake and flow set-up in
+ * the driver). With -c, CONNECTIONS processes do so side by side, MAX
+ * split between them, and their latencies are merged. It prints one JSON
+ * object:
  *
- *   {"mode":"rr","size":1,"transactions":N,"seconds":S,"tps":T,
- *    "p50_us":A,"p99_us":B,"bytes":PAYLOAD_BYTES_BOTH_WAYS}
+ *   {"mode":"rr","size":1,"connections":C,"transactions":N,"seconds":S,
+ *    "tps":T,"p50_us":A,"p99_us":B,"bytes":PAYLOAD_BYTES_BOTH_WAYS}
  *
  * Every socket operation has a 5 s timeout, so a stalled peer makes the
  * client fail (exit 1, a message on stderr) instead of hanging.
@@ -28,13 +31,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define RR_IO_TIMEOUT_S 5
 #define RR_MAX_SIZE 65536
 #define RR_MAX_TRANSACTIONS 10000000L
+#define RR_MAX_CONNECTIONS 256
 
 struct rr_opts {
 	const char *mode;
@@ -44,6 +50,7 @@ struct rr_opts {
 	size_t size;
 	long max;
 	double seconds;
+	int conns;
 };
 
 static char rr_buf[RR_MAX_SIZE];
@@ -168,12 +175,23 @@ static int run_server(const struct rr_opts *o)
 		        strerror(errno));
 		return 1;
 	}
+	/* Children are reaped by the kernel. */
+	signal(SIGCHLD, SIG_IGN);
 	for (;;) {
 		int s = accept(l, NULL, NULL);
+		pid_t pid;
 
 		if (s < 0)
 			continue;
-		serve_conn(s, o->size);
+		pid = fork();
+		if (pid == 0) {
+			close(l);
+			serve_conn(s, o->size);
+			_exit(0);
+		}
+		if (pid < 0)
+			fprintf(stderr, "rr: fork for a connection: %s\n",
+			        strerror(errno));
 		close(s);
 	}
 }
@@ -295,6 +313,110 @@ static long run_transactions(const struct rr_opts *o,
 }
 
 /**
+ * io_fd() - read or write exactly @len bytes of a pipe
+ * @fd:		pipe end
+ * @buf:	buffer
+ * @len:	bytes
+ * @wr:		true to write
+ *
+ * Return: 0 on success, -1 on failure or early end
+ */
+static int io_fd(int fd, void *buf, size_t len, int wr)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/**
+ * run_child() - one connection's transactions, in a child: its count, run
+ *		 time and latencies go to @fd
+ * @o:		options, max already this child's share
+ * @sa:		server address
+ * @fd:		write end of this child's pipe
+ *
+ * Return: the child's exit status
+ */
+static int run_child(const struct rr_opts *o, const struct sockaddr_in *sa,
+                     int fd)
+{
+	uint64_t *lat = calloc((size_t)o->max, sizeof(*lat)), elapsed = 0;
+	long n = lat ? run_transactions(o, sa, lat, &elapsed) : -1;
+
+	if (n < 0)
+		n = 0;
+	if (io_fd(fd, &n, sizeof(n), 1) ||
+	    io_fd(fd, &elapsed, sizeof(elapsed), 1) ||
+	    io_fd(fd, lat, (size_t)n * sizeof(*lat), 1))
+		return 1;
+	return n > 0 ? 0 : 1;
+}
+
+/**
+ * run_parallel() - -c connections: each in a child, results merged
+ * @o:		options
+ * @sa:		server address
+ * @lat:	filled with every latency, @o->max entries
+ * @elapsed:	filled with the longest child's run time
+ *
+ * Return: transactions done in all, or -1 if any child failed
+ */
+static long run_parallel(const struct rr_opts *o, const struct sockaddr_in *sa,
+                         uint64_t *lat, uint64_t *elapsed)
+{
+	struct rr_opts co = *o;
+	int fds[RR_MAX_CONNECTIONS], failed = 0, status;
+	long total = 0;
+
+	co.max = o->max / o->conns;
+	for (int i = 0; i < o->conns; i++) {
+		int p[2];
+		pid_t pid;
+
+		if (pipe(p) < 0 || (pid = fork()) < 0) {
+			fprintf(stderr, "rr: start connection %d: %s\n", i,
+			        strerror(errno));
+			return -1;
+		}
+		if (pid == 0) {
+			close(p[0]);
+			_exit(run_child(&co, sa, p[1]));
+		}
+		close(p[1]);
+		fds[i] = p[0];
+	}
+	*elapsed = 0;
+	for (int i = 0; i < o->conns; i++) {
+		uint64_t e = 0;
+		long n = 0;
+
+		if (io_fd(fds[i], &n, sizeof(n), 0) ||
+		    io_fd(fds[i], &e, sizeof(e), 0) || n < 0 || n > co.max ||
+		    io_fd(fds[i], lat + total, (size_t)n * sizeof(*lat), 0))
+			failed = 1;
+		else
+			total += n;
+		if (e > *elapsed)
+			*elapsed = e;
+		close(fds[i]);
+	}
+	while (wait(&status) > 0)
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			failed = 1;
+	return failed ? -1 : total;
+}
+
+/**
  * run_client() - run the transactions and print the JSON summary
  * @o:		options
  *
@@ -316,7 +438,10 @@ static int run_client(const struct rr_opts *o)
 		fprintf(stderr, "rr: no memory for %ld latencies\n", o->max);
 		return 1;
 	}
-	n = run_transactions(o, &sa, lat, &elapsed);
+	if (o->conns > 1)
+		n = run_parallel(o, &sa, lat, &elapsed);
+	else
+		n = run_transactions(o, &sa, lat, &elapsed);
 	if (n <= 0) {
 		if (n == 0)
 			fprintf(stderr, "rr: no transaction completed\n");
@@ -325,10 +450,10 @@ static int run_client(const struct rr_opts *o)
 	}
 	qsort(lat, (size_t)n, sizeof(*lat), cmp_u64);
 	secs = (double)elapsed / 1e9;
-	printf("{\"mode\":\"%s\",\"size\":%zu,\"transactions\":%ld,"
-	       "\"seconds\":%.3f,\"tps\":%.1f,\"p50_us\":%.1f,"
-	       "\"p99_us\":%.1f,\"bytes\":%ld}\n",
-	       o->mode, o->size, n, secs, (double)n / secs,
+	printf("{\"mode\":\"%s\",\"size\":%zu,\"connections\":%d,"
+	       "\"transactions\":%ld,\"seconds\":%.3f,\"tps\":%.1f,"
+	       "\"p50_us\":%.1f,\"p99_us\":%.1f,\"bytes\":%ld}\n",
+	       o->mode, o->size, o->conns, n, secs, (double)n / secs,
 	       percentile_us(lat, n, 50), percentile_us(lat, n, 99),
 	       n * 2 * (long)o->size);
 	free(lat);
@@ -344,7 +469,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: rr server -p PORT [-b ADDR] [-s SIZE]\n"
 	                "       rr client -H ADDR -p PORT [-m rr|crr] [-n MAX] "
-	                "[-d SECONDS] [-s SIZE]\n");
+	                "[-d SECONDS] [-s SIZE] [-c CONNECTIONS]\n");
 	return 2;
 }
 
@@ -360,7 +485,7 @@ static int parse_opts(int argc, char **argv, struct rr_opts *o)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "H:b:p:m:n:d:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "H:b:p:m:n:d:s:c:")) != -1) {
 		switch (opt) {
 		case 'H':
 			o->host = optarg;
@@ -383,13 +508,17 @@ static int parse_opts(int argc, char **argv, struct rr_opts *o)
 		case 's':
 			o->size = (size_t)atol(optarg);
 			break;
+		case 'c':
+			o->conns = atoi(optarg);
+			break;
 		default:
 			return -1;
 		}
 	}
 	if (optind != argc || o->port < 1 || o->port > 65535 || o->size < 1 ||
 	    o->size > RR_MAX_SIZE || o->max < 1 ||
-	    o->max > RR_MAX_TRANSACTIONS || o->seconds <= 0 ||
+	    o->max > RR_MAX_TRANSACTIONS || o->seconds <= 0 || o->conns < 1 ||
+	    o->conns > RR_MAX_CONNECTIONS || o->max < o->conns ||
 	    (strcmp(o->mode, "rr") && strcmp(o->mode, "crr")))
 		return -1;
 	return 0;
@@ -409,6 +538,7 @@ int main(int argc, char **argv)
 	        .size = 1,
 	        .max = 100000,
 	        .seconds = 10,
+	        .conns = 1,
 	};
 
 	if (argc < 2 || parse_opts(argc - 1, argv + 1, &o) < 0)

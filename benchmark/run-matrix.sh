@@ -9,7 +9,9 @@
 #                                  directions, plus host loopback
 #   http  benchmark-http.sh        concurrency 1, 8, 16, 32, 128
 #   port  benchmark-iperf3-port.sh host → namespace, MTU 65520
-#   rr    benchmark-rr.sh          rr and crr, MTU 65520
+#   rr    benchmark-rr.sh          rr, crr and rr-fwd (through the forward),
+#                                  100 B and 4 KiB, 1 and 32 connections,
+#                                  MTU 65520
 #   overlay (only when asked for)  benchmark-overlay.sh: pod to pod over
 #                                  VXLAN across two simulated hosts,
 #                                  BENCH_OVERLAY_DRIVERS × MTU × link

@@ -47,6 +47,8 @@ struct pkt;
  * @ns_tables:	pasta mode: the namespace's /proc/net/{tcp,tcp6,udp,udp6}
  *		(nshelper.c's open_tables()), else -1
  * @tap_ev:		read events on @tapfd
+ * @tap_lone:		per queue, wakeups left that read one frame only
+ *			(tapio.c)
  * @tap_rx:		buffer of tap reads (tapio.c), 64-byte aligned
  * @queue:		the tap queue frames go out on: the one being read, or
  *			the queue of the flow whose socket or timer fired, so
@@ -109,6 +111,7 @@ struct ctx {
 	int tapfd[TAPIR_MAX_QUEUES];
 	int ns_tables[CTX_NS_TABLES];
 	struct event *tap_ev[TAPIR_MAX_QUEUES];
+	uint8_t tap_lone[TAPIR_MAX_QUEUES];
 	uint8_t *tap_rx;
 	unsigned int queue;
 	unsigned int vnet_len;

@@ -64,6 +64,12 @@ static void count_flows(struct ctx *c)
  */
 void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 {
+	tcp_later_forget(c, conn);
+	/* Bytes left unread make close() reset the host's side: the ones the
+	 * guest ACKed go first, for a FIN.
+	 */
+	if (!reset && conn->fd >= 0 && tcp_discard_acked(conn))
+		reset = true;
 	/* Events first: once the fd is closed, another datapath thread may
 	 * get its number, and removing it from our epoll would name that.
 	 */
@@ -119,11 +125,25 @@ static void flush_link(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
- * tcp_schedule_ack() - owe the guest an ACK at the end of this tap batch
+ * tcp_schedule_ack() - owe the guest an ACK at the end of this tap batch,
+ *			one that may not wait
  * @c:		context
  * @conn:	connection
  */
 void tcp_schedule_ack(struct ctx *c, struct tcp_conn *conn)
+{
+	conn->flags |= CONN_ACK_PENDING | CONN_ACK_NOW;
+	flush_link(c, conn);
+}
+
+/**
+ * tcp_schedule_data_ack() - owe the guest an ACK for in-order data the host
+ *			     socket took: it may wait for a segment to ride
+ *			     on (tcp_later.c)
+ * @c:		context
+ * @conn:	connection
+ */
+void tcp_schedule_data_ack(struct ctx *c, struct tcp_conn *conn)
 {
 	conn->flags |= CONN_ACK_PENDING;
 	flush_link(c, conn);
@@ -143,7 +163,7 @@ void tcp_schedule_push(struct ctx *c, struct tcp_conn *conn)
 
 /**
  * flush_one() - what a connection is owed after a batch: data, then an ACK
- *		 if no data segment carried one
+ *		 if no data segment carried one (it may wait: tcp_later.c)
  * @c:		context
  * @conn:	connection, just taken off the flush list
  */
@@ -154,10 +174,8 @@ static void flush_one(struct ctx *c, struct tcp_conn *conn)
 		if (tcp_host_to_guest(c, conn))
 			return;
 	}
-	if (!(conn->flags & CONN_ACK_PENDING))
-		return;
-	conn->flags &= ~CONN_ACK_PENDING;
-	tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, tcp_rcv_window(conn));
+	if (conn->flags & CONN_ACK_PENDING)
+		tcp_ack_owed(c, conn);
 }
 
 /**
@@ -269,6 +287,9 @@ static int socket_setup(struct ctx *c, struct tcp_conn *conn)
 	if (setsockopt(conn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
 		err_limited(&limit, errno, "tcp: TCP_NODELAY on port %u",
 		            conn->flow.key.fport);
+	/* Without it, every peek that drains the queue polls it too. */
+	if (setsockopt(conn->fd, SOL_TCP, TCP_INQ, &one, sizeof(one)))
+		conn->flags |= CONN_NO_INQ;
 	if (getsockopt(conn->fd, SOL_SOCKET, SO_DOMAIN, &family, &len) ||
 	    !tcp_peek_in_use(c, family) ||
 	    setsockopt(conn->fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero)))
@@ -736,6 +757,8 @@ int tcp_init(struct ctx *c)
 		err_msg("tcp: the event loop lacks edge-triggered events");
 		return -1;
 	}
+	if (tcp_later_init(c))
+		return -1;
 	c->tcp->peek_off4 = tcp_probe_peek_off(AF_INET);
 	c->tcp->peek_off6 = tcp_probe_peek_off(AF_INET6);
 	debug_msg("tcp: peeking at host data: IPv4 %s, IPv6 %s (SO_PEEK_OFF "
@@ -767,6 +790,7 @@ void tcp_cleanup(struct ctx *c)
 	tcp_flush(c);
 	if (c->flows)
 		flow_walk(c->flows, FLOW_TCP, release_one, NULL);
+	tcp_later_cleanup(c);
 	free(c->tcp);
 	c->tcp = NULL;
 }

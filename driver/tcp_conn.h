@@ -34,6 +34,14 @@ enum tcp_conn_flag {
 	CONN_FIN_EVER = 1 << 17,     /* our FIN went out once: at snd_max - 1 */
 	CONN_RECOVERY = 1 << 18,     /* fast retransmit done, until @recover */
 	CONN_PERSIST = 1 << 19, /* the timer sends what a silly window held */
+	CONN_ACK_NOW = 1 << 20, /* the owed ACK may not wait (tcp_later.c) */
+	CONN_DELACK = 1 << 21,  /* an ACK waits on the later list */
+	CONN_HOST_CHECK = 1 << 22, /* a poll of the host socket waits there */
+	CONN_LATER = 1 << 23,      /* linked on the later list */
+	CONN_CHECK_NOW = 1 << 24,  /* the next drained peek polls */
+	CONN_NO_INQ = 1 << 25,     /* peeks don't report TCP_INQ */
+	CONN_TURN = 1 << 26,    /* host data went to the guest since its last */
+	CONN_DISCARD = 1 << 27, /* a discard of ACKed bytes waits (later) */
 };
 
 /**
@@ -68,6 +76,18 @@ enum tcp_conn_flag {
  * @dupacks:	duplicate ACKs seen in a row
  * @last_ack:	last ACK number seen from the guest, for dupack counting
  * @last_active: last time (CLOCK_MONOTONIC s) anything happened
+ * @rcv_acked:	the acknowledgement number of our last segment to the guest
+ * @quickacks:	ACKs still to send at once, after a delayed one had to
+ *		wait for its timer (tcp_later.c)
+ * @later_next:	next on the later list (tcp_later.c)
+ * @later_prev:	previous on it, NULL at its head
+ * @later_at:	when it joined the list (clock_ns())
+ * @peek_inq:	what the last peek's TCP_INQ said the receive queue holds
+ *		(its FIN counts 1), -1 if it said nothing
+ * @wnd_est:	window computed at the last SO_MEMINFO query, 0 for none
+ * @wnd_used:	what sends since then may have taken of it (tcp_data.c)
+ * @undiscarded: bytes the guest ACKed that still sit at the head of the
+ *		receive queue (SO_PEEK_OFF only: discards are batched)
  */
 struct tcp_conn {
 	struct flow_common flow;
@@ -91,6 +111,15 @@ struct tcp_conn {
 	uint8_t dupacks;
 	uint32_t last_ack;
 	uint64_t last_active;
+	uint32_t rcv_acked;
+	uint8_t quickacks;
+	struct tcp_conn *later_next;
+	struct tcp_conn *later_prev;
+	uint64_t later_at;
+	int32_t peek_inq;
+	uint32_t wnd_est;
+	uint32_t wnd_used;
+	uint32_t undiscarded;
 };
 
 /* A connection released while tcp_flush() still holds it keeps only its

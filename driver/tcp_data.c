@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <string.h>
 #include <linux/sock_diag.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <event2/event.h>
 
@@ -42,6 +43,13 @@ static bool seq_lt(uint32_t a, uint32_t b)
  * for EPOLLOUT, which the kernel raises at a third of the buffer free: the
  * threshold stays under that, so the wake-up always finds a window.
  *
+ * The answer is kept: until sends may have taken half of it (each counted
+ * as its bytes and TCP_SEND_OVERHEAD, more than the kernel charges), or
+ * what is left falls below a segment, the window is what it was less
+ * that, which the buffer still has, since it only drains meanwhile. A
+ * request/response exchange then asks the kernel once in many round
+ * trips, not on every segment.
+ *
  * Return: window in bytes
  */
 uint32_t tcp_rcv_window(struct tcp_conn *conn)
@@ -55,6 +63,11 @@ uint32_t tcp_rcv_window(struct tcp_conn *conn)
 	 */
 	if (conn->flags & (CONN_SOCK_FULL | CONN_GUEST_FIN))
 		return 0;
+	/* Kept while it stays above the threshold below: mss is at least it. */
+	if (conn->wnd_est && conn->wnd_used <= conn->wnd_est / 2 &&
+	    conn->wnd_est - conn->wnd_used >= conn->mss)
+		return conn->wnd_est - conn->wnd_used;
+	conn->wnd_est = 0;
 	if (getsockopt(conn->fd, SOL_SOCKET, SO_MEMINFO, mi, &len))
 		return conn->mss;
 	sndbuf = mi[SK_MEMINFO_SNDBUF];
@@ -74,7 +87,22 @@ uint32_t tcp_rcv_window(struct tcp_conn *conn)
 			return free_;
 		return 0;
 	}
-	return free_ < TCP_WINDOW_MAX ? free_ : TCP_WINDOW_MAX;
+	conn->wnd_est = free_ < TCP_WINDOW_MAX ? free_ : TCP_WINDOW_MAX;
+	conn->wnd_used = 0;
+	return conn->wnd_est;
+}
+
+/**
+ * window_charge() - a send() took @n bytes: what the kept window loses
+ * @conn:	connection
+ * @n:		bytes the socket took
+ */
+static void window_charge(struct tcp_conn *conn, uint32_t n)
+{
+	uint64_t used = (uint64_t)conn->wnd_used + n +
+	                TCP_SEND_OVERHEAD * (n / (64U << 10) + 1);
+
+	conn->wnd_used = used < UINT32_MAX ? (uint32_t)used : UINT32_MAX;
 }
 
 /**
@@ -88,6 +116,8 @@ int tcp_wait_writable(struct tcp_conn *conn)
 {
 	static struct log_limit limit;
 
+	/* The socket refused, or nearly: the kept window is no more. */
+	conn->wnd_est = 0;
 	if (event_add(conn->wev, NULL)) {
 		err_limited(&limit, 0,
 		            "tcp: watch host socket of port %u: "
@@ -128,7 +158,8 @@ static uint32_t seq_max(uint32_t a, uint32_t b)
 static int set_peek_offset(struct ctx *c, struct tcp_conn *conn, uint32_t off)
 {
 	static struct log_limit limit;
-	int v = (int)off;
+	/* ACKed bytes not yet discarded still lead the queue. */
+	int v = (int)(off + conn->undiscarded);
 
 	if (conn->flags & CONN_NO_PEEK_OFF)
 		return 0;
@@ -178,7 +209,6 @@ static void send_fin(struct ctx *c, struct tcp_conn *conn)
 	conn->snd_nxt++;
 	conn->snd_max = seq_max(conn->snd_max, conn->snd_nxt);
 	conn->flags |= CONN_FIN_SENT | CONN_FIN_EVER;
-	conn->flags &= ~CONN_ACK_PENDING;
 	tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
 }
 
@@ -235,6 +265,31 @@ static ssize_t peek_result(ssize_t r, size_t skip, bool *eof)
 }
 
 /**
+ * peek_inq_of() - what TCP_INQ said in a peek's control data
+ * @mh:		the peek's message header, after recvmsg()
+ *
+ * Return: bytes left in the receive queue from its head (its FIN counts
+ *	   1), or -1 if the peek did not say
+ */
+static int32_t peek_inq_of(struct msghdr *mh)
+{
+	struct cmsghdr *cmsg;
+	int inq;
+
+	if (!mh->msg_control || (mh->msg_flags & MSG_CTRUNC))
+		return -1;
+	for (cmsg = CMSG_FIRSTHDR(mh); cmsg; cmsg = CMSG_NXTHDR(mh, cmsg)) {
+		if (cmsg->cmsg_level != SOL_TCP ||
+		    cmsg->cmsg_type != TCP_CM_INQ ||
+		    cmsg->cmsg_len < CMSG_LEN(sizeof(inq)))
+			continue;
+		memcpy(&inq, CMSG_DATA(cmsg), sizeof(inq));
+		return inq < 0 ? -1 : inq;
+	}
+	return -1;
+}
+
+/**
  * peek_at() - peek at host data from @skip bytes past snd_una
  * @conn:	connection
  * @skip:	bytes to pass over: the bytes in flight, or 0 to peek from
@@ -255,6 +310,10 @@ static ssize_t peek_at(struct tcp_conn *conn, size_t skip, size_t len,
 {
 	struct iovec iov[TCP_DISCARD_MAX / TCP_DISCARD_BUF + 1];
 	struct tcp_state *ts = conn->flow.c->tcp;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
 	struct msghdr mh = {0};
 	size_t n = 0;
 	ssize_t r;
@@ -268,7 +327,12 @@ static ssize_t peek_at(struct tcp_conn *conn, size_t skip, size_t len,
 	iov[n++] = (struct iovec){ts->peek_buf, len};
 	mh.msg_iov = iov;
 	mh.msg_iovlen = n;
+	if (!(conn->flags & CONN_NO_INQ)) {
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+	}
 	r = recvmsg(conn->fd, &mh, MSG_PEEK | MSG_DONTWAIT);
+	conn->peek_inq = r >= 0 ? peek_inq_of(&mh) : -1;
 	if (r > 0)
 		ts->discard_copied += (size_t)r < skip ? (size_t)r : skip;
 	return peek_result(r, skip, eof);
@@ -313,6 +377,7 @@ static ssize_t count_new(struct ctx *c, struct tcp_conn *conn, uint32_t max,
 	size_t skip = (conn->flags & CONN_NO_PEEK_OFF) ? inflight : 0;
 	ssize_t r, n;
 
+	conn->peek_inq = -1;
 	r = recv(conn->fd, NULL, skip + max,
 	         MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
 	n = peek_result(r, skip, eof);
@@ -507,7 +572,7 @@ static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
 		conn->snd_nxt += (uint32_t)len;
 		conn->snd_max = seq_max(conn->snd_max, conn->snd_nxt);
 		off += len;
-		conn->flags &= ~CONN_ACK_PENDING;
+		conn->flags |= CONN_TURN;
 	}
 	if (!evtimer_pending(conn->timer, NULL) || conn->retries == 0)
 		tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
@@ -545,6 +610,22 @@ static ssize_t push_once(struct ctx *c, struct tcp_conn *conn, uint32_t room,
 }
 
 /**
+ * peek_was_last() - whether the last peek read the receive queue to its
+ *		     end, by TCP_INQ: no FIN behind it, and no urgent mark
+ *		     stopped it
+ * @conn:	connection, its snd_nxt past the bytes peeked
+ *
+ * Return: true if so; false if more is queued, or TCP_INQ said nothing
+ */
+static bool peek_was_last(const struct tcp_conn *conn)
+{
+	uint64_t held = (uint64_t)conn->undiscarded +
+	                (uint32_t)(conn->snd_nxt - conn->snd_una);
+
+	return conn->peek_inq >= 0 && (uint64_t)conn->peek_inq == held;
+}
+
+/**
  * drained() - a peek came up short: FIN, reset, urgent mark, or nothing
  * @c:		context
  * @conn:	connection
@@ -552,12 +633,22 @@ static ssize_t push_once(struct ctx *c, struct tcp_conn *conn, uint32_t room,
  * @final:	set when the host's FIN is known to be in the queue, and one
  *		more peek must pass what came before it
  *
+ * When the peek's TCP_INQ shows that it read the queue to its end, only a
+ * reset could hide behind it: the poll waits (tcp_later.c), and a send
+ * to the socket that succeeds meanwhile makes it needless.
+ *
  * Return: 1 to peek again now, 0 to wait for the next edge or ACK, or
  *	   TCP_RELEASED
  */
 static int drained(struct ctx *c, struct tcp_conn *conn, ssize_t n, bool *final)
 {
-	unsigned int state = host_state(conn);
+	unsigned int state;
+
+	if (!(conn->flags & CONN_CHECK_NOW) && peek_was_last(conn) &&
+	    !tcp_check_later(c, conn))
+		return 0;
+	conn->flags &= ~CONN_CHECK_NOW;
+	state = host_state(conn);
 
 	if (state & HOST_RESET) {
 		tcp_abort(c, conn, true);
@@ -673,6 +764,29 @@ int tcp_send_persist(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
+ * tcp_host_check() - poll a host socket a drained peek left unpolled, and
+ *		      act on a FIN, reset or urgent mark it finds
+ * @c:		context
+ * @conn:	connection
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+int tcp_host_check(struct ctx *c, struct tcp_conn *conn)
+{
+	unsigned int state = host_state(conn);
+
+	if (!state)
+		return 0;
+	if (state & HOST_RESET) {
+		tcp_abort(c, conn, true);
+		return TCP_RELEASED;
+	}
+	/* The peeks that follow poll again, and act on what they find. */
+	conn->flags |= CONN_CHECK_NOW | CONN_READ_PENDING;
+	return host_to_guest(c, conn, false);
+}
+
+/**
  * retransmit_first() - fast retransmit: send the oldest unacked frame again
  * @c:		context
  * @conn:	connection with bytes in flight
@@ -715,25 +829,61 @@ static int retransmit_first(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
- * discard_acked() - drop bytes the guest acknowledged from the socket
- * @conn:	connection
- * @n:		bytes, all of them in the receive queue
+ * tcp_discard_acked() - drop the bytes the guest acknowledged from the
+ *			 socket
+ * @conn:	connection; its undiscarded bytes are all in the receive queue
  *
  * Return: 0 on success, -1 if the socket failed (the connection is lost:
  *	   the queue no longer lines up with our sequence numbers)
  */
-static int discard_acked(struct tcp_conn *conn, uint32_t n)
+int tcp_discard_acked(struct tcp_conn *conn)
 {
-	while (n) {
-		ssize_t r = recv(conn->fd, NULL, n, MSG_TRUNC | MSG_DONTWAIT);
+	while (conn->undiscarded) {
+		ssize_t r = recv(conn->fd, NULL, conn->undiscarded,
+		                 MSG_TRUNC | MSG_DONTWAIT);
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0 || (uint32_t)r > n)
+		if (r <= 0 || (uint32_t)r > conn->undiscarded)
 			return -1;
-		n -= (uint32_t)r;
+		conn->undiscarded -= (uint32_t)r;
 	}
+	tcp_discard_done(conn);
 	return 0;
+}
+
+/**
+ * tcp_discard_now() - drop the ACKed bytes; a socket that fails loses the
+ *		       connection
+ * @c:		context
+ * @conn:	connection
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+int tcp_discard_now(struct ctx *c, struct tcp_conn *conn)
+{
+	if (!tcp_discard_acked(conn))
+		return 0;
+	debug_msg("tcp: discard acked data of port %u: %s",
+	          conn->flow.key.fport, strerror(errno));
+	tcp_abort(c, conn, true);
+	return TCP_RELEASED;
+}
+
+/**
+ * discard_due() - whether the ACKed bytes should leave the queue now
+ * @conn:	connection
+ *
+ * Without SO_PEEK_OFF every peek would copy them again: at once. With
+ * it, once TCP_DISCARD_BATCH gathered; and when all that is left is our
+ * FIN, since the connection may then end.
+ *
+ * Return: true if so
+ */
+static bool discard_due(const struct tcp_conn *conn)
+{
+	return (conn->flags & (CONN_NO_PEEK_OFF | CONN_FIN_ACKED)) ||
+	       conn->undiscarded >= TCP_DISCARD_BATCH;
 }
 
 /**
@@ -756,11 +906,15 @@ static int ack_new(struct ctx *c, struct tcp_conn *conn, uint32_t ack)
 		data--;
 		conn->flags |= CONN_FIN_SENT | CONN_FIN_ACKED;
 	}
-	if (data && discard_acked(conn, data)) {
-		debug_msg("tcp: discard acked data of port %u: %s",
-		          conn->flow.key.fport, strerror(errno));
-		tcp_abort(c, conn, true);
-		return TCP_RELEASED;
+	conn->undiscarded += data;
+	/* Past snd_nxt (a rewind resent less than the guest had): the
+	 * kernel's peek offset lags, and only a discard puts it right.
+	 */
+	if (discard_due(conn) || seq_lt(conn->snd_nxt, ack) ||
+	    (ack == conn->snd_nxt && conn->undiscarded &&
+	     tcp_discard_later(c, conn))) {
+		if (tcp_discard_now(c, conn))
+			return TCP_RELEASED;
 	}
 	conn->snd_una = ack;
 	if (seq_lt(conn->snd_nxt, ack))
@@ -902,6 +1056,10 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		if (n < 0)
 			n = 0;
 		conn->rcv_nxt += (uint32_t)n;
+		window_charge(conn, (uint32_t)n);
+		/* A reset socket would have refused it. */
+		if (n > 0)
+			tcp_check_done(conn);
 		c->stats.to_host[PROTO_TCP].packets++;
 		c->stats.to_host[PROTO_TCP].bytes += (uint64_t)n;
 		if ((uint32_t)n < len) {
@@ -921,6 +1079,12 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 			return TCP_RELEASED;
 		}
 	}
-	tcp_schedule_ack(c, conn);
+	/* Only new data taken whole, without a FIN, leaves an ACK that may
+	 * wait; a duplicate asks for one now.
+	 */
+	if (len && (uint32_t)n == len && !(s->flags & TH_FIN))
+		tcp_schedule_data_ack(c, conn);
+	else
+		tcp_schedule_ack(c, conn);
 	return 0;
 }

@@ -49,6 +49,22 @@ struct tcp_seg;
 #define TCP_MAX_RETRIES 12
 #define TCP_SYN_RETRIES 5
 #define TCP_IDLE_S 7200
+/* An ACK for in-order data waits at most this for a segment to ride on,
+ * and a drained host socket as long for a send that shows it alive
+ * (tcp_later.c); after an ACK waited that long, the next this many go at
+ * once.
+ */
+#define TCP_LATER_MS 10
+#define TCP_QUICKACKS 8
+/* With SO_PEEK_OFF, bytes the guest ACKed leave the receive queue once
+ * this many have gathered (or the connection closes), not one recv() per
+ * ACK; the host's window loses at most this much meanwhile.
+ */
+#define TCP_DISCARD_BATCH (16U << 10)
+/* What one send() may take of a socket's send buffer beyond its bytes: a
+ * new skb's own size, rounded up (tcp_rcv_window()'s estimate).
+ */
+#define TCP_SEND_OVERHEAD 2048U
 /* A connection marked for release once it leaves the flush list. */
 #define CONN_DEAD (1U << 31)
 
@@ -56,6 +72,10 @@ struct tcp_seg;
  * struct tcp_state - the TCP module's part of the context (its
  *		      connections are in the context's flow table)
  * @flush_head:	connections owing an ACK at the end of the tap batch
+ * @later_head:	connections with something to do TCP_LATER_MS after they
+ *		joined (tcp_later.c), oldest first
+ * @later_tail:	the newest of them
+ * @later_timer: does it
  * @peek_off4:	the kernel has SO_PEEK_OFF for TCP over IPv4 (Linux 6.10),
  *		probed at start; connections use it where it has
  * @peek_off6:	the same for IPv6 (Linux 6.12)
@@ -69,6 +89,9 @@ struct tcp_seg;
  */
 struct tcp_state {
 	struct tcp_conn *flush_head;
+	struct tcp_conn *later_head;
+	struct tcp_conn *later_tail;
+	struct event *later_timer;
 	bool peek_off4;
 	bool peek_off6;
 	uint64_t discard_copied;
@@ -87,6 +110,7 @@ struct tcp_state {
 void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset);
 void tcp_abort(struct ctx *c, struct tcp_conn *conn, bool rst_guest);
 void tcp_schedule_ack(struct ctx *c, struct tcp_conn *conn);
+void tcp_schedule_data_ack(struct ctx *c, struct tcp_conn *conn);
 void tcp_schedule_push(struct ctx *c, struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_maybe_finish(struct ctx *c, struct tcp_conn *conn);
 
@@ -94,12 +118,26 @@ TCP_MUST_CHECK int tcp_maybe_finish(struct ctx *c, struct tcp_conn *conn);
 uint32_t tcp_rcv_window(struct tcp_conn *conn);
 int tcp_wait_writable(struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_host_to_guest(struct ctx *c, struct tcp_conn *conn);
+int tcp_discard_acked(struct tcp_conn *conn);
+TCP_MUST_CHECK int tcp_discard_now(struct ctx *c, struct tcp_conn *conn);
+TCP_MUST_CHECK int tcp_host_check(struct ctx *c, struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_rewind_to_una(struct ctx *c, struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_send_persist(struct ctx *c, struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
                                    const struct tcp_seg *s);
 TCP_MUST_CHECK int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
                                     const struct tcp_seg *s);
+
+/* tcp_later.c: delayed ACKs and host socket checks */
+void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn);
+void tcp_ack_sent(struct tcp_conn *conn);
+int tcp_check_later(struct ctx *c, struct tcp_conn *conn);
+void tcp_check_done(struct tcp_conn *conn);
+int tcp_discard_later(struct ctx *c, struct tcp_conn *conn);
+void tcp_discard_done(struct tcp_conn *conn);
+void tcp_later_forget(struct ctx *c, struct tcp_conn *conn);
+int tcp_later_init(struct ctx *c);
+void tcp_later_cleanup(struct ctx *c);
 
 /* tcp_timer.c: timers */
 void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms);

@@ -10,6 +10,7 @@
 #include "inany.h"
 #include "ip.h"
 #include "tapio.h"
+#include "tcp_internal.h"
 #include "tcp_seg.h"
 
 /* Largest TCP payload in one IPv4 packet (65535 - 20 - 20); IPv6 could do
@@ -145,10 +146,9 @@ static uint16_t window_field(const struct tcp_conn *conn, uint8_t flags,
  *
  * Return: 0 on success, -1 if the frame was dropped
  */
-static int send_segment(struct ctx *c, const struct tcp_conn *conn,
-                        uint8_t flags, uint32_t seq, uint32_t wnd,
-                        const uint8_t *opts, size_t optlen, const uint8_t *data,
-                        size_t len)
+static int send_segment(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
+                        uint32_t seq, uint32_t wnd, const uint8_t *opts,
+                        size_t optlen, const uint8_t *data, size_t len)
 {
 	size_t hlen = sizeof(struct tcphdr) + optlen;
 	struct virtio_net_hdr vh = {0};
@@ -193,6 +193,8 @@ static int send_segment(struct ctx *c, const struct tcp_conn *conn,
 		return -1;
 	c->stats.to_guest[PROTO_TCP].packets++;
 	c->stats.to_guest[PROTO_TCP].bytes += len;
+	if (flags & TH_ACK)
+		tcp_ack_sent(conn);
 	return 0;
 }
 
@@ -206,7 +208,7 @@ static int send_segment(struct ctx *c, const struct tcp_conn *conn,
  *
  * Return: 0 on success, -1 if dropped
  */
-int tcp_send_flags(struct ctx *c, const struct tcp_conn *conn, uint8_t flags,
+int tcp_send_flags(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
                    uint32_t seq, uint32_t wnd)
 {
 	uint16_t mss =
@@ -232,7 +234,7 @@ int tcp_send_flags(struct ctx *c, const struct tcp_conn *conn, uint8_t flags,
  *
  * Return: 0 on success, -1 if dropped
  */
-int tcp_send_data(struct ctx *c, const struct tcp_conn *conn, uint32_t seq,
+int tcp_send_data(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
                   const uint8_t *data, size_t len, uint32_t wnd)
 {
 	return send_segment(c, conn, TH_ACK | TH_PSH, seq, wnd, NULL, 0, data,

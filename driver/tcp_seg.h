@@ -49,9 +49,9 @@ struct tcp_seg {
 };
 
 int tcp_seg_parse(struct ctx *c, const struct pkt *p, struct tcp_seg *s);
-int tcp_send_flags(struct ctx *c, const struct tcp_conn *conn, uint8_t flags,
+int tcp_send_flags(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
                    uint32_t seq, uint32_t wnd);
-int tcp_send_data(struct ctx *c, const struct tcp_conn *conn, uint32_t seq,
+int tcp_send_data(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
                   const uint8_t *data, size_t len, uint32_t wnd);
 int tcp_send_rst_reply(struct ctx *c, const struct pkt *p,
                        const struct tcp_seg *s);

@@ -12,9 +12,10 @@ PACKAGES=(
 	# build (libseccomp: --enable-seccomp, as slirp4netns uses it)
 	gcc make pkg-config libjansson-dev libmnl-dev libevent-dev
 	libseccomp-dev
-	# tests
+	# tests (linux-perf: tests/rr.bats and the benchmarks count a
+	# driver's system calls with perf stat)
 	bats uidmap iproute2 iputils-ping procps util-linux socat udhcpc
-	dnsmasq-base curl jq
+	dnsmasq-base curl jq linux-perf
 	# peers that tapir is compared with / must interoperate with
 	rootlesskit slirp4netns passt
 	# container engines (tests/engines.bats): podman with runc (crun 1.8

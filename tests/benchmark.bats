@@ -148,11 +148,21 @@ no_number() {
 	BENCH_TIME=1 bench benchmark-http.sh tapir --concurrency "1 8"
 	[ "$status" -eq 0 ]
 	verified_line '.bench == "http" and .concurrency == 8 and .rps > 0 and
-		.failed == 0 and .p99_ms > 0'
-	BENCH_TIME=1 bench benchmark-rr.sh tapir
+		.failed == 0 and .p99_ms > 0 and .syscalls_per_tx > 0 and
+		.frames_to_guest_per_tx >= 1'
+	BENCH_TIME=1 bench benchmark-rr.sh tapir --sizes "100 4096" \
+		--connections "1 4"
 	[ "$status" -eq 0 ]
-	verified_line '.bench == "rr" and .mode == "crr" and .tps > 0 and
-		.p50_us > 0 and .p99_us >= .p50_us'
+	verified_line '.bench == "rr" and .mode == "rr-fwd" and .size == 4096 and
+		.connections == 4 and .tps > 0 and .p50_us > 0 and
+		.p99_us >= .p50_us'
+	# Every cell: the driver's calls and the tap's frames per transaction,
+	# both ways (crr at the first size only).
+	[ "$(grep -c '^{' <<<"$output")" -eq 10 ]
+	grep '^{' <<<"$output" | jq -se 'all(.[]; .syscalls_per_tx > 0 and
+		.frames_to_guest_per_tx >= 1 and .frames_to_host_per_tx >= 1)'
+	grep '^{' <<<"$output" | jq -se '[.[] | .mode] | unique ==
+		["crr", "rr", "rr-fwd"]'
 }
 
 @test "benchmark: tapir-q2 runs with two tap queues, proven, with each thread's CPU and each queue's bytes" {

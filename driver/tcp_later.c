@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - what a TCP connection does a few milliseconds later, if nothing
+ * did it first: a delayed ACK, a look at a drained host socket
+ *
+ * Both serve request/response traffic, where the next segment comes
+ * within microseconds and does the job for free:
+ * - The ACK for the guest's answer rides on the host's next request
+ *   instead of a frame of its own, as a TCP receiver's delayed ACK does
+ *   (RFC 9293 3.8.6.3). Only the ACK for in-order data the host socket
+ *   took whole may wait, never past a second full segment, so a bulk
+ *   sender is ACKed as before. A connection whose ACK had to wait for the
+ *   timer (a host that does not answer, a guest whose Nagle algorithm
+ *   holds its next bytes for that ACK) gets its next TCP_QUICKACKS ACKs
+ *   at once.
+ * - A peek that drained the host socket needs no poll() to learn that the
+ *   host did not close or send urgent data: TCP_INQ said so (tcp_data.c).
+ *   Only a reset queued behind the data could hide; the guest's next send
+ *   to that socket would fail and show it, and if none comes in time, the
+ *   timer polls.
+ * - Bytes the guest ACKed leave the socket's queue in batches
+ *   (tcp_data.c); once the guest has ACKed everything, the ones held go
+ *   when the timer fires, if no batch filled meanwhile.
+ * One list and one timer per thread hold both, oldest first; the timer
+ * runs only while the list has entries, for the oldest one's deadline.
+ */
+
+#include <event2/event.h>
+
+#include "clock.h"
+#include "log.h"
+#include "tcp.h"
+#include "tcp_internal.h"
+#include "tcp_seg.h"
+
+/**
+ * later_unlink() - take a connection off its thread's list; the timer
+ *		    stops with the list's last entry
+ * @ts:		the thread's TCP state
+ * @conn:	connection on the list
+ */
+static void later_unlink(struct tcp_state *ts, struct tcp_conn *conn)
+{
+	if (conn->later_prev)
+		conn->later_prev->later_next = conn->later_next;
+	else
+		ts->later_head = conn->later_next;
+	if (conn->later_next)
+		conn->later_next->later_prev = conn->later_prev;
+	else
+		ts->later_tail = conn->later_prev;
+	conn->later_next = conn->later_prev = NULL;
+	conn->flags &= ~CONN_LATER;
+	if (!ts->later_head)
+		evtimer_del(ts->later_timer);
+}
+
+/**
+ * later_arm() - run the timer for @ns from now
+ * @ts:		the thread's TCP state
+ * @ns:		delay
+ *
+ * Return: 0, or -1 if libevent failed (said, rate-limited)
+ */
+static int later_arm(struct tcp_state *ts, uint64_t ns)
+{
+	static struct log_limit limit;
+	struct timeval tv = {(time_t)(ns / 1000000000U),
+	                     (suseconds_t)(ns % 1000000000U / 1000U)};
+
+	if (!evtimer_add(ts->later_timer, &tv))
+		return 0;
+	err_limited(&limit, 0,
+	            "tcp: delayed-ACK timer: libevent failed; ACKs go at once");
+	return -1;
+}
+
+/**
+ * later_link() - put a connection at the end of its thread's list, which
+ *		  the timer serves oldest first
+ * @c:		context
+ * @conn:	connection
+ *
+ * Return: 0, or -1 if the timer can't be armed (the caller acts now)
+ */
+static int later_link(struct ctx *c, struct tcp_conn *conn)
+{
+	struct tcp_state *ts = c->tcp;
+
+	if (conn->flags & CONN_LATER)
+		return 0;
+	/* A list with entries has the timer set for its oldest. */
+	if (!ts->later_head && later_arm(ts, TCP_LATER_MS * 1000000ULL))
+		return -1;
+	conn->later_at = clock_ns();
+	conn->later_next = NULL;
+	conn->later_prev = ts->later_tail;
+	if (ts->later_tail)
+		ts->later_tail->later_next = conn;
+	else
+		ts->later_head = conn;
+	ts->later_tail = conn;
+	conn->flags |= CONN_LATER;
+	return 0;
+}
+
+/* Reasons to be on the list. */
+#define LATER_REASONS (CONN_DELACK | CONN_HOST_CHECK | CONN_DISCARD)
+
+/**
+ * later_clear() - one reason to be on the list is gone
+ * @conn:	connection
+ * @flag:	one of LATER_REASONS
+ */
+static void later_clear(struct tcp_conn *conn, uint32_t flag)
+{
+	conn->flags &= ~flag;
+	if ((conn->flags & CONN_LATER) && !(conn->flags & LATER_REASONS))
+		later_unlink(conn->flow.c->tcp, conn);
+}
+
+/**
+ * may_wait() - whether the ACK owed for in-order data may wait
+ * @conn:	connection
+ *
+ * Return: true if it may
+ */
+static bool may_wait(struct tcp_conn *conn)
+{
+	bool turn = conn->flags & CONN_TURN;
+
+	/* Only an exchange waits: host data went to the guest since its
+	 * last data. A guest that sends and sends (an upload, whose window
+	 * may end on a small segment) is ACKed at once.
+	 */
+	conn->flags &= ~CONN_TURN;
+	if (!turn)
+		return false;
+	if (conn->quickacks) {
+		conn->quickacks--;
+		return false;
+	}
+	/* A window that closed, or data the socket refused, is news the
+	 * guest needs now; so is a second full segment (bulk).
+	 */
+	if (conn->flags & (CONN_SOCK_FULL | CONN_DATA_DROPPED | CONN_GUEST_FIN))
+		return false;
+	return (conn->flags & CONN_ESTABLISHED) &&
+	       conn->rcv_nxt - conn->rcv_acked < 2U * conn->mss;
+}
+
+/**
+ * tcp_ack_owed() - the end of a tap batch found an ACK owed: send it, or
+ *		    let it wait for the next segment to the guest
+ * @c:		context
+ * @conn:	connection with CONN_ACK_PENDING
+ */
+void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn)
+{
+	bool now = (conn->flags & CONN_ACK_NOW) || !may_wait(conn);
+
+	conn->flags &= ~(CONN_ACK_PENDING | CONN_ACK_NOW);
+	if (!now && !later_link(c, conn)) {
+		conn->flags |= CONN_DELACK;
+		return;
+	}
+	/* Sending it clears CONN_DELACK (tcp_ack_sent()). */
+	tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, tcp_rcv_window(conn));
+}
+
+/**
+ * tcp_ack_sent() - a segment to the guest carried our ACK: nothing is owed
+ * @conn:	connection (may be a stand-in without a table entry)
+ */
+void tcp_ack_sent(struct tcp_conn *conn)
+{
+	conn->rcv_acked = conn->rcv_nxt;
+	conn->flags &= ~(CONN_ACK_PENDING | CONN_ACK_NOW);
+	later_clear(conn, CONN_DELACK);
+}
+
+/**
+ * tcp_check_later() - a peek drained the host socket unpolled: poll it
+ *		       later unless a send to it succeeds first
+ * @c:		context
+ * @conn:	connection
+ *
+ * Return: 0, or -1 if it can't wait (the caller polls now)
+ */
+int tcp_check_later(struct ctx *c, struct tcp_conn *conn)
+{
+	if (later_link(c, conn))
+		return -1;
+	conn->flags |= CONN_HOST_CHECK;
+	return 0;
+}
+
+/**
+ * tcp_check_done() - a send to the host socket succeeded: it was not reset
+ * @conn:	connection
+ */
+void tcp_check_done(struct tcp_conn *conn)
+{
+	later_clear(conn, CONN_HOST_CHECK);
+}
+
+/**
+ * tcp_discard_later() - the guest ACKed everything, and ACKed bytes wait
+ *			 for a discard batch: discard them later unless a
+ *			 batch fills first
+ * @c:		context
+ * @conn:	connection
+ *
+ * Held bytes count against the socket's receive buffer: a host blocked by
+ * the window they close would send nothing more, and no batch would fill.
+ *
+ * Return: 0, or -1 if it can't wait (the caller discards now)
+ */
+int tcp_discard_later(struct ctx *c, struct tcp_conn *conn)
+{
+	if (later_link(c, conn))
+		return -1;
+	conn->flags |= CONN_DISCARD;
+	return 0;
+}
+
+/**
+ * tcp_discard_done() - the ACKed bytes left the queue
+ * @conn:	connection
+ */
+void tcp_discard_done(struct tcp_conn *conn)
+{
+	later_clear(conn, CONN_DISCARD);
+}
+
+/**
+ * tcp_later_forget() - a connection goes away: off the list
+ * @c:		context
+ * @conn:	connection
+ */
+void tcp_later_forget(struct ctx *c, struct tcp_conn *conn)
+{
+	if (conn->flags & CONN_LATER)
+		later_unlink(c->tcp, conn);
+	conn->flags &= ~LATER_REASONS;
+}
+
+/**
+ * later_one() - what one connection waited for
+ * @c:		context
+ * @conn:	connection, just taken off the list
+ * @flags:	its LATER_REASONS, now cleared
+ */
+static void later_one(struct ctx *c, struct tcp_conn *conn, uint32_t flags)
+{
+	if ((flags & CONN_DISCARD) && tcp_discard_now(c, conn) == TCP_RELEASED)
+		return;
+	if (flags & CONN_DELACK) {
+		conn->quickacks = TCP_QUICKACKS;
+		/* A full tap refused it: again after the delay. */
+		if (tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
+		                   tcp_rcv_window(conn)) &&
+		    !later_link(c, conn))
+			conn->flags |= CONN_DELACK;
+	}
+	/* Last: it may release the connection. */
+	if ((flags & CONN_HOST_CHECK) &&
+	    tcp_host_check(c, conn) == TCP_RELEASED)
+		return;
+}
+
+/**
+ * later_fired() - the oldest entry waited TCP_LATER_MS: do what it and
+ *		   every other entry that old wait for, then wait for the
+ *		   next
+ * @fd:		unused
+ * @what:	unused
+ * @arg:	context
+ */
+static void later_fired(evutil_socket_t fd, short what, void *arg)
+{
+	const uint64_t delay = TCP_LATER_MS * 1000000ULL;
+	struct ctx *c = arg;
+	uint64_t now = clock_ns();
+	struct tcp_conn *conn;
+	uint32_t flags;
+
+	(void)fd;
+	(void)what;
+	/* Signed: an entry that joined during this loop is not due. */
+	while ((conn = c->tcp->later_head) &&
+	       (int64_t)(now - conn->later_at) >= (int64_t)delay) {
+		later_unlink(c->tcp, conn);
+		flags = conn->flags & LATER_REASONS;
+		conn->flags &= ~flags;
+		later_one(flow_enter(&conn->flow), conn, flags);
+	}
+	conn = c->tcp->later_head;
+	/* Should this fail, later_link() arms it again once the list is
+	 * empty; the entries meanwhile wait for a segment or a send.
+	 */
+	if (conn)
+		later_arm(c->tcp, (uint64_t)((int64_t)(conn->later_at - now) +
+		                             (int64_t)delay));
+	tcp_flush(c);
+}
+
+/**
+ * tcp_later_init() - create the thread's timer
+ * @c:		context with its TCP state
+ *
+ * Return: 0, or -1 after printing one error line
+ */
+int tcp_later_init(struct ctx *c)
+{
+	c->tcp->later_timer = evtimer_new(c->base, later_fired, c);
+	if (!c->tcp->later_timer) {
+		err_msg("tcp: delayed-ACK timer: libevent failed");
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * tcp_later_cleanup() - free the timer
+ * @c:		context
+ */
+void tcp_later_cleanup(struct ctx *c)
+{
+	if (c->tcp->later_timer)
+		event_free(c->tcp->later_timer);
+	c->tcp->later_timer = NULL;
+}
