@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/virtio_net.h>
+#include <netinet/in.h>
 #include <event2/event.h>
 
 #include "seccomp.h"
@@ -118,6 +121,42 @@ static unsigned int queue_of(const struct ctx *c, int fd)
 }
 
 /**
+ * frame_is_exchange() - whether a guest frame looks like one side of a
+ *			 request/response exchange: a TCP segment carrying
+ *			 data, and not a GSO burst
+ * @f:		frame, at least an Ethernet header long
+ *
+ * Pure ACKs (a download's), GSO frames (an upload's) and anything else
+ * come in runs that batch reads serve best.
+ *
+ * Return: true if so
+ */
+static bool frame_is_exchange(const struct frame *f)
+{
+	const uint8_t *l3 = f->data + 14;
+	size_t len = f->len - 14, hl, tot;
+
+	if (f->vh && f->vh->gso_type != VIRTIO_NET_HDR_GSO_NONE)
+		return false;
+	if (f->data[12] == 0x08 && f->data[13] == 0x00) {
+		if (len < 20 || l3[9] != IPPROTO_TCP)
+			return false;
+		hl = (size_t)(l3[0] & 0x0f) * 4;
+		tot = (size_t)l3[2] << 8 | l3[3];
+	} else if (f->data[12] == 0x86 && f->data[13] == 0xdd) {
+		if (len < 40 || l3[6] != IPPROTO_TCP)
+			return false;
+		hl = 40;
+		tot = 40 + ((size_t)l3[4] << 8 | l3[5]);
+	} else {
+		return false;
+	}
+	if (tot > len || hl + 20 > tot)
+		return false;
+	return tot > hl + (size_t)(l3[hl + 12] >> 4) * 4;
+}
+
+/**
  * tap_read_budget() - how many frames this wakeup reads, at most
  * @c:		context
  * @q:		queue
@@ -126,10 +165,11 @@ static unsigned int queue_of(const struct ctx *c, int fd)
  * after it finds the queue empty: a system call per frame for nothing.
  * The tap's event is level-triggered, so a frame left in the queue wakes
  * the loop again at once, and reading one frame and stopping loses
- * nothing. So after a wakeup that found exactly one frame, the next
- * TAP_LONE_RUN wakeups read one frame each; then a full one looks again.
- * A burst pays at most TAP_LONE_RUN extra loop turns before it is read
- * in batches again.
+ * nothing. So after a wakeup that found exactly one frame, a data
+ * segment (frame_is_exchange()), the next TAP_LONE_RUN wakeups read one
+ * frame each; then a full one looks again. A frame that is not such a
+ * segment ends the run at once (tap_read_cb()): the ACKs of a download
+ * are read in batches, so that one peek serves a batch of them.
  *
  * Return: frames
  */
@@ -155,6 +195,7 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 	struct ctx *c = arg;
 	uint8_t *rx_buf = c->tap_rx;
 	struct queue_stats *qs;
+	bool lone = false;
 	unsigned int q;
 	int budget;
 
@@ -167,7 +208,7 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 		struct frame f;
 
 		if (n < 0) {
-			if (errno == EAGAIN && budget > 1 && i == 1)
+			if (errno == EAGAIN && budget > 1 && i == 1 && lone)
 				c->tap_lone[q] = TAP_LONE_RUN;
 			if (errno == EAGAIN || tap_read_failed(c, errno))
 				break;
@@ -187,6 +228,11 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 		c->stats.tap_rx_bytes += f.len;
 		qs->rx_frames++;
 		qs->rx_bytes += f.len;
+		lone = frame_is_exchange(&f);
+		if (budget == 1 && !lone) {
+			c->tap_lone[q] = 0;
+			budget = TAP_BATCH;
+		}
 		pcap_frame(c, f.data, f.len);
 		c->rx = &f;
 		eth_input(c, &f);

@@ -40,7 +40,7 @@ enum tcp_conn_flag {
 	CONN_LATER = 1 << 23,      /* linked on the later list */
 	CONN_CHECK_NOW = 1 << 24,  /* the next drained peek polls */
 	CONN_NO_INQ = 1 << 25,     /* peeks don't report TCP_INQ */
-	CONN_TURN = 1 << 26,    /* host data went to the guest since its last */
+	CONN_TURN = 1 << 26,    /* host data went out since our last lone ACK */
 	CONN_DISCARD = 1 << 27, /* a discard of ACKed bytes waits (later) */
 };
 

@@ -78,7 +78,11 @@ static int later_arm(struct tcp_state *ts, uint64_t ns)
  * later_link() - put a connection at the end of its thread's list, which
  *		  the timer serves oldest first
  * @c:		context
- * @conn:	connection
+ * @conn:	connection, moved to the end if it was on the list
+ *
+ * Each new reason restarts the wait, for all of the connection's: an ACK
+ * that just became due never goes early with an older reason. What the
+ * older ones wait for only waits longer while the connection keeps busy.
  *
  * Return: 0, or -1 if the timer can't be armed (the caller acts now)
  */
@@ -87,7 +91,7 @@ static int later_link(struct ctx *c, struct tcp_conn *conn)
 	struct tcp_state *ts = c->tcp;
 
 	if (conn->flags & CONN_LATER)
-		return 0;
+		later_unlink(ts, conn);
 	/* A list with entries has the timer set for its oldest. */
 	if (!ts->later_head && later_arm(ts, TCP_LATER_MS * 1000000ULL))
 		return -1;
@@ -126,14 +130,11 @@ static void later_clear(struct tcp_conn *conn, uint32_t flag)
  */
 static bool may_wait(struct tcp_conn *conn)
 {
-	bool turn = conn->flags & CONN_TURN;
-
-	/* Only an exchange waits: host data went to the guest since its
-	 * last data. A guest that sends and sends (an upload, whose window
-	 * may end on a small segment) is ACKed at once.
+	/* Only an exchange waits: host data went to the guest since our
+	 * last ACK that went alone. A guest that sends and sends (an upload,
+	 * whose window may end on a small segment) is ACKed at once.
 	 */
-	conn->flags &= ~CONN_TURN;
-	if (!turn)
+	if (!(conn->flags & CONN_TURN))
 		return false;
 	if (conn->quickacks) {
 		conn->quickacks--;
@@ -164,6 +165,7 @@ void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn)
 		return;
 	}
 	/* Sending it clears CONN_DELACK (tcp_ack_sent()). */
+	conn->flags &= ~CONN_TURN;
 	tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, tcp_rcv_window(conn));
 }
 
@@ -256,6 +258,7 @@ static void later_one(struct ctx *c, struct tcp_conn *conn, uint32_t flags)
 		return;
 	if (flags & CONN_DELACK) {
 		conn->quickacks = TCP_QUICKACKS;
+		conn->flags &= ~CONN_TURN;
 		/* A full tap refused it: again after the delay. */
 		if (tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
 		                   tcp_rcv_window(conn)) &&

@@ -97,8 +97,9 @@ static void exchange(struct guest *g, int fd, uint32_t seq, uint32_t *ack,
  * A request and its answer: the guest's 100 bytes are ACKed by the
  * host's answer, without a frame of their own. A host that does not
  * answer gets the ACK sent after TCP_LATER_MS, and the next ACKs go at
- * once. A guest that sends again with no answer in between (an upload),
- * or sends two full segments, is ACKed at once.
+ * once. A request in two segments waits whole. Once an ACK went alone,
+ * a guest that sends again with no answer in between (an upload), or one
+ * that sends two full segments, is ACKed at once.
  */
 static void delayed_ack_body(void)
 {
@@ -134,12 +135,20 @@ static void delayed_ack_body(void)
 	send_seg(&g, PORT, TH_ACK | TH_PSH, seq, nxt, 65535, req, 100);
 	seq += 100;
 	CHECK(pure_acks(&g, &ack) == 1 && ack == seq);
-	/* Sent again without an answer in between: at once. */
+	/* A request in two segments waits whole; once an ACK went alone,
+	 * more data without an answer in between (an upload) is ACKed at
+	 * once.
+	 */
 	conn_quickacks_spent(&g);
 	exchange(&g, fd, seq, &nxt, 8);
+	send_seg(&g, PORT, TH_ACK, seq, nxt, 65535, req, 100);
+	seq += 100;
 	send_seg(&g, PORT, TH_ACK | TH_PSH, seq, nxt, 65535, req, 100);
 	seq += 100;
 	CHECK(pure_acks(&g, &ack) == 0);
+	spin(&g, 3 * TCP_LATER_MS);
+	CHECK(pure_acks(&g, &ack) == 1 && ack == seq);
+	conn_quickacks_spent(&g);
 	send_seg(&g, PORT, TH_ACK | TH_PSH, seq, nxt, 65535, req, 100);
 	seq += 100;
 	CHECK(pure_acks(&g, &ack) == 1 && ack == seq);
