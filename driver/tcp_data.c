@@ -645,7 +645,7 @@ static int drained(struct ctx *c, struct tcp_conn *conn, ssize_t n, bool *final)
 	unsigned int state;
 
 	if (!(conn->flags & CONN_CHECK_NOW) && peek_was_last(conn) &&
-	    !tcp_check_later(c, conn))
+	    !tcp_later_add(c, conn, CONN_HOST_CHECK))
 		return 0;
 	conn->flags &= ~CONN_CHECK_NOW;
 	state = host_state(conn);
@@ -848,7 +848,7 @@ int tcp_discard_acked(struct tcp_conn *conn)
 			return -1;
 		conn->undiscarded -= (uint32_t)r;
 	}
-	tcp_discard_done(conn);
+	tcp_later_done(conn, CONN_DISCARD);
 	return 0;
 }
 
@@ -912,7 +912,7 @@ static int ack_new(struct ctx *c, struct tcp_conn *conn, uint32_t ack)
 	 */
 	if (discard_due(conn) || seq_lt(conn->snd_nxt, ack) ||
 	    (ack == conn->snd_nxt && conn->undiscarded &&
-	     tcp_discard_later(c, conn))) {
+	     tcp_later_add(c, conn, CONN_DISCARD))) {
 		if (tcp_discard_now(c, conn))
 			return TCP_RELEASED;
 	}
@@ -1059,7 +1059,7 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		window_charge(conn, (uint32_t)n);
 		/* A reset socket would have refused it. */
 		if (n > 0)
-			tcp_check_done(conn);
+			tcp_later_done(conn, CONN_HOST_CHECK);
 		c->stats.to_host[PROTO_TCP].packets++;
 		c->stats.to_host[PROTO_TCP].bytes += (uint64_t)n;
 		if ((uint32_t)n < len) {

@@ -131,10 +131,8 @@ TCP_MUST_CHECK int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 /* tcp_later.c: delayed ACKs and host socket checks */
 void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn);
 void tcp_ack_sent(struct tcp_conn *conn);
-int tcp_check_later(struct ctx *c, struct tcp_conn *conn);
-void tcp_check_done(struct tcp_conn *conn);
-int tcp_discard_later(struct ctx *c, struct tcp_conn *conn);
-void tcp_discard_done(struct tcp_conn *conn);
+int tcp_later_add(struct ctx *c, struct tcp_conn *conn, uint32_t reason);
+void tcp_later_done(struct tcp_conn *conn, uint32_t reason);
 void tcp_later_forget(struct ctx *c, struct tcp_conn *conn);
 int tcp_later_init(struct ctx *c);
 void tcp_later_cleanup(struct ctx *c);

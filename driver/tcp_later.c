@@ -181,57 +181,35 @@ void tcp_ack_sent(struct tcp_conn *conn)
 }
 
 /**
- * tcp_check_later() - a peek drained the host socket unpolled: poll it
- *		       later unless a send to it succeeds first
+ * tcp_later_add() - do something later, unless it is done first
  * @c:		context
  * @conn:	connection
+ * @reason:	CONN_HOST_CHECK: a peek drained the host socket unpolled, and
+ *		a send to it that succeeds shows it was not reset;
+ *		CONN_DISCARD: the guest ACKed everything, and ACKed bytes
+ *		wait for a discard batch. Held bytes count against the
+ *		socket's receive buffer: a host blocked by the window they
+ *		close would send nothing more, and no batch would fill.
  *
- * Return: 0, or -1 if it can't wait (the caller polls now)
+ * Return: 0, or -1 if it can't wait (the caller acts now)
  */
-int tcp_check_later(struct ctx *c, struct tcp_conn *conn)
+int tcp_later_add(struct ctx *c, struct tcp_conn *conn, uint32_t reason)
 {
 	if (later_link(c, conn))
 		return -1;
-	conn->flags |= CONN_HOST_CHECK;
+	conn->flags |= reason;
 	return 0;
 }
 
 /**
- * tcp_check_done() - a send to the host socket succeeded: it was not reset
+ * tcp_later_done() - what waited was done another way (a send to the host
+ *		      succeeded, the ACKed bytes left the queue)
  * @conn:	connection
+ * @reason:	CONN_HOST_CHECK or CONN_DISCARD
  */
-void tcp_check_done(struct tcp_conn *conn)
+void tcp_later_done(struct tcp_conn *conn, uint32_t reason)
 {
-	later_clear(conn, CONN_HOST_CHECK);
-}
-
-/**
- * tcp_discard_later() - the guest ACKed everything, and ACKed bytes wait
- *			 for a discard batch: discard them later unless a
- *			 batch fills first
- * @c:		context
- * @conn:	connection
- *
- * Held bytes count against the socket's receive buffer: a host blocked by
- * the window they close would send nothing more, and no batch would fill.
- *
- * Return: 0, or -1 if it can't wait (the caller discards now)
- */
-int tcp_discard_later(struct ctx *c, struct tcp_conn *conn)
-{
-	if (later_link(c, conn))
-		return -1;
-	conn->flags |= CONN_DISCARD;
-	return 0;
-}
-
-/**
- * tcp_discard_done() - the ACKed bytes left the queue
- * @conn:	connection
- */
-void tcp_discard_done(struct tcp_conn *conn)
-{
-	later_clear(conn, CONN_DISCARD);
+	later_clear(conn, reason);
 }
 
 /**

@@ -221,6 +221,31 @@ static void test_reset_behind_data(void)
 	CHECK(unit_netns_run(reset_discard_body));
 }
 
+/**
+ * host_sent() - the host writes @n bytes of a pattern, which the guest
+ *		 receives and does not ACK
+ * @g:		guest, opened here on the SO_PEEK_OFF path
+ * @buf:	filled with the pattern
+ * @n:		bytes
+ * @isn:	filled with tapir's initial sequence number
+ *
+ * Return: the host's socket
+ */
+static int host_sent(struct guest *g, uint8_t *buf, size_t n, uint32_t *isn)
+{
+	int fd;
+
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (uint8_t)(i % 251);
+	CHECK(!guest_open(g, false));
+	fd = handshake(g, PORT, 65535, isn);
+	CHECK(fd >= 0);
+	drain(g);
+	CHECK(write(fd, buf, n) == (ssize_t)n);
+	drain(g);
+	return fd;
+}
+
 /*
  * ACKed bytes stay at the head of the host socket's queue until a discard
  * batch gathers (SO_PEEK_OFF): a retransmission must still start at the
@@ -238,14 +263,7 @@ static void retransmit_after_acks_body(void)
 	bool again = false, fin = false;
 	int fd;
 
-	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = (uint8_t)(i % 251);
-	CHECK(!guest_open(&g, false));
-	fd = handshake(&g, PORT, 65535, &isn);
-	CHECK(fd >= 0);
-	drain(&g);
-	CHECK(write(fd, buf, sizeof(buf)) == sizeof(buf));
-	drain(&g);
+	fd = host_sent(&g, buf, sizeof(buf), &isn);
 	send_seg(&g, PORT, TH_ACK, GUEST_ISN + 1, isn + 1 + 1000, 65535, NULL,
 	         0);
 	/* The first retransmission comes after TCP_RTO_MS. */
@@ -287,14 +305,7 @@ static void ack_past_rewind_body(void)
 	struct seg s;
 	int fd;
 
-	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = (uint8_t)(i % 251);
-	CHECK(!guest_open(&g, false));
-	fd = handshake(&g, PORT, 65535, &isn);
-	CHECK(fd >= 0);
-	drain(&g);
-	CHECK(write(fd, buf, sizeof(buf)) == sizeof(buf));
-	drain(&g);
+	fd = host_sent(&g, buf, sizeof(buf), &isn);
 	end = isn + 1 + sizeof(buf);
 	/* Nothing ACKed, the window shrinks to one segment. */
 	send_seg(&g, PORT, TH_ACK, GUEST_ISN + 1, isn + 1, 536, NULL, 0);
