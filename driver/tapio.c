@@ -122,12 +122,12 @@ static unsigned int queue_of(const struct ctx *c, int fd)
 
 /**
  * frame_is_exchange() - whether a guest frame looks like one side of a
- *			 request/response exchange: a TCP segment carrying
- *			 data, and not a GSO burst
+ *			 request/response exchange: a TCP segment that ends a
+ *			 write (PSH) with data, and not a GSO burst
  * @f:		frame, at least an Ethernet header long
  *
- * Pure ACKs (a download's), GSO frames (an upload's) and anything else
- * come in runs that batch reads serve best.
+ * Pure ACKs (a download's), GSO frames and full segments without PSH (an
+ * upload's) and anything else come in runs that batch reads serve best.
  *
  * Return: true if so
  */
@@ -153,7 +153,9 @@ static bool frame_is_exchange(const struct frame *f)
 	}
 	if (tot > len || hl + 20 > tot)
 		return false;
-	return tot > hl + (size_t)(l3[hl + 12] >> 4) * 4;
+	/* PSH: the end of a write, where the sender waits for an answer. */
+	return (l3[hl + 13] & 0x08) &&
+	       tot > hl + (size_t)(l3[hl + 12] >> 4) * 4;
 }
 
 /**

@@ -33,12 +33,11 @@
 #include "tcp_seg.h"
 
 /**
- * later_unlink() - take a connection off its thread's list; the timer
- *		    stops with the list's last entry
+ * later_remove() - take a connection out of its thread's list
  * @ts:		the thread's TCP state
  * @conn:	connection on the list
  */
-static void later_unlink(struct tcp_state *ts, struct tcp_conn *conn)
+static void later_remove(struct tcp_state *ts, struct tcp_conn *conn)
 {
 	if (conn->later_prev)
 		conn->later_prev->later_next = conn->later_next;
@@ -49,6 +48,17 @@ static void later_unlink(struct tcp_state *ts, struct tcp_conn *conn)
 	else
 		ts->later_tail = conn->later_prev;
 	conn->later_next = conn->later_prev = NULL;
+}
+
+/**
+ * later_unlink() - take a connection off its thread's list; the timer
+ *		    stops with the list's last entry
+ * @ts:		the thread's TCP state
+ * @conn:	connection on the list
+ */
+static void later_unlink(struct tcp_state *ts, struct tcp_conn *conn)
+{
+	later_remove(ts, conn);
 	conn->flags &= ~CONN_LATER;
 	if (!ts->later_head)
 		evtimer_del(ts->later_timer);
@@ -75,26 +85,35 @@ static int later_arm(struct tcp_state *ts, uint64_t ns)
 }
 
 /**
- * later_link() - put a connection at the end of its thread's list, which
- *		  the timer serves oldest first
+ * later_link() - a connection waits for @reason: to the end of its
+ *		  thread's list, which the timer serves oldest first
  * @c:		context
- * @conn:	connection, moved to the end if it was on the list
+ * @conn:	connection
+ * @reason:	CONN_DELACK, CONN_HOST_CHECK or CONN_DISCARD
  *
- * Each new reason restarts the wait, for all of the connection's: an ACK
- * that just became due never goes early with an older reason. What the
- * older ones wait for only waits longer while the connection keeps busy.
+ * A reason already pending keeps its deadline: a stream of small
+ * segments never holds its ACK past TCP_LATER_MS. A new one restarts the
+ * wait for the connection's others, so that an ACK that just became due
+ * never goes early with an older check or discard; those only wait
+ * longer while the connection is busy. The timer is armed before
+ * anything moves: a failure leaves the connection as it was.
  *
  * Return: 0, or -1 if the timer can't be armed (the caller acts now)
  */
-static int later_link(struct ctx *c, struct tcp_conn *conn)
+static int later_link(struct ctx *c, struct tcp_conn *conn, uint32_t reason)
 {
 	struct tcp_state *ts = c->tcp;
 
-	if (conn->flags & CONN_LATER)
-		later_unlink(ts, conn);
-	/* A list with entries has the timer set for its oldest. */
-	if (!ts->later_head && later_arm(ts, TCP_LATER_MS * 1000000ULL))
+	if (conn->flags & reason)
+		return 0;
+	/* A pending timer fires no later than the new deadline, and
+	 * later_fired() sets it for the oldest entry.
+	 */
+	if (!evtimer_pending(ts->later_timer, NULL) &&
+	    later_arm(ts, TCP_LATER_MS * 1000000ULL))
 		return -1;
+	if (conn->flags & CONN_LATER)
+		later_remove(ts, conn);
 	conn->later_at = clock_ns();
 	conn->later_next = NULL;
 	conn->later_prev = ts->later_tail;
@@ -103,7 +122,7 @@ static int later_link(struct ctx *c, struct tcp_conn *conn)
 	else
 		ts->later_head = conn;
 	ts->later_tail = conn;
-	conn->flags |= CONN_LATER;
+	conn->flags |= CONN_LATER | reason;
 	return 0;
 }
 
@@ -160,10 +179,8 @@ void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn)
 	bool now = (conn->flags & CONN_ACK_NOW) || !may_wait(conn);
 
 	conn->flags &= ~(CONN_ACK_PENDING | CONN_ACK_NOW);
-	if (!now && !later_link(c, conn)) {
-		conn->flags |= CONN_DELACK;
+	if (!now && !later_link(c, conn, CONN_DELACK))
 		return;
-	}
 	/* Sending it clears CONN_DELACK (tcp_ack_sent()). */
 	conn->flags &= ~CONN_TURN;
 	tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, tcp_rcv_window(conn));
@@ -195,10 +212,7 @@ void tcp_ack_sent(struct tcp_conn *conn)
  */
 int tcp_later_add(struct ctx *c, struct tcp_conn *conn, uint32_t reason)
 {
-	if (later_link(c, conn))
-		return -1;
-	conn->flags |= reason;
-	return 0;
+	return later_link(c, conn, reason);
 }
 
 /**
@@ -237,11 +251,15 @@ static void later_one(struct ctx *c, struct tcp_conn *conn, uint32_t flags)
 	if (flags & CONN_DELACK) {
 		conn->quickacks = TCP_QUICKACKS;
 		conn->flags &= ~CONN_TURN;
-		/* A full tap refused it: again after the delay. */
+		/* A full tap refused it: again after the delay. Without a
+		 * timer (later_arm() said why), the guest's retransmission
+		 * asks again.
+		 */
 		if (tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
 		                   tcp_rcv_window(conn)) &&
-		    !later_link(c, conn))
-			conn->flags |= CONN_DELACK;
+		    later_link(c, conn, CONN_DELACK))
+			debug_msg("tcp: ACK to port %u dropped, not retried",
+			          conn->flow.key.gport);
 	}
 	/* Last: it may release the connection. */
 	if ((flags & CONN_HOST_CHECK) &&

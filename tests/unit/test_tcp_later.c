@@ -152,6 +152,23 @@ static void delayed_ack_body(void)
 	send_seg(&g, PORT, TH_ACK | TH_PSH, seq, nxt, 65535, req, 100);
 	seq += 100;
 	CHECK(pure_acks(&g, &ack) == 1 && ack == seq);
+	/* Small segments every few milliseconds: each arrival does not
+	 * restart the wait; the first one's ACK goes TCP_LATER_MS after it.
+	 */
+	conn_quickacks_spent(&g);
+	exchange(&g, fd, seq, &nxt, 8);
+	for (int i = 0; i < 8; i++) {
+		send_seg(&g, PORT, TH_ACK | TH_PSH, seq, nxt, 65535, req, 10);
+		seq += 10;
+		spin(&g, TCP_LATER_MS / 3);
+	}
+	/* 24 ms and more since the first: were each arrival to restart the
+	 * wait, the ACK would still be 10 ms away.
+	 */
+	CHECK(pure_acks(&g, &ack) >= 1);
+	spin(&g, 3 * TCP_LATER_MS);
+	pure_acks(&g, &ack);
+	CHECK(ack == seq);
 	/* Two full segments in one batch, after an answer: at once. */
 	exchange(&g, fd, seq, &nxt, 9);
 	queue_seg(&g, PORT, TH_ACK, seq, nxt, 65535, full, 536);
