@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - what a TCP connection does a few milliseconds later, if nothing
- * did it first: a delayed ACK, a look at a drained host socket
+ * did it first: a delayed ACK, a look at a drained host socket, a discard
+ * of ACKed bytes
  *
- * Both serve request/response traffic, where the next segment comes
+ * All three serve request/response traffic, where the next segment comes
  * within microseconds and does the job for free:
  * - The ACK for the guest's answer rides on the host's next request
  *   instead of a frame of its own, as a TCP receiver's delayed ACK does
@@ -20,8 +21,9 @@
  * - Bytes the guest ACKed leave the socket's queue in batches
  *   (tcp_data.c); once the guest has ACKed everything, the ones held go
  *   when the timer fires, if no batch filled meanwhile.
- * One list and one timer per thread hold both, oldest first; the timer
- * runs only while the list has entries, for the oldest one's deadline.
+ * One list and one timer per thread hold all three, oldest first; the
+ * timer runs only while the list has entries, for the oldest one's
+ * deadline.
  */
 
 #include <event2/event.h>
@@ -294,12 +296,12 @@ static void later_fired(evutil_socket_t fd, short what, void *arg)
 		later_one(flow_enter(&conn->flow), conn, flags);
 	}
 	conn = c->tcp->later_head;
-	/* Should this fail, later_link() arms it again once the list is
-	 * empty; the entries meanwhile wait for a segment or a send.
+	/* Should libevent fail (later_arm() says so), the next
+	 * later_link() finds no timer pending and arms it; the entries
+	 * meanwhile wait for a segment or a send.
 	 */
-	if (conn)
-		later_arm(c->tcp, (uint64_t)((int64_t)(conn->later_at - now) +
-		                             (int64_t)delay));
+	if (conn && later_arm(c->tcp, conn->later_at + delay - now))
+		debug_msg("tcp: the later list waits for its next entry");
 	tcp_flush(c);
 }
 
