@@ -128,7 +128,7 @@ TCP_MUST_CHECK int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
 TCP_MUST_CHECK int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
                                     const struct tcp_seg *s);
 
-/* tcp_later.c: delayed ACKs and host socket checks */
+/* tcp_later.c: delayed ACKs, host socket checks and discards */
 void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn);
 void tcp_ack_sent(struct tcp_conn *conn);
 int tcp_later_add(struct ctx *c, struct tcp_conn *conn, uint32_t reason);

@@ -87,11 +87,18 @@ static int later_arm(struct tcp_state *ts, uint64_t ns)
 }
 
 /**
- * later_link() - a connection waits for @reason: to the end of its
- *		  thread's list, which the timer serves oldest first
+ * tcp_later_add() - a connection waits for @reason, unless it is done
+ *		     first: to the end of its thread's list, which the timer
+ *		     serves oldest first
  * @c:		context
  * @conn:	connection
- * @reason:	CONN_DELACK, CONN_HOST_CHECK or CONN_DISCARD
+ * @reason:	CONN_DELACK: an ACK for the guest's data (tcp_ack_owed());
+ *		CONN_HOST_CHECK: a peek drained the host socket unpolled, and
+ *		a send to it that succeeds shows it was not reset;
+ *		CONN_DISCARD: the guest ACKed everything, and ACKed bytes
+ *		wait for a discard batch. Held bytes count against the
+ *		socket's receive buffer: a host blocked by the window they
+ *		close would send nothing more, and no batch would fill.
  *
  * A reason already pending keeps its deadline: a stream of small
  * segments never holds its ACK past TCP_LATER_MS. A new one restarts the
@@ -102,7 +109,7 @@ static int later_arm(struct tcp_state *ts, uint64_t ns)
  *
  * Return: 0, or -1 if the timer can't be armed (the caller acts now)
  */
-static int later_link(struct ctx *c, struct tcp_conn *conn, uint32_t reason)
+int tcp_later_add(struct ctx *c, struct tcp_conn *conn, uint32_t reason)
 {
 	struct tcp_state *ts = c->tcp;
 
@@ -132,11 +139,13 @@ static int later_link(struct ctx *c, struct tcp_conn *conn, uint32_t reason)
 #define LATER_REASONS (CONN_DELACK | CONN_HOST_CHECK | CONN_DISCARD)
 
 /**
- * later_clear() - one reason to be on the list is gone
+ * tcp_later_done() - one reason to be on the list is gone: done another
+ *		      way (a segment carried the ACK, a send to the host
+ *		      succeeded, the ACKed bytes left the queue)
  * @conn:	connection
  * @flag:	one of LATER_REASONS
  */
-static void later_clear(struct tcp_conn *conn, uint32_t flag)
+void tcp_later_done(struct tcp_conn *conn, uint32_t flag)
 {
 	conn->flags &= ~flag;
 	if ((conn->flags & CONN_LATER) && !(conn->flags & LATER_REASONS))
@@ -181,7 +190,7 @@ void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn)
 	bool now = (conn->flags & CONN_ACK_NOW) || !may_wait(conn);
 
 	conn->flags &= ~(CONN_ACK_PENDING | CONN_ACK_NOW);
-	if (!now && !later_link(c, conn, CONN_DELACK))
+	if (!now && !tcp_later_add(c, conn, CONN_DELACK))
 		return;
 	/* Sending it clears CONN_DELACK (tcp_ack_sent()). */
 	conn->flags &= ~CONN_TURN;
@@ -196,36 +205,7 @@ void tcp_ack_sent(struct tcp_conn *conn)
 {
 	conn->rcv_acked = conn->rcv_nxt;
 	conn->flags &= ~(CONN_ACK_PENDING | CONN_ACK_NOW);
-	later_clear(conn, CONN_DELACK);
-}
-
-/**
- * tcp_later_add() - do something later, unless it is done first
- * @c:		context
- * @conn:	connection
- * @reason:	CONN_HOST_CHECK: a peek drained the host socket unpolled, and
- *		a send to it that succeeds shows it was not reset;
- *		CONN_DISCARD: the guest ACKed everything, and ACKed bytes
- *		wait for a discard batch. Held bytes count against the
- *		socket's receive buffer: a host blocked by the window they
- *		close would send nothing more, and no batch would fill.
- *
- * Return: 0, or -1 if it can't wait (the caller acts now)
- */
-int tcp_later_add(struct ctx *c, struct tcp_conn *conn, uint32_t reason)
-{
-	return later_link(c, conn, reason);
-}
-
-/**
- * tcp_later_done() - what waited was done another way (a send to the host
- *		      succeeded, the ACKed bytes left the queue)
- * @conn:	connection
- * @reason:	CONN_HOST_CHECK or CONN_DISCARD
- */
-void tcp_later_done(struct tcp_conn *conn, uint32_t reason)
-{
-	later_clear(conn, reason);
+	tcp_later_done(conn, CONN_DELACK);
 }
 
 /**
@@ -259,7 +239,7 @@ static void later_one(struct ctx *c, struct tcp_conn *conn, uint32_t flags)
 		 */
 		if (tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
 		                   tcp_rcv_window(conn)) &&
-		    later_link(c, conn, CONN_DELACK))
+		    tcp_later_add(c, conn, CONN_DELACK))
 			debug_msg("tcp: ACK to port %u dropped, not retried",
 			          conn->flow.key.gport);
 	}
@@ -297,7 +277,7 @@ static void later_fired(evutil_socket_t fd, short what, void *arg)
 	}
 	conn = c->tcp->later_head;
 	/* Should libevent fail (later_arm() says so), the next
-	 * later_link() finds no timer pending and arms it; the entries
+	 * tcp_later_add() finds no timer pending and arms it; the entries
 	 * meanwhile wait for a segment or a send.
 	 */
 	if (conn && later_arm(c->tcp, conn->later_at + delay - now))
