@@ -230,8 +230,12 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 		c->stats.tap_rx_bytes += f.len;
 		qs->rx_frames++;
 		qs->rx_bytes += f.len;
-		lone = frame_is_exchange(&f);
-		if (budget == 1 && !lone) {
+		/* Only a wakeup's first frame decides: whether a run starts
+		 * (one frame, then an empty queue), or ends.
+		 */
+		if (i == 0)
+			lone = frame_is_exchange(&f);
+		if (i == 0 && !lone && budget == 1) {
 			c->tap_lone[q] = 0;
 			budget = TAP_BATCH;
 		}
