@@ -87,20 +87,24 @@ static int set_timeouts(int s)
 
 /**
  * io_full() - read or write exactly @len bytes
- * @s:		socket
+ * @fd:		socket or pipe
  * @buf:	buffer
  * @len:	bytes to transfer
  * @wr:		true to write, false to read
  *
+ * read() and write() serve both; SIGPIPE is ignored (main()), so a write
+ * to a reset socket fails with EPIPE instead of killing the process.
+ *
  * Return: 0 on success, -1 with errno set (ECONNRESET on early EOF)
  */
-static int io_full(int s, char *buf, size_t len, int wr)
+static int io_full(int fd, void *buf, size_t len, int wr)
 {
+	char *p = buf;
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = wr ? send(s, buf + done, len - done, MSG_NOSIGNAL)
-		               : recv(s, buf + done, len - done, 0);
+		ssize_t n = wr ? write(fd, p + done, len - done)
+		               : read(fd, p + done, len - done);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -313,32 +317,6 @@ static long run_transactions(const struct rr_opts *o,
 }
 
 /**
- * io_fd() - read or write exactly @len bytes of a pipe
- * @fd:		pipe end
- * @buf:	buffer
- * @len:	bytes
- * @wr:		true to write
- *
- * Return: 0 on success, -1 on failure or early end
- */
-static int io_fd(int fd, void *buf, size_t len, int wr)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/**
  * run_child() - one connection's transactions, in a child: its count, run
  *		 time and latencies go to @fd
  * @o:		options, max already this child's share
@@ -355,9 +333,9 @@ static int run_child(const struct rr_opts *o, const struct sockaddr_in *sa,
 
 	if (n < 0)
 		n = 0;
-	if (io_fd(fd, &n, sizeof(n), 1) ||
-	    io_fd(fd, &elapsed, sizeof(elapsed), 1) ||
-	    io_fd(fd, lat, (size_t)n * sizeof(*lat), 1))
+	if (io_full(fd, &n, sizeof(n), 1) ||
+	    io_full(fd, &elapsed, sizeof(elapsed), 1) ||
+	    io_full(fd, lat, (size_t)n * sizeof(*lat), 1))
 		return 1;
 	return n > 0 ? 0 : 1;
 }
@@ -400,9 +378,9 @@ static long run_parallel(const struct rr_opts *o, const struct sockaddr_in *sa,
 		uint64_t e = 0;
 		long n = 0;
 
-		if (io_fd(fds[i], &n, sizeof(n), 0) ||
-		    io_fd(fds[i], &e, sizeof(e), 0) || n < 0 || n > co.max ||
-		    io_fd(fds[i], lat + total, (size_t)n * sizeof(*lat), 0))
+		if (io_full(fds[i], &n, sizeof(n), 0) ||
+		    io_full(fds[i], &e, sizeof(e), 0) || n < 0 || n > co.max ||
+		    io_full(fds[i], lat + total, (size_t)n * sizeof(*lat), 0))
 			failed = 1;
 		else
 			total += n;
@@ -543,6 +521,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || parse_opts(argc - 1, argv + 1, &o) < 0)
 		return usage();
+	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(argv[1], "server"))
 		return run_server(&o);
 	if (!strcmp(argv[1], "client"))
