@@ -597,13 +597,13 @@ bench_ticks_to_s() { # TICKS
 	awk -v t="$1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz }'
 }
 
-bench_tap_bytes() { # prints "RX TX" of the namespace's interface
-	awk -v ifc="$BENCH_IFNAME:" '$1 == ifc { print $2, $10 }' \
-		"/proc/$BENCH_NS_PID/net/dev"
-}
-
-bench_tap_packets() { # prints "RX TX" packets of the namespace's interface
-	awk -v ifc="$BENCH_IFNAME:" '$1 == ifc { print $3, $11 }' \
+# bench_tap_counter bytes|packets: prints "RX TX" of the namespace's
+# interface (/proc/net/dev: rx bytes and packets are fields 2 and 3, tx
+# ones 10 and 11).
+bench_tap_counter() {
+	local col=2
+	[[ "$1" == packets ]] && col=3
+	awk -v ifc="$BENCH_IFNAME:" -v c="$col" '$1 == ifc { print $c, $(c + 8) }' \
 		"/proc/$BENCH_NS_PID/net/dev"
 }
 
@@ -612,7 +612,7 @@ bench_tap_packets() { # prints "RX TX" packets of the namespace's interface
 # -e raw_syscalls:sys_enter, from the outside, so that every driver is
 # counted alike) and the frames crossing the namespace's interface.
 bench_count_start() {
-	BENCH_COUNT_PERF="" BENCH_COUNT_PK=$(bench_tap_packets)
+	BENCH_COUNT_PERF="" BENCH_COUNT_PK=$(bench_tap_counter packets)
 	[[ -n "${BENCH_CPU_PID:-}" ]] || return 0
 	rm -f "$SCEN_DIR/perf.count"
 	perf stat -x, -e raw_syscalls:sys_enter -p "$BENCH_CPU_PID" \
@@ -627,7 +627,7 @@ bench_count_start() {
 # process or perf), BENCH_COUNT_RX and BENCH_COUNT_TX, the frames into and
 # out of the namespace. Not in a subshell: it waits for its perf.
 bench_count_stop() {
-	local -a b a
+	local -a pk0 pk1
 	BENCH_COUNT_CALLS=null
 	if [[ -n "$BENCH_COUNT_PERF" ]]; then
 		kill -INT "$BENCH_COUNT_PERF" 2>/dev/null || true
@@ -636,9 +636,9 @@ bench_count_stop() {
 			"$SCEN_DIR/perf.count" 2>/dev/null)
 		[[ "$BENCH_COUNT_CALLS" =~ ^[0-9]+$ ]] || BENCH_COUNT_CALLS=null
 	fi
-	read -r -a b <<<"$BENCH_COUNT_PK"
-	read -r -a a <<<"$(bench_tap_packets)"
-	BENCH_COUNT_RX=$((a[0] - b[0])) BENCH_COUNT_TX=$((a[1] - b[1]))
+	read -r -a pk0 <<<"$BENCH_COUNT_PK"
+	read -r -a pk1 <<<"$(bench_tap_counter packets)"
+	BENCH_COUNT_RX=$((pk1[0] - pk0[0])) BENCH_COUNT_TX=$((pk1[1] - pk0[1]))
 }
 
 # bench_count_json TRANSACTIONS: the counts per transaction, as JSON
@@ -708,7 +708,7 @@ bench_thread_ticks() {
 # thread.
 bench_snapshot() {
 	local name=$1 tap stats="" queues=null reply
-	tap=$(bench_tap_bytes)
+	tap=$(bench_tap_counter bytes)
 	[[ -n "$tap" ]] || bench_die "no $BENCH_IFNAME in the namespace's /proc/net/dev"
 	if [[ "$BENCH_KIND" == tapir ]]; then
 		reply=$(bench_api '{"execute":"get_stats"}') || reply=""
