@@ -79,16 +79,6 @@ side_load() { # SIDE
 	done
 }
 
-# snap_as FROM TO: the snapshot FROM under the name TO, which is what
-# bench_prove_path and bench_cpu_s read (before, after).
-snap_as() {
-	local f n
-	for f in TAP STATS QUEUES CPU TIME THREADS; do
-		n="BENCH_SNAP_${1}_$f"
-		printf -v "BENCH_SNAP_${2}_$f" '%s' "${!n}"
-	done
-}
-
 # ---- the hosts and the overlay --------------------------------------
 
 # host_b: the second host, a network namespace held by a sleep, joined to
@@ -226,8 +216,8 @@ counters after
 declare -A proof cpu
 for s in a b; do
 	side_load "$s"
-	snap_as "before_$s" before
-	snap_as "after_$s" after
+	bench_snapshot_copy "before_$s" before
+	bench_snapshot_copy "after_$s" after
 	dir=host-ns
 	[[ "$s" == "$sender" ]] && dir="ns-host"
 	bench_proof "side $s (host $([[ $s == a ]] && echo "A, the sandbox host" || echo "B, pid $HOST_B_PID's network namespace")):"
@@ -244,8 +234,8 @@ BENCH_PROOF_JSON=$(jq -cn --argjson a "${proof[a]}" --argjson b "${proof[b]}" \
 # The fields of the line, with side A's threads: the cpu of each side
 # is below.
 side_load a
-snap_as before_a before
-snap_as after_a after
+bench_snapshot_copy before_a before
+bench_snapshot_copy after_a after
 bench_emit "$(bench_iperf3_fields overlay "$mtu" "$direction" 1 | jq -c \
 	--argjson link "$BENCH_LINK_MTU" --argjson omtu "$overlay_mtu" \
 	--argjson segs "$segs" --argjson retrans "$retrans" \

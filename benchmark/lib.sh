@@ -725,6 +725,17 @@ bench_snapshot() {
 		"$(bench_thread_ticks "${BENCH_CPU_PID:-}")"
 }
 
+# bench_snapshot_copy FROM TO: the snapshot FROM, every field that
+# bench_snapshot records, under the name TO (a script with two drivers
+# keeps one per side, and the proof reads "before" and "after").
+bench_snapshot_copy() {
+	local f n
+	for f in TAP STATS QUEUES CPU TIME THREADS; do
+		n="BENCH_SNAP_${1}_$f"
+		printf -v "BENCH_SNAP_${2}_$f" '%s' "${!n}"
+	done
+}
+
 # bench_thread_queue_fields BEFORE AFTER SECONDS: the JSON fields of how
 # the work spread between two snapshots. "threads": per thread of the
 # driver's process, its CPU seconds, its share of the threads' CPU and
