@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "cond.h"
 #include "inany.h"
 #include "stats.h"
 #include "thread.h"
@@ -478,6 +479,33 @@ static json_t *kernel_json(const struct ctx *c)
 }
 
 /**
+ * conditions_json() - the rules in force, and what they turn off
+ * @c:		context
+ *
+ * Spliced forwards can't be delayed or dropped frame by frame: while
+ * rules are in force, new connections of a spliced forward go through
+ * the tap, and "splice_paused" says so.
+ *
+ * Return: new reference, or NULL on ENOMEM
+ */
+static json_t *conditions_json(const struct ctx *c)
+{
+	struct cond_set s;
+	json_t *o;
+
+	cond_current(&s);
+	o = cond_set_json(&s);
+	if (o &&
+	    json_object_set_new(o, "splice_paused",
+	                        json_boolean(s.n && c->o->forward_mode ==
+	                                                    FORWARD_SPLICE))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/**
  * get_info() - {"execute":"get_info"}
  * @c:		context
  * @ops:	forward table
@@ -509,8 +537,12 @@ static char *get_info(struct ctx *c, const struct api_fwd_ops *ops)
 	if (info && tap)
 		json_object_set(info, "tap", tap);
 	json_decref(tap);
-	if (info)
-		json_object_set_new(info, "kernel", kernel_json(c));
+	if (info &&
+	    (json_object_set_new(info, "kernel", kernel_json(c)) ||
+	     json_object_set_new(info, "conditions", conditions_json(c)))) {
+		json_decref(info);
+		info = NULL;
+	}
 	return ok_reply(info);
 }
 
@@ -580,6 +612,17 @@ static const char *proto_name(int i)
 }
 
 /**
+ * cond_name() - cond_count_name() over an int, for counts_json()
+ * @i:		counter
+ *
+ * Return: its name
+ */
+static const char *cond_name(int i)
+{
+	return cond_count_name((enum cond_count)i);
+}
+
+/**
  * queues_json() - the per-queue counters, one object per tap queue
  * @c:		context
  * @st:		counters of every thread, added up
@@ -619,15 +662,16 @@ static json_t *queues_json(const struct ctx *c, const struct stats *st)
 char *api_stats_reply(const struct ctx *c, const struct stats *s)
 {
 	return ok_reply(json_pack(
-	        "{s:{s:I,s:I,s:I,s:I},s:o,s:o,s:o,s:o,s:o}", "tap", "rx_frames",
-	        (json_int_t)s->tap_rx_frames, "rx_bytes",
+	        "{s:{s:I,s:I,s:I,s:I},s:o,s:o,s:o,s:o,s:o,s:o}", "tap",
+	        "rx_frames", (json_int_t)s->tap_rx_frames, "rx_bytes",
 	        (json_int_t)s->tap_rx_bytes, "tx_frames",
 	        (json_int_t)s->tap_tx_frames, "tx_bytes",
 	        (json_int_t)s->tap_tx_bytes, "to_host", dir_json(s->to_host),
 	        "to_guest", dir_json(s->to_guest), "drops",
 	        counts_json(s->drops, DROP_REASONS, drop_name), "flows",
 	        counts_json(s->flows, PROTO_COUNT, proto_name), "queues",
-	        queues_json(c, s)));
+	        queues_json(c, s), "conditions",
+	        counts_json(s->cond, CC_COUNT, cond_name)));
 }
 
 /**
@@ -649,6 +693,49 @@ static char *get_stats(struct ctx *c, bool *later)
 	}
 	threads_stats_now(c, &sum);
 	return api_stats_reply(c, &sum);
+}
+
+/**
+ * set_conditions() - {"execute":"set_conditions","arguments":{"rules":[..]}}
+ * @c:		context
+ * @args:	arguments, or NULL
+ *
+ * The whole set is replaced, or on any error nothing changes.
+ *
+ * Return: reply text, malloc'd, or NULL on ENOMEM
+ */
+static char *set_conditions(struct ctx *c, const json_t *args)
+{
+	char why[240], desc[280];
+	struct cond_set *s = malloc(sizeof(*s));
+	char *reply;
+
+	if (!s)
+		return NULL;
+	if (!args || cond_json_set(s, args, why, sizeof(why))) {
+		snprintf(desc, sizeof(desc), "bad request: set_conditions: %s",
+		         args ? why : "arguments: missing");
+		free(s);
+		return api_error_reply(desc);
+	}
+	cond_install(s);
+	free(s);
+	reply = ok_reply(conditions_json(c));
+	return reply;
+}
+
+/**
+ * clear_conditions() - {"execute":"clear_conditions"}: no rules any more
+ * @c:		context
+ *
+ * Return: reply text, malloc'd, or NULL on ENOMEM
+ */
+static char *clear_conditions(struct ctx *c)
+{
+	struct cond_set none = {0};
+
+	cond_install(&none);
+	return ok_reply(conditions_json(c));
 }
 
 /**
@@ -679,6 +766,12 @@ static char *execute(struct ctx *c, const struct api_fwd_ops *ops,
 		return get_info(c, ops);
 	if (!strcmp(cmd, "get_stats"))
 		return get_stats(c, later);
+	if (!strcmp(cmd, "set_conditions"))
+		return set_conditions(c, args);
+	if (!strcmp(cmd, "get_conditions"))
+		return ok_reply(conditions_json(c));
+	if (!strcmp(cmd, "clear_conditions"))
+		return clear_conditions(c);
 	return api_error_reply("bad request: unknown execute");
 }
 

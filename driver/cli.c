@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cond_spec.h"
 #include "log.h"
 #include "version.h"
 
@@ -35,6 +36,7 @@ enum {
 	OPT_ENABLE_SECCOMP,
 	OPT_NO_SANDBOX,
 	OPT_NO_SECCOMP,
+	OPT_CONDITIONS,
 };
 
 static const struct option long_opts[] = {
@@ -63,6 +65,7 @@ static const struct option long_opts[] = {
         {"enable-seccomp", no_argument, NULL, OPT_ENABLE_SECCOMP},
         {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
         {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
+        {"conditions", required_argument, NULL, OPT_CONDITIONS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
@@ -112,6 +115,10 @@ static const char usage_options[] =
         "                           tapir makes (default in run)\n"
         "      --no-sandbox, --no-seccomp\n"
         "                           turn either off (for tapir run)\n"
+        "      --conditions=RULE    network conditions, e.g. delay=50ms,\n"
+        "                           jitter=5ms,loss=1%,rate=100mbit;\n"
+        "                           repeat for rules scoped by proto=,\n"
+        "                           port= or host= (docs/conditions.md)\n"
         "  -h, --help               show this help and exit\n"
         "  -v, --version            show version and features and exit\n";
 
@@ -463,6 +470,25 @@ void cli_opts_defaults(struct opts *o, enum cli_mode mode)
 }
 
 /**
+ * parse_conditions() - add one --conditions rule
+ * @o:		options being built
+ * @arg:	the rule, "delay=50ms,loss=1%,..."
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+static int parse_conditions(struct opts *o, const char *arg)
+{
+	char why[200];
+
+	if (cond_parse_add(&o->conditions, arg, why, sizeof(why)) ||
+	    cond_check_memory(&o->conditions, why, sizeof(why))) {
+		err_msg("--conditions \"%.100s\": %s", arg, why);
+		return -1;
+	}
+	return 0;
+}
+
+/**
  * parse_option() - apply one option to @o
  * @o:		options being built
  * @c:		option code from getopt_long()
@@ -603,6 +629,8 @@ static int parse_option(struct opts *o, int c, const char *arg)
 			return -1;
 		}
 		break;
+	case OPT_CONDITIONS:
+		return parse_conditions(o, arg);
 	case OPT_PCAP:
 		if (strlen(arg) >= sizeof(o->pcap)) {
 			err_msg("--pcap path too long");

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include "cond_spec.h"
+
 #define TAPIR_MTU_MIN 68
 #define TAPIR_MTU_MAX 65521
 #define TAPIR_MAX_QUEUES 16
@@ -116,6 +118,7 @@ struct publish {
  * @watch_path:		stop when this file is removed (pasta's --netns),
  *			or empty
  * @pasta:		pasta mode: its forwards (pasta_fwd.c), else NULL
+ * @conditions:	--conditions rules, put in force at start (cond.c)
  */
 struct opts {
 	enum cli_mode mode;
@@ -168,6 +171,7 @@ struct opts {
 	int detach_fd;
 	char watch_path[PATH_MAX];
 	const struct pasta_opts *pasta;
+	struct cond_set conditions;
 };
 
 /* Returned by cli_parse() when --help or --version was handled. */

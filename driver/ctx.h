@@ -28,6 +28,7 @@ struct ndp_state;
 struct dns_state;
 struct hostfwd_state;
 struct pasta_fwd_state;
+struct cond_state;
 
 /* nshelper.h's NS_TABLES: the namespace's /proc/net tables, pasta mode. */
 #define CTX_NS_TABLES 4
@@ -80,6 +81,8 @@ struct pkt;
  * @nsfwd:	pasta mode: -T auto's listeners (nsfwd.c)
  * @usplice:	spliced UDP flows' shared state, once one was made
  *		(udpsplice.c)
+ * @cond:	this thread's network conditions: held frames, its timer
+ *		(cond.c)
  * @exit_status:	status for main() once the loop ends
  * @target_pidfd:	pidfd of the target process, or -1
  * @tap_read_errors:	failed tap reads in a row (tapio.c)
@@ -138,6 +141,7 @@ struct ctx {
 	struct pasta_fwd_state *pasta_fwd;
 	struct nsfwd_state *nsfwd;
 	struct usplice_state *usplice;
+	struct cond_state *cond;
 	int exit_status;
 	int target_pidfd;
 	int spare_fd;

@@ -27,6 +27,7 @@
 #include "inany.h"
 #include "log.h"
 #include "nssock.h"
+#include "cond.h"
 #include "splice.h"
 #include "splicewait.h"
 #include "tcp.h"
@@ -309,7 +310,9 @@ static bool refuse_exhausted(struct fwd *f, int err)
  *
  * With pasta's --host-lo-to-ns-lo, a client on the host's loopback is
  * spliced to the namespace's loopback, where a server bound there only
- * (Docker's proxy for -p 127.0.0.1:P:Q) answers it.
+ * (Docker's proxy for -p 127.0.0.1:P:Q) answers it. While network
+ * conditions are in force, spliced forwards take the tap instead, where
+ * the conditions apply (cond.c).
  */
 static void tcp_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
@@ -333,7 +336,7 @@ static void tcp_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		if (c->o->host_lo_to_ns_lo && fwd_ns_loopback(&peer, &lo))
 			splice_wait_accept(f->hs->wait, fd, &peer, &lo,
 			                   f->s.guest_port);
-		else if (c->o->forward_mode == FORWARD_SPLICE)
+		else if (c->o->forward_mode == FORWARD_SPLICE && !cond_active())
 			splice_wait_accept(f->hs->wait, fd, &peer,
 			                   &f->s.guest_addr, f->s.guest_port);
 		else

@@ -15,6 +15,7 @@
 #include "fdlimit.h"
 #include "hostfwd.h"
 #include "api.h"
+#include "cond.h"
 #include "isolation.h"
 #include "janitor.h"
 #include "lifecycle.h"
@@ -175,6 +176,7 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 		return -1;
 	if (thread_modules_init(c) || ndp_init(c))
 		return -1;
+	cond_install(&o->conditions);
 	if (threads_prepare(c) || tapio_start(c) || lifecycle_start(c) ||
 	    fdlimit_init(c))
 		return -1;

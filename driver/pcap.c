@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <event2/event.h>
 
 #include "seccomp.h"
 #include "log.h"
@@ -25,16 +26,37 @@ const char *const pcap_syscalls[] = {
  * @f:		stdio stream with a large buffer: no flush or fsync per frame
  * @buf:	that buffer
  * @path:	its path, for messages (the options' string)
+ * @flush:	once a second, writes what the buffer holds, so that a
+ *		reader of the live file sees recent frames; never fsync
  */
 struct pcap_state {
 	FILE *f;
 	char *buf;
 	const char *path;
+	struct event *flush;
 };
+
+static void pcap_stop(struct ctx *c, int err, const char *what);
+
+/**
+ * flush_cb() - write what the buffer holds (once a second)
+ * @fd:		unused
+ * @what:	unused
+ * @arg:	struct ctx
+ */
+static void flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctx *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->pcap && fflush(c->pcap->f))
+		pcap_stop(c, errno ? errno : EIO, ": capture stopped");
+}
 
 /**
  * pcap_open() - create the capture file and write its global header
- * @c:		context; c->pcap is set on success
+ * @c:		context with its event base; c->pcap is set on success
  * @path:	file to create or truncate; kept, for messages
  *
  * Return: 0 on success, -1 after printing one error line
@@ -62,6 +84,12 @@ int pcap_open(struct ctx *c, const char *path)
 	}
 	p->path = path;
 	c->pcap = p;
+	p->flush = event_new(c->base, -1, EV_PERSIST, flush_cb, c);
+	if (!p->flush || event_add(p->flush, &(struct timeval){1, 0})) {
+		err_msg("capture file %s: flush timer: libevent failed", path);
+		pcap_stop(c, 0, "");
+		return -1;
+	}
 	return 0;
 }
 
@@ -78,6 +106,8 @@ static void pcap_stop(struct ctx *c, int err, const char *what)
 {
 	struct pcap_state *p = c->pcap;
 
+	if (p->flush)
+		event_free(p->flush);
 	if (fclose(p->f) && !err)
 		err = errno ? errno : EIO;
 	if (err)

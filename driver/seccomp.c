@@ -111,7 +111,7 @@ static const char *const *const tapir_lists[] = {
         pcap_syscalls,    ping_syscalls,    run_syscalls,
         splice_syscalls,  tapio_syscalls,   tcp_syscalls,
         thread_syscalls,  udp_syscalls,     pasta_fwd_syscalls,
-        usplice_syscalls,
+        usplice_syscalls, cond_syscalls,
 };
 
 /* The namespace socket helper: it only makes sockets and passes them on. */

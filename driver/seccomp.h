@@ -18,6 +18,7 @@
 
 extern const char *const api_syscalls[];
 extern const char *const clock_syscalls[];
+extern const char *const cond_syscalls[];
 extern const char *const dns_syscalls[];
 extern const char *const fdlimit_syscalls[];
 extern const char *const hostfwd_syscalls[];

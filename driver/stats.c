@@ -49,3 +49,21 @@ const char *stats_proto_name(enum stats_proto p)
 {
 	return p < PROTO_COUNT ? proto_names[p] : "invalid";
 }
+
+static const char *const cond_names[CC_COUNT] = {
+        [CC_DELAYED] = "delayed",       [CC_LOSS] = "dropped_loss",
+        [CC_DOWN] = "dropped_down",     [CC_OVERFLOW] = "dropped_overflow",
+        [CC_DUPLICATED] = "duplicated", [CC_REORDERED] = "reordered",
+        [CC_RATE] = "dropped_rate",
+};
+
+/**
+ * cond_count_name() - stable name of a conditions counter, for JSON
+ * @n:		counter
+ *
+ * Return: the name
+ */
+const char *cond_count_name(enum cond_count n)
+{
+	return n < CC_COUNT ? cond_names[n] : "invalid";
+}

@@ -30,6 +30,18 @@ enum drop_reason {
 	DROP_REASONS
 };
 
+/* What network conditions did to frames (cond.c), for get_stats. */
+enum cond_count {
+	CC_DELAYED,    /* held for delay or rate, then delivered */
+	CC_LOSS,       /* dropped by a loss condition */
+	CC_DOWN,       /* dropped by a partition (down) */
+	CC_OVERFLOW,   /* dropped: COND_HOLD_MAX held already, not meant */
+	CC_DUPLICATED, /* sent twice by a duplicate condition */
+	CC_REORDERED,  /* skipped the delay, by a reorder condition */
+	CC_RATE,       /* dropped: a rate's queue was full, as a link's is */
+	CC_COUNT
+};
+
 enum stats_proto {
 	PROTO_ARP,
 	PROTO_ICMP,
@@ -76,6 +88,7 @@ struct queue_stats {
  * @drops:		drops per reason
  * @flows:		active flows per protocol, kept by each module
  * @queues:		per tap queue, the @tap_* counters split by queue
+ * @cond:		what network conditions did, per enum cond_count
  */
 struct stats {
 	uint64_t tap_rx_frames;
@@ -87,9 +100,11 @@ struct stats {
 	uint64_t drops[DROP_REASONS];
 	uint64_t flows[PROTO_COUNT];
 	struct queue_stats queues[TAPIR_MAX_QUEUES];
+	uint64_t cond[CC_COUNT];
 };
 
 const char *drop_reason_name(enum drop_reason r);
 const char *stats_proto_name(enum stats_proto p);
+const char *cond_count_name(enum cond_count n);
 
 #endif /* TAPIR_STATS_H */

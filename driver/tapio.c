@@ -12,6 +12,7 @@
 #include <event2/event.h>
 
 #include "seccomp.h"
+#include "cond.h"
 #include "eth.h"
 #include "log.h"
 #include "pcap.h"
@@ -184,6 +185,64 @@ static int tap_read_budget(struct ctx *c, unsigned int q)
 }
 
 /**
+ * frame_of() - describe the bytes of a tap read as a frame
+ * @c:		context
+ * @buf:	vnet header (@c->vnet_len bytes), then the frame
+ * @len:	bytes at @buf, at least @c->vnet_len + 14
+ * @f:		filled, pointing into @buf
+ */
+static void frame_of(const struct ctx *c, uint8_t *buf, size_t len,
+                     struct frame *f)
+{
+	f->vh = c->vnet_len ? (void *)buf : NULL;
+	f->data = buf + c->vnet_len;
+	f->len = len - c->vnet_len;
+}
+
+/**
+ * frame_input() - capture a frame from the guest and handle it
+ * @c:		context, @c->queue the frame's queue
+ * @f:		the frame
+ */
+static void frame_input(struct ctx *c, struct frame *f)
+{
+	pcap_frame(c, f->data, f->len);
+	c->rx = f;
+	eth_input(c, f);
+	c->rx = NULL;
+}
+
+/**
+ * cond_read() - hand a frame just read to the network conditions
+ * @c:		context
+ * @buf:	vnet header, then the frame
+ * @len:	bytes at @buf
+ *
+ * Return: true if they took it (held or dropped)
+ */
+static bool cond_read(struct ctx *c, uint8_t *buf, size_t len)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+
+	return cond_frame(c, COND_TO_HOST, &iov, 1);
+}
+
+/**
+ * tap_input_held() - handle a frame from the guest that the conditions
+ *		      held until now
+ * @c:		context, @c->queue the queue it was read on
+ * @buf:	vnet header, then the frame, as read; suitably aligned
+ * @len:	bytes at @buf, at least @c->vnet_len + 14
+ */
+void tap_input_held(struct ctx *c, uint8_t *buf, size_t len)
+{
+	struct frame f;
+
+	frame_of(c, buf, len, &f);
+	frame_input(c, &f);
+}
+
+/**
  * tap_read_cb() - drain up to TAP_BATCH frames from one tap queue
  * @fd:		tap fd
  * @what:	libevent event flags (unused)
@@ -223,9 +282,7 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 			c->stats.drops[DROP_SHORT_FRAME]++;
 			continue;
 		}
-		f.vh = c->vnet_len ? (void *)rx_buf : NULL;
-		f.data = rx_buf + c->vnet_len;
-		f.len = (size_t)n - c->vnet_len;
+		frame_of(c, rx_buf, (size_t)n, &f);
 		c->stats.tap_rx_frames++;
 		c->stats.tap_rx_bytes += f.len;
 		qs->rx_frames++;
@@ -239,10 +296,8 @@ static void tap_read_cb(evutil_socket_t fd, short what, void *arg)
 			c->tap_lone[q] = 0;
 			budget = TAP_BATCH;
 		}
-		pcap_frame(c, f.data, f.len);
-		c->rx = &f;
-		eth_input(c, &f);
-		c->rx = NULL;
+		if (!cond_active() || !cond_read(c, rx_buf, (size_t)n))
+			frame_input(c, &f);
 	}
 	/* One ACK per connection for the whole batch, not one per segment. */
 	tcp_flush(c);
@@ -310,6 +365,54 @@ void tapio_stop(struct ctx *c)
 }
 
 /**
+ * tap_write() - write one frame to the tap, count and capture it
+ * @c:		context; the frame goes out on queue @c->queue
+ * @v:		vnet header (@c->vnet_len bytes, maybe none), then the frame
+ * @n:		entries in @v
+ *
+ * Frames that can't be written are counted as drops: the guest's TCP or
+ * the application recovers, and blocking here would stall every other
+ * flow.
+ *
+ * Return: 0 on success, -1 if the frame was dropped
+ */
+static int tap_write(struct ctx *c, const struct iovec *v, int n)
+{
+	unsigned int q = c->queue;
+	struct iovec frame[16];
+	size_t len = 0, skip = c->vnet_len;
+	int k = 0;
+
+	if (q < ctx_queue_first(c) || q >= queue_end(c))
+		q = ctx_queue_first(c);
+	if (writev(c->tapfd[q], v, n) < 0) {
+		c->stats.drops[DROP_TAP_WRITE]++;
+		if (log_debug_enabled)
+			err_limited(&write_limit, errno, "write to tap %s",
+			            c->tap.ifname);
+		return -1;
+	}
+	/* The frame without its vnet header, for counters and capture. */
+	for (int i = 0; i < n && k < 16; i++) {
+		size_t off = skip < v[i].iov_len ? skip : v[i].iov_len;
+
+		skip -= off;
+		if (off == v[i].iov_len)
+			continue;
+		frame[k].iov_base = (uint8_t *)v[i].iov_base + off;
+		frame[k].iov_len = v[i].iov_len - off;
+		len += frame[k++].iov_len;
+	}
+	c->stats.tap_tx_frames++;
+	c->stats.tap_tx_bytes += len;
+	c->stats.queues[q].tx_frames++;
+	c->stats.queues[q].tx_bytes += len;
+	if (c->pcap)
+		pcap_frame_iov(c, frame, k);
+	return 0;
+}
+
+/**
  * tap_send() - write one frame (with its vnet header) to the tap
  * @c:		context
  * @vh:		GSO/checksum metadata, or NULL for a plain, complete frame
@@ -317,11 +420,10 @@ void tapio_stop(struct ctx *c)
  * @iovcnt:	entries in @iov, at most 14
  *
  * The frame goes out on queue @c->queue. A tap fd takes exactly one frame
- * per write. Frames that can't be written
- * are counted as drops: the guest's TCP or the application recovers, and
- * blocking here would stall every other flow.
+ * per write. Network conditions may hold it for later or drop it
+ * (cond.c), which counts as sent.
  *
- * Return: 0 on success, -1 if the frame was dropped
+ * Return: 0 on success, -1 if the frame was dropped (tap_write())
  */
 int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
              const struct iovec *iov, int iovcnt)
@@ -331,38 +433,32 @@ int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
 	 */
 	struct virtio_net_hdr_mrg_rxbuf hdr = {0};
 	struct iovec v[16];
-	unsigned int q = c->queue;
-	size_t len = 0;
 	int n = 0;
-	ssize_t ret;
 
 	if (iovcnt > 14 || c->vnet_len > sizeof(hdr))
 		return -1;
-	if (q < ctx_queue_first(c) || q >= queue_end(c))
-		q = ctx_queue_first(c);
 	if (c->vnet_len) {
 		if (vh)
 			hdr.hdr = *vh;
 		v[n].iov_base = &hdr;
 		v[n++].iov_len = c->vnet_len;
 	}
-	for (int i = 0; i < iovcnt; i++) {
+	for (int i = 0; i < iovcnt; i++)
 		v[n++] = iov[i];
-		len += iov[i].iov_len;
-	}
-	ret = writev(c->tapfd[q], v, n);
-	if (ret < 0) {
-		c->stats.drops[DROP_TAP_WRITE]++;
-		if (log_debug_enabled)
-			err_limited(&write_limit, errno, "write to tap %s",
-			            c->tap.ifname);
-		return -1;
-	}
-	c->stats.tap_tx_frames++;
-	c->stats.tap_tx_bytes += len;
-	c->stats.queues[q].tx_frames++;
-	c->stats.queues[q].tx_bytes += len;
-	if (c->pcap)
-		pcap_frame_iov(c, iov, iovcnt);
-	return 0;
+	if (cond_active() && cond_frame(c, COND_TO_GUEST, v, n))
+		return 0;
+	return tap_write(c, v, n);
+}
+
+/**
+ * tap_write_held() - write a frame that the conditions held until now
+ * @c:		context, @c->queue the queue it was meant for
+ * @buf:	vnet header, then the frame
+ * @len:	bytes at @buf
+ */
+void tap_write_held(struct ctx *c, uint8_t *buf, size_t len)
+{
+	struct iovec v = {.iov_base = buf, .iov_len = len};
+
+	(void)tap_write(c, &v, 1);
 }

@@ -35,5 +35,7 @@ void tapio_stop_reading(struct ctx *c);
 void tapio_stop(struct ctx *c);
 int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
              const struct iovec *iov, int iovcnt);
+void tap_write_held(struct ctx *c, uint8_t *buf, size_t len);
+void tap_input_held(struct ctx *c, uint8_t *buf, size_t len);
 
 #endif /* TAPIR_TAPIO_H */

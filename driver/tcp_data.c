@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "cond.h"
 #include "log.h"
 #include "tcp_internal.h"
 #include "tcp_seg.h"
@@ -35,6 +36,26 @@ static bool seq_lt(uint32_t a, uint32_t b)
 }
 
 /**
+ * window_under_rate() - a window, no larger than a rate condition on the
+ *			 guest's data lets it have in flight
+ * @conn:	connection
+ * @wnd:	the window the host socket allows
+ *
+ * Return: window in bytes
+ */
+static uint32_t window_under_rate(struct tcp_conn *conn, uint32_t wnd)
+{
+	uint32_t max, burst;
+
+	if (!cond_active())
+		return wnd;
+	max = cond_flight_max(conn->flow.c, COND_TO_HOST, &conn->flow.key.faddr,
+	                      conn->flow.key.fport, conn->flow.key.gport,
+	                      &burst);
+	return wnd < max ? wnd : max;
+}
+
+/**
  * tcp_rcv_window() - the window to advertise: free space in the host socket
  * @conn:	connection
  *
@@ -48,7 +69,8 @@ static bool seq_lt(uint32_t a, uint32_t b)
  * what is left falls below a segment, the window is what it was less
  * that, which the buffer still has, since it only drains meanwhile. A
  * request/response exchange then asks the kernel once in many round
- * trips, not on every segment.
+ * trips, not on every segment. A rate condition bounds it further
+ * (window_under_rate()).
  *
  * Return: window in bytes
  */
@@ -66,7 +88,7 @@ uint32_t tcp_rcv_window(struct tcp_conn *conn)
 	/* Kept while it stays above the threshold below: mss is at least it. */
 	if (conn->wnd_est && conn->wnd_used <= conn->wnd_est / 2 &&
 	    conn->wnd_est - conn->wnd_used >= conn->mss)
-		return conn->wnd_est - conn->wnd_used;
+		return window_under_rate(conn, conn->wnd_est - conn->wnd_used);
 	conn->wnd_est = 0;
 	if (getsockopt(conn->fd, SOL_SOCKET, SO_MEMINFO, mi, &len))
 		return conn->mss;
@@ -89,7 +111,7 @@ uint32_t tcp_rcv_window(struct tcp_conn *conn)
 	}
 	conn->wnd_est = free_ < TCP_WINDOW_MAX ? free_ : TCP_WINDOW_MAX;
 	conn->wnd_used = 0;
-	return conn->wnd_est;
+	return window_under_rate(conn, conn->wnd_est);
 }
 
 /**
@@ -217,17 +239,27 @@ static void send_fin(struct ctx *c, struct tcp_conn *conn)
  * @c:		context
  * @conn:	connection
  *
- * Return: bytes: the guest's window left, bounded by one batch and, for
+ * Return: bytes: the guest's window left, bounded by one batch, by what
+ *	   a rate condition lets be in flight (cond_flight_max()) and, for
  *	   peeks past a discard buffer, by TCP_DISCARD_MAX in flight
  */
-static uint32_t send_room(const struct ctx *c, const struct tcp_conn *conn)
+static uint32_t send_room(struct ctx *c, const struct tcp_conn *conn)
 {
 	uint32_t inflight = conn->snd_nxt - conn->snd_una, room;
 	size_t batch = tcp_max_payload(c, conn) * TCP_BATCH_FRAMES;
+	uint32_t wnd = conn->snd_wnd, burst = UINT32_MAX;
 
-	if (conn->snd_wnd <= inflight)
+	if (cond_active()) {
+		uint32_t max = cond_flight_max(
+		        c, COND_TO_GUEST, &conn->flow.key.faddr,
+		        conn->flow.key.fport, conn->flow.key.gport, &burst);
+
+		wnd = wnd < max ? wnd : max;
+		batch = batch < burst ? batch : burst;
+	}
+	if (wnd <= inflight)
 		return 0;
-	room = conn->snd_wnd - inflight;
+	room = wnd - inflight;
 	if (conn->flags & CONN_NO_PEEK_OFF) {
 		if (inflight >= TCP_DISCARD_MAX)
 			return 0;
@@ -876,14 +908,18 @@ int tcp_discard_now(struct ctx *c, struct tcp_conn *conn)
  *
  * Without SO_PEEK_OFF every peek would copy them again: at once. With
  * it, once TCP_DISCARD_BATCH gathered; and when all that is left is our
- * FIN, since the connection may then end.
+ * FIN, since the connection may then end. Under network conditions, at
+ * once too: they stretch the guest's round trip far past the host
+ * socket's, whose receive buffer the kernel sizes for the latter, so the
+ * bytes in flight fill it, and ACKed bytes held there would close the
+ * window the host sends into.
  *
  * Return: true if so
  */
 static bool discard_due(const struct tcp_conn *conn)
 {
 	return (conn->flags & (CONN_NO_PEEK_OFF | CONN_FIN_ACKED)) ||
-	       conn->undiscarded >= TCP_DISCARD_BATCH;
+	       conn->undiscarded >= TCP_DISCARD_BATCH || cond_active();
 }
 
 /**

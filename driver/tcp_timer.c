@@ -4,6 +4,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "cond.h"
 #include "log.h"
 #include "tcp_internal.h"
 #include "tcp_seg.h"
@@ -36,12 +37,15 @@ void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms)
  * tcp_rto_ms() - retransmission timeout after @retries attempts
  * @retries:	attempts so far
  *
+ * Network conditions add their delays and queue to the round trip
+ * (cond.c): the timer waits that much longer.
+ *
  * Return: milliseconds, doubling per attempt
  */
 unsigned int tcp_rto_ms(unsigned int retries)
 {
-	return TCP_RTO_MS << (retries < TCP_RTO_MAX_SHIFT ? retries
-	                                                  : TCP_RTO_MAX_SHIFT);
+	return (TCP_RTO_MS + cond_rto_extra_ms())
+	       << (retries < TCP_RTO_MAX_SHIFT ? retries : TCP_RTO_MAX_SHIFT);
 }
 
 /**

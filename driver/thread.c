@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <event2/event.h>
 
+#include "cond.h"
 #include "dhcp.h"
 #include "flow.h"
 #include "flow_owner.h"
@@ -149,7 +150,8 @@ static struct ctx *worker_ctx(struct ctx *c, unsigned int q)
 
 /**
  * thread_modules_init() - set up the datapath modules every thread's
- *			   context has: flows, TCP, UDP, ping, reassembly
+ *			   context has: flows, TCP, UDP, ping, reassembly,
+ *			   network conditions
  * @c:		context with its event base
  *
  * The main thread's context has these too (loop_prepare()), and more.
@@ -159,7 +161,7 @@ static struct ctx *worker_ctx(struct ctx *c, unsigned int q)
 int thread_modules_init(struct ctx *c)
 {
 	if (flow_init(c) || tcp_init(c) || udp_init(c) || ping_init(c) ||
-	    frag_init(c))
+	    frag_init(c) || cond_init(c))
 		return -1;
 	return 0;
 }
@@ -171,6 +173,7 @@ int thread_modules_init(struct ctx *c)
  */
 void thread_modules_cleanup(struct ctx *c)
 {
+	cond_cleanup(c);
 	dhcp_cleanup(c);
 	frag_cleanup(c);
 	ping_cleanup(c);

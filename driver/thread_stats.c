@@ -82,6 +82,8 @@ void stats_add(struct stats *sum, const struct stats *s)
 	}
 	for (int r = 0; r < DROP_REASONS; r++)
 		sum->drops[r] += s->drops[r];
+	for (int n = 0; n < CC_COUNT; n++)
+		sum->cond[n] += s->cond[n];
 	for (int q = 0; q < TAPIR_MAX_QUEUES; q++) {
 		sum->queues[q].rx_frames += s->queues[q].rx_frames;
 		sum->queues[q].rx_bytes += s->queues[q].rx_bytes;

@@ -117,7 +117,7 @@ HELPERS='
 	has_line 'too-large rc=1 {"error":{"desc":"bad request: too large message"}}'
 	has_line 'stats rc=0'
 	has_line 'info rc=0'
-	has_line '[["tap","to_host","to_guest","drops","flows","queues"],["rx_frames","rx_bytes","tx_frames","tx_bytes"],["packets","bytes"],"number","number",true,true,true]'
+	has_line '[["tap","to_host","to_guest","drops","flows","queues","conditions"],["rx_frames","rx_bytes","tx_frames","tx_bytes"],["packets","bytes"],"number","number",true,true,true]'
 	has_line 'info tapir 0.1.0 true run tap0 1500 10.0.2.0/24 tap 3 true'
 	# Forward 1 was removed: its port is free again; 3 and 4 listen.
 	has_line 'listening: 127.0.0.1:18082 [::1]:18080'

@@ -475,6 +475,7 @@ static void stats_shape(void)
 	fake_ctx.tap.queues = 2;
 	fake_ctx.stats.queues[0] = (struct queue_stats){1, 2, 2, 3};
 	fake_ctx.stats.queues[1] = (struct queue_stats){0, 0, 1, 1};
+	fake_ctx.stats.cond[CC_LOSS] = 11;
 	p += snprintf(p, end - p,
 	              "{\"return\":{\"tap\":{\"rx_frames\":1,\"rx_bytes\":2,"
 	              "\"tx_frames\":3,\"tx_bytes\":4},\"to_host\":{");
@@ -499,10 +500,15 @@ static void stats_shape(void)
 		p += snprintf(p, end - p, "%s\"%s\":%d", i ? "," : "",
 		              stats_proto_name(i), i == PROTO_ICMP ? 10 : 0);
 	/* One entry per queue, the tap counters split. */
-	snprintf(p, end - p,
-	         "},\"queues\":[{\"rx_frames\":1,\"rx_bytes\":2,"
-	         "\"tx_frames\":2,\"tx_bytes\":3},{\"rx_frames\":0,"
-	         "\"rx_bytes\":0,\"tx_frames\":1,\"tx_bytes\":1}]}}");
+	p += snprintf(p, end - p,
+	              "},\"queues\":[{\"rx_frames\":1,\"rx_bytes\":2,"
+	              "\"tx_frames\":2,\"tx_bytes\":3},{\"rx_frames\":0,"
+	              "\"rx_bytes\":0,\"tx_frames\":1,\"tx_bytes\":1}],"
+	              "\"conditions\":{");
+	for (int i = 0; i < CC_COUNT; i++)
+		p += snprintf(p, end - p, "%s\"%s\":%d", i ? "," : "",
+		              cond_count_name(i), i == CC_LOSS ? 11 : 0);
+	snprintf(p, end - p, "}}}");
 	CHECK(replies("{\"execute\":\"get_stats\"}", want));
 	/* Arguments are ignored. */
 	CHECK(replies("{\"execute\":\"get_stats\",\"arguments\":{\"x\":1}}",

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - unit tests for --pcap: a capture that can't be written says so
+/* tapir - unit tests for --pcap: a capture that can't be written says so,
+ * and a live capture reaches its file within a second
  *
  * /dev/full fails every write with ENOSPC, as a full disk does; the
  * capture's 1 MiB buffer decides when a write is attempted.
  */
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <event2/event.h>
 
 #include "driver/pcap.h"
 #include "tests/unit/unit.h"
@@ -46,6 +50,8 @@ static void body_full_while_running(void)
 	err = unit_capture_stderr();
 	CHECK(err >= 0);
 	c.o = &o;
+	c.base = event_base_new();
+	CHECK(c.base != NULL);
 	strcpy(o.pcap, "/dev/full");
 	CHECK(!pcap_open(&c, o.pcap));
 	/* 3 MiB of frames: the buffer fills, and is written, several times. */
@@ -53,6 +59,7 @@ static void body_full_while_running(void)
 		pcap_frame(&c, frame, sizeof(frame));
 	CHECK(c.pcap == NULL);
 	pcap_close(&c);
+	event_base_free(c.base);
 	CHECK(lines(err, buf, sizeof(buf)) == 1);
 	CHECK(!strcmp(buf, line));
 }
@@ -71,14 +78,52 @@ static void body_full_at_close(void)
 	err = unit_capture_stderr();
 	CHECK(err >= 0);
 	c.o = &o;
+	c.base = event_base_new();
+	CHECK(c.base != NULL);
 	strcpy(o.pcap, "/dev/full");
 	CHECK(!pcap_open(&c, o.pcap));
 	pcap_frame(&c, frame, sizeof(frame));
 	CHECK(c.pcap != NULL);
 	pcap_close(&c);
+	event_base_free(c.base);
 	CHECK(c.pcap == NULL);
 	CHECK(lines(err, buf, sizeof(buf)) == 1);
 	CHECK(!strcmp(buf, line));
+}
+
+/* A frame far from filling the buffer still reaches the file within a
+ * second, for `tcpdump -r` on a live capture; the file stays open.
+ */
+static void body_flushed_live(void)
+{
+	static char frame[60];
+	char dir[] = "/tmp/tapir-pcap.XXXXXX";
+	struct opts o = {0};
+	struct ctx c = {0};
+	struct stat st;
+
+	CHECK(mkdtemp(dir) != NULL);
+	c.o = &o;
+	c.base = event_base_new();
+	CHECK(c.base != NULL);
+	snprintf(o.pcap, sizeof(o.pcap), "%s/live.pcap", dir);
+	CHECK(!pcap_open(&c, o.pcap));
+	pcap_frame(&c, frame, sizeof(frame));
+	CHECK(!stat(o.pcap, &st) && st.st_size == 0);
+	/* The one event due is the flush timer, a second away. */
+	CHECK(!event_base_loop(c.base, EVLOOP_ONCE));
+	CHECK(!stat(o.pcap, &st));
+	CHECK(st.st_size == 24 + 16 + (off_t)sizeof(frame));
+	CHECK(c.pcap != NULL);
+	pcap_close(&c);
+	event_base_free(c.base);
+	unlink(o.pcap);
+	rmdir(dir);
+}
+
+static void test_flushed_live(void)
+{
+	CHECK(unit_netns_run(body_flushed_live));
 }
 
 static void test_full_while_running(void)
@@ -95,5 +140,6 @@ const struct unit_case unit_cases[] = {
         {"a full disk stops the capture with one line",
          test_full_while_running},
         {"a full disk at exit is reported", test_full_at_close},
+        {"a live capture reaches its file within a second", test_flushed_live},
         {NULL, NULL},
 };

@@ -1,0 +1,387 @@
+#!/usr/bin/env bats
+# tests/conditions.bats - network conditions (docs/conditions.md) as a
+# user sets them: with --conditions, and live over the API socket, also
+# the one rootlesskit makes in its state dir. Measured through tapir, not
+# read back from it: delay by ping, UDP echo and TCP connections to within
+# 1 ms; loss over 10 000 datagrams against the binomial 99 % interval;
+# rate by iperf3 to within 5 %, both ways; a partition that stops a
+# download and a ping, and heals without a reset. The frames tapir makes
+# itself (gateway echo, ARP, NDP, DNS answers, DHCP, resets) and port
+# forwards, spliced or not, are delayed and cut too. The delay line's own
+# logic is unit-tested in tests/unit/test_cond.c.
+
+# The snippets are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
+
+load lib
+
+# Helpers for the guest's scripts, written to $SCEN_DIR/cond.sh. $API is
+# the API socket. setc RULE...: put these JSON rules in force (each an
+# object or a string); clearc: none. median: of numbers on stdin.
+# ping_ms ADDR N, udp_ms N, tcp_ms N: the median round trip in ms of N
+# pings, N UDP echoes from 10.0.2.2:5301, N TCP connections with a 1-byte
+# exchange to 10.0.2.2:5300.
+# shellcheck disable=SC2034 # used inside the sandbox
+COND_SH='
+api() { "$TAPIR_BIN" api "$API" "$1"; }
+setc() {
+	local IFS=,
+	api "{\"execute\":\"set_conditions\",\"arguments\":{\"rules\":[$*]}}" >/dev/null
+}
+clearc() { api "{\"execute\":\"clear_conditions\"}" >/dev/null; }
+median() { sort -n | awk "{ v[NR] = \$1 } END { print v[int((NR + 1) / 2)] }"; }
+ping_ms() {
+	ping -n -c "$2" -i 0.05 -W 5 "$1" | sed -n "s/.*time=\([0-9.]*\) ms/\1/p" | median
+}
+udp_ms() {
+	"$TAPIR_BIN_DIR/udpprobe" 10.0.2.2 5301 "$1" 20000 | jq ".p50_us / 1000"
+}
+tcp_ms() {
+	"$TAPIR_BIN_DIR/rr" client -H 10.0.2.2 -p 5300 -m crr -n "$1" -s 1 | jq ".p50_us / 1000"
+}
+'
+
+# sbx SNIPPET [ARGS...]: in_sandbox with cond.sh written, the echo
+# servers on the host's 127.0.0.1 (TCP 5300, UDP 5301) started as the
+# test user, and TMPDIR for rootlesskit in $SCEN_DIR.
+sbx() {
+	local script=$1
+	shift
+	in_sandbox "
+		printf '%s' \"\$1\" >\"\$SCEN_DIR/cond.sh\"
+		shift
+		mkdir -m 0777 \"\$SCEN_DIR/tmp\"
+		export TMPDIR=\$SCEN_DIR/tmp
+		chmod a+r \"\$SCEN_DIR/cond.sh\"
+		bg_start_user rrsrv \"\$TAPIR_BIN_DIR/rr\" server -b 127.0.0.1 -p 5300 -s 1
+		bg_start_user echo \"\$TAPIR_BIN_DIR/udpecho\" 5301
+		wait_for 5 tcp_listening 5300
+		$script" "$COND_SH" "$@"
+}
+
+# in_rootlesskit SCRIPT: run the guest script SCRIPT (a file) inside
+# rootlesskit with tapir as its slirp4netns, as the test user; $API in
+# there is rootlesskit's API socket for tapir.
+# shellcheck disable=SC2034 # used inside the sandbox
+RK='
+in_rootlesskit() {
+	as_user rootlesskit --state-dir="$SCEN_DIR/rk" --net=slirp4netns \
+		--slirp4netns-binary="$TAPIR_BIN" --port-driver=slirp4netns \
+		-- env API="$SCEN_DIR/rk/.s4nn.sock" bash "$1"
+}
+'
+
+# within MS: every "KIND D BASE GOT" line of $output has GOT within MS of
+# BASE plus the round trip D adds: 2 D for ICMP and UDP, 4 D for a TCP
+# connection and its exchange.
+within() {
+	awk -v tol="$1" '
+		$1 == "icmp" || $1 == "udp" || $1 == "tcp" {
+			want = $3 + $2 * ($1 == "tcp" ? 4 : 2)
+			err = $4 - want
+			if (err < 0) err = -err
+			n++
+			if (err > tol) { print "off: " $0 " want " want; bad++ }
+		}
+		END { exit bad || n != 12 }' <<<"$output"
+}
+
+@test "conditions: delay within 1 ms on ICMP, UDP and TCP at 1, 10, 50 and 200 ms (rootlesskit's API)" {
+	run sbx "$RK"'
+		cat >"$SCEN_DIR/guest.sh" <<-"EOF"
+			. "$SCEN_DIR/cond.sh"
+			host=$SANDBOX_HOST_IP4
+			clearc
+			icmp=$(ping_ms "$host" 21) udp=$(udp_ms 21) tcp=$(tcp_ms 21)
+			for d in 1 10 50 200; do
+				setc "{\"delay\":\"${d}ms\"}"
+				echo "icmp $d $icmp $(ping_ms "$host" 21)"
+				echo "udp $d $udp $(udp_ms 21)"
+				n=21; [ "$d" = 200 ] && n=7
+				echo "tcp $d $tcp $(tcp_ms "$n")"
+			done
+			api "{\"execute\":\"get_stats\"}" | jq -c ".return.conditions"
+		EOF
+		in_rootlesskit "$SCEN_DIR/guest.sh"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	within 1
+	[[ "$output" == *'"dropped_overflow":0'* ]]
+}
+
+@test "conditions: 10 000 datagrams at 2 % loss: within the binomial 99 % interval each way, repeatable by seed" {
+	run sbx '
+		cat >"$SCEN_DIR/guest.sh" <<-"EOF"
+			. "$SCEN_DIR/cond.sh"
+			probe() { "$TAPIR_BIN_DIR/udpprobe" 10.0.2.2 5301 10000 200 | jq .received; }
+			rule() { echo "\"loss=2%,dir=$1,proto=udp,port=5301,seed=7\""; }
+			setc "$(rule to_host)"
+			echo "to_host $(probe)"
+			setc "$(rule to_host)"
+			echo "again $(probe)"
+			setc "$(rule to_guest)"
+			echo "to_guest $(probe)"
+			api "{\"execute\":\"get_stats\"}" | jq -r ".return.conditions | \"dropped \(.dropped_loss) overflow \(.dropped_overflow)\""
+		EOF
+		as_user "$TAPIR_BIN" run -a "$SCEN_DIR/api.sock" -- \
+			env API="$SCEN_DIR/api.sock" bash "$SCEN_DIR/guest.sh"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# σ = √(10000 × 0.02 × 0.98) = 14: 200 ± 2.576 σ.
+	local a b g
+	a=$(awk '$1 == "to_host" { print 10000 - $2 }' <<<"$output")
+	b=$(awk '$1 == "again" { print 10000 - $2 }' <<<"$output")
+	g=$(awk '$1 == "to_guest" { print 10000 - $2 }' <<<"$output")
+	((a >= 164 && a <= 236 && g >= 164 && g <= 236))
+	((a == b))
+	has_line "dropped $((a + b + g)) overflow 0"
+}
+
+@test "conditions: rate within 5 % at 1, 10, 100 and 1000 Mbit/s, upload and download (iperf3)" {
+	run sbx '
+		bg_start_user iperf iperf3 -s -B 127.0.0.1 -p 5201
+		wait_for 5 tcp_listening 5201
+		cat >"$SCEN_DIR/guest.sh" <<-"EOF"
+			. "$SCEN_DIR/cond.sh"
+			bps() {
+				iperf3 -c 10.0.2.2 -p 5201 -t 5 -O 1 -J "$@" |
+					jq ".end.sum_received.bits_per_second"
+			}
+			for r in 1 10 100 1000; do
+				setc "\"rate=${r}mbit\""
+				echo "rate $r $(bps) $(bps -R)"
+			done
+			api "{\"execute\":\"get_stats\"}" | jq -r ".return.conditions | \"overflow \(.dropped_overflow)\""
+		EOF
+		as_user "$TAPIR_BIN" run -a "$SCEN_DIR/api.sock" -- \
+			env API="$SCEN_DIR/api.sock" bash "$SCEN_DIR/guest.sh"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	awk '$1 == "rate" {
+		n++
+		for (i = 3; i <= 4; i++) {
+			r = $i / ($2 * 1e6)
+			if (r < 0.95 || r > 1.05) { print "off: " $0; bad++ }
+		}
+	} END { exit bad || n != 4 }' <<<"$output"
+	has_line "overflow 0"
+}
+
+@test "conditions: a partition set over the API stops a download and a ping within one RTT; healed, the same connection finishes" {
+	run sbx '
+		bg_start_user src bash -c "\"\$TAPIR_BIN_DIR/pattern\" 40000000 5 |
+			socat -u - TCP-LISTEN:5302,bind=127.0.0.1,reuseaddr"
+		wait_for 5 tcp_listening 5302
+		cat >"$SCEN_DIR/guest.sh" <<-"EOF"
+			. "$SCEN_DIR/cond.sh"
+			d=$SCEN_DIR
+			size() { stat -c %s "$d/got" 2>/dev/null || echo 0; }
+			ms() { echo $(($(date +%s%N) / 1000000)); }
+			setc "\"rate=40mbit\""
+			socat -u TCP:10.0.2.2:5302 CREATE:"$d/got" &
+			dl=$!
+			ping -n -D -i 0.05 10.0.2.2 >"$d/ping" &
+			pp=$!
+			for i in $(seq 100); do [ "$(size)" -gt 2000000 ] && break; sleep 0.1; done
+			t0=$(ms)
+			setc "\"down\"" "\"rate=40mbit\""
+			api "{\"execute\":\"set_conditions\",\"arguments\":{\"rules\":[{\"los\":1}]}}"
+			api "{\"execute\":\"get_conditions\"}" | jq -c .return.rules
+			sleep 0.25
+			s1=$(size)
+			touch "$d/down"
+			sleep 3
+			s2=$(size)
+			echo "down grew $((s2 - s1))"
+			setc "\"rate=40mbit\""
+			t1=$(ms)
+			wait "$dl"
+			echo "download rc=$? size $(size)"
+			kill "$pp"
+			awk -v a="$t0" -v b="$t1" "{ t = substr(\$1, 2) * 1000 }
+				/bytes from/ && t > a + 250 && t < b { late++ }
+				/bytes from/ && t > b { after++ }
+				END { print \"replies while down \" late + 0; print \"replies after \" (after > 0) }" "$d/ping"
+			cmp "$d/got" <("$TAPIR_BIN_DIR/pattern" 40000000 5) && echo "same bytes"
+			api "{\"execute\":\"get_stats\"}" | jq -r ".return.conditions | \"down \(.dropped_down > 0) overflow \(.dropped_overflow)\""
+		EOF
+		bg_start_user t "$TAPIR_BIN" run -a "$SCEN_DIR/api.sock" -- \
+			env API="$SCEN_DIR/api.sock" bash "$SCEN_DIR/guest.sh"
+		wait_for 30 test -e "$SCEN_DIR/down"
+		# While the partition holds, tapir waits: no CPU to speak of.
+		echo "tapir cpu $(cpu_percent "$(bg_pid t)" 2)"
+		for i in $(seq 300); do _scen_alive "$(bg_pid t)" || break; sleep 0.1; done
+		cat "$SCEN_DIR/t.log"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "down grew 0"
+	has_line 'download rc=0 size 40000000'
+	has_line "same bytes"
+	has_line "replies while down 0"
+	has_line "replies after 1"
+	has_line "down true overflow 0"
+	has_line '{"error":{"desc":"bad request: set_conditions: rule 0: unknown field \"los\" (delay, jitter, dist, loss, loss-corr, duplicate, reorder, rate, burst, down, dir, proto, port, host or seed)"}}'
+	has_line '["dir=both,down","dir=both,rate=40000000bit,burst=0"]'
+	[[ "$output" =~ tapir\ cpu\ ([0-9]+) ]]
+	((BASH_REMATCH[1] <= 2))
+}
+
+
+# DNS_SETUP: the host's dnsmasq on 127.0.0.1 answers tapir.test with
+# 198.18.0.77 (c612004d in hex), and $SCEN_DIR/dnsquery ADDR sends it one
+# raw query over UDP and prints the answer in hex (as tests/dns.bats).
+# shellcheck disable=SC2034 # used inside the sandbox
+DNS_SETUP='
+bg_start dnsmasq dnsmasq --no-daemon --port=53 --listen-address=127.0.0.1 \
+	--bind-interfaces --no-resolv --no-hosts --user=root \
+	--address=/tapir.test/198.18.0.77 --log-facility=-
+printf "%s\n" \
+	"q=\"\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\"" \
+	"q+=\"\\x05tapir\\x04test\\x00\\x00\\x01\\x00\\x01\"" \
+	"exec 3<>\"/dev/udp/\$1/53\"" \
+	"printf \"\$q\" >&3" \
+	"timeout 2 dd bs=4096 count=1 status=none <&3 | od -An -tx1 | tr -d \" \\n\"" \
+	>"$SCEN_DIR/dnsquery"
+chmod a+r "$SCEN_DIR/dnsquery"
+wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
+'
+
+@test "conditions: the frames tapir makes itself are delayed and cut: gateway echo, ARP, NDP, DNS, DHCP, RST, ICMP error" {
+	command -v udhcpc >/dev/null ||
+		skip "udhcpc not installed (Debian package udhcpc, hack/install-deps.sh)"
+	run sbx "$DNS_SETUP"'
+		cat >"$SCEN_DIR/guest.sh" <<-"EOF"
+			. "$SCEN_DIR/cond.sh"
+			now() { date +%s%N; }
+			# el CMD...: "MS RC" of CMD, output discarded.
+			el() {
+				local a rc=0
+				a=$(now)
+				"$@" >/dev/null 2>&1 || rc=$?
+				echo "$((($(now) - a) / 1000000)) $rc"
+			}
+			ping1() { ping -n -c1 -W "$2" "$1" | sed -n "s/.*time=\([0-9.]*\) ms/\1/p"; }
+			# ICMP port unreachable from tapir, for a datagram to a
+			# closed host port: has it come after SECONDS? (A socket
+			# that got one fails its next send.)
+			unreach_by() {
+				exec 4<>/dev/udp/10.0.2.2/9
+				printf x >&4
+				sleep "$1"
+				if printf x >&4 2>/dev/null; then echo no; else echo yes; fi
+				exec 4>&-
+			}
+			probe() {
+				echo "gw $(ping1 10.0.2.2 3)"
+				ip neigh flush dev tap0
+				echo "arp $(ping1 10.0.2.2 3)"
+				ip -6 neigh flush dev tap0
+				echo "ndp $(ping1 fd00::2 3)"
+				# The first query also resolves the MAC of 10.0.2.3.
+				answers=$(bash "$SCEN_DIR/dnsquery" 10.0.2.3 | grep -c c612004d)
+				echo "dns $(el bash "$SCEN_DIR/dnsquery" 10.0.2.3) $answers"
+				echo "dhcp $(el udhcpc -i tap0 -q -n -f -t 1 -T 2 -s /bin/true)"
+				echo "rst $(el timeout 2 bash -c "exec 3<>/dev/tcp/10.0.2.2/9")"
+				echo "unreach $(unreach_by 0.15) $(unreach_by 0.4)"
+			}
+			echo "== base"; probe
+			setc "\"delay=100ms\""
+			echo "== delay"; probe
+			setc "\"down\""
+			echo "== down"; probe
+			api "{\"execute\":\"get_stats\"}" | jq -r ".return.conditions | \"counted down \(.dropped_down > 0) delayed \(.delayed > 0)\""
+		EOF
+		as_user "$TAPIR_BIN" run --enable-ipv6 -a "$SCEN_DIR/api.sock" -- \
+			env API="$SCEN_DIR/api.sock" bash "$SCEN_DIR/guest.sh"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# 100 ms each way: one round trip for the echo, the answer, the reset
+	# or the error; two with ARP or NDP first, and for DHCP's discover and
+	# request.
+	awk '
+		/^== / { part = $2; next }
+		part == "delay" {
+			lo = ($1 == "arp" || $1 == "ndp" || $1 == "dhcp") ? 400 : 200
+			v = $2
+			if ($1 == "unreach") ok = $2 == "no" && $3 == "yes"
+			else ok = v >= lo && v < lo + 100
+			if ($1 == "dns") ok = ok && $4 == 1
+			if ($1 == "dhcp" || $1 == "dns") ok = ok && $3 == 0
+			if ($1 == "rst") ok = ok && $3 == 1
+			if (!ok) { print "delay off: " $0; bad++ }
+			n++
+		}
+		part == "down" && $1 != "counted" {
+			ok = 1
+			if ($1 == "gw" || $1 == "arp" || $1 == "ndp") ok = NF == 1
+			if ($1 == "dns") ok = $4 == 0
+			if ($1 == "dhcp") ok = $3 != 0
+			if ($1 == "rst") ok = $3 == 124
+			if ($1 == "unreach") ok = $3 == "no"
+			if (!ok) { print "down off: " $0; bad++ }
+			n++
+		}
+		END { exit bad || n != 14 }' <<<"$output"
+	has_line "counted down true delayed true"
+}
+
+@test "conditions: port forwards, spliced or not, scoped to one service: delay, loss, rate and down" {
+	run sbx '
+		cat >"$SCEN_DIR/guest.sh" <<-"EOF"
+			"$TAPIR_BIN_DIR/rr" server -p 5300 -s 1 &
+			"$TAPIR_BIN_DIR/udpecho" 5301 &
+			iperf3 -s -p 5201 >/dev/null &
+			touch "$SCEN_DIR/ready"
+			for i in $(seq 600); do [ -e "$SCEN_DIR/stop" ] && break; sleep 0.1; done
+			kill %1 %2 %3
+		EOF
+		bg_start_user t "$TAPIR_BIN" run --forward-mode=splice -a "$SCEN_DIR/api.sock" \
+			-p 127.0.0.1:15300:5300 -p 127.0.0.1:15301:5301/udp -p 127.0.0.1:15201:5201 \
+			-- bash "$SCEN_DIR/guest.sh"
+		wait_for 10 test -e "$SCEN_DIR/ready"
+		wait_for 5 tcp_listening 15201
+		API=$SCEN_DIR/api.sock
+		. "$SCEN_DIR/cond.sh"
+		api() { as_user "$TAPIR_BIN" api "$API" "$1"; }
+		tcp() { as_user "$TAPIR_BIN_DIR/rr" client -H 127.0.0.1 -p 15300 -m crr -n "$1" -s 1 | jq ".p50_us / 1000"; }
+		udp() { as_user "$TAPIR_BIN_DIR/udpprobe" 127.0.0.1 15301 "$1" 20000 | jq -r "\"\(.received) \(.p50_us / 1000)\""; }
+		paused() { api "{\"execute\":\"get_info\"}" | jq .return.conditions.splice_paused; }
+		echo "paused $(paused)"
+		t0=$(tcp 21) u0=$(udp 21 | cut -d" " -f2)
+		setc "\"delay=20ms,proto=tcp,port=5300\""
+		echo "paused $(paused)"
+		echo "tcp 20 $t0 $(tcp 21)"
+		echo "udp-other $u0 $(udp 21 | cut -d" " -f2)"
+		setc "\"delay=20ms,proto=udp,port=5301\""
+		echo "udp 20 $u0 $(udp 21 | cut -d" " -f2)"
+		setc "\"loss=100%,proto=udp,port=5301\""
+		echo "lossy $(udp 20 | cut -d" " -f1)"
+		setc "\"down,port=5300\""
+		echo "cut rc=$(as_user timeout 3 "$TAPIR_BIN_DIR/rr" client -H 127.0.0.1 -p 15300 -m crr -n 1 -s 1 >/dev/null 2>&1; echo $?)"
+		setc "\"rate=50mbit,port=5201\""
+		for dir in "" -R; do
+			echo "rate 50 $(as_user iperf3 -c 127.0.0.1 -p 15201 -t 4 -O 1 -J $dir | jq .end.sum_received.bits_per_second)"
+		done
+		api "{\"execute\":\"get_stats\"}" | jq -r ".return.conditions | \"overflow \(.dropped_overflow)\""
+		touch "$SCEN_DIR/stop"
+		bg_stop t
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "paused false"
+	has_line "paused true"
+	awk '
+		$1 == "tcp" { e = $4 - $3 - 80; if (e < 0) e = -e; if (e > 1) bad++; n++ }
+		$1 == "udp" { e = $4 - $3 - 40; if (e < 0) e = -e; if (e > 1) bad++; n++ }
+		$1 == "udp-other" { if ($3 - $2 > 1) bad++; n++ }
+		$1 == "rate" { r = $3 / 50e6; if (r < 0.95 || r > 1.05) bad++; n++ }
+		END { exit bad || n != 5 }' <<<"$output"
+	has_line "lossy 0"
+	[[ "$output" =~ cut\ rc=(1|124) ]]
+	has_line "overflow 0"
+}

@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - unit tests for network conditions (driver/cond.c, cond_spec.c):
+ * what the rule syntax takes and refuses, field by field; and what the
+ * delay line does to frames tap_send() writes, on a fake clock: delay and
+ * its order, loss within a binomial bound and repeatable by seed, the
+ * rate's spacing and queue, partitions, scopes, duplicates, reordering
+ * and the bound on memory.
+ */
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+
+#include "driver/clock.h"
+#include "driver/cond.h"
+#include "driver/tapio.h"
+#include "tests/unit/fakectx.h"
+#include "tests/unit/unit.h"
+
+static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x01};
+
+/**
+ * parses() - whether a rule string parses, and to what canonical text
+ * @spec:	rule
+ * @want:	its canonical text as get_conditions prints it, or NULL if
+ *		it must be refused
+ * @why_has:	for a refusal, a piece of the message that names the field
+ *
+ * Return: true if it went as wanted
+ */
+static bool parses(const char *spec, const char *want, const char *why_has)
+{
+	struct cond_set s = {0};
+	char why[200] = "";
+	json_t *j;
+	const char *got;
+	bool ok;
+
+	if (cond_parse_add(&s, spec, why, sizeof(why))) {
+		if (!want && strstr(why, why_has) && s.n == 0)
+			return true;
+		fprintf(stderr, "# %s: refused: %s\n", spec, why);
+		return false;
+	}
+	if (!want) {
+		fprintf(stderr, "# %s: taken\n", spec);
+		return false;
+	}
+	j = cond_set_json(&s);
+	got = json_string_value(json_array_get(json_object_get(j, "rules"), 0));
+	ok = got && !strcmp(got, want);
+	if (!ok)
+		fprintf(stderr, "# %s: got %s\n", spec, got ? got : "(none)");
+	json_decref(j);
+	return ok;
+}
+
+static void spec_good(void)
+{
+	CHECK(parses("delay=50ms", "dir=both,delay=50ms", NULL));
+	CHECK(parses("delay=1.5ms,jitter=250us,dist=normal",
+	             "dir=both,delay=1500us,jitter=250us,dist=normal", NULL));
+	CHECK(parses("loss=1%,loss-corr=25%,dir=to_guest",
+	             "dir=to_guest,loss=1%,loss-corr=25%", NULL));
+	CHECK(parses("rate=100mbit,burst=64k",
+	             "dir=both,rate=100000000bit,burst=65536", NULL));
+	CHECK(parses("down,proto=udp,port=53,host=10.0.2.3",
+	             "dir=both,proto=udp,port=53,host=10.0.2.3,down", NULL));
+	CHECK(parses("down=0,host=fd00::2,dir=to_host",
+	             "dir=to_host,host=fd00::2,delay=0ms", NULL));
+	CHECK(parses("delay=0", "dir=both,delay=0ms", NULL));
+	CHECK(parses("duplicate=0.5,reorder=10%,delay=10ms",
+	             "dir=both,delay=10ms,duplicate=0.5%,reorder=10%", NULL));
+	/* The canonical text parses back to itself. */
+	CHECK(parses("dir=both,delay=1500us,jitter=250us,dist=normal",
+	             "dir=both,delay=1500us,jitter=250us,dist=normal", NULL));
+}
+
+static void spec_bad(void)
+{
+	CHECK(parses("loss=5x", NULL, "bad loss \"5x\""));
+	CHECK(parses("loss=101%", NULL, "bad loss"));
+	CHECK(parses("loss=-1%", NULL, "bad loss"));
+	CHECK(parses("loss=nan", NULL, "bad loss"));
+	CHECK(parses("delay=50", NULL, "bad delay \"50\""));
+	CHECK(parses("delay=61s", NULL, "bad delay"));
+	CHECK(parses("delay=1e400ms", NULL, "bad delay"));
+	CHECK(parses("rate=100", NULL, "bad rate"));
+	CHECK(parses("rate=200gbit", NULL, "bad rate"));
+	CHECK(parses("rate=10mbps", NULL, "bad rate"));
+	CHECK(parses("port=0,delay=1ms", NULL, "bad port"));
+	CHECK(parses("port=65536,delay=1ms", NULL, "bad port"));
+	CHECK(parses("host=localhost,delay=1ms", NULL, "bad host"));
+	CHECK(parses("proto=sctp,delay=1ms", NULL, "bad proto"));
+	CHECK(parses("dir=up,delay=1ms", NULL, "bad dir"));
+	CHECK(parses("down=maybe", NULL, "bad down"));
+	CHECK(parses("delay", NULL, "bad delay"));
+	CHECK(parses("latency=5ms", NULL, "unknown field \"latency\""));
+	CHECK(parses("delay=1ms,delay=2ms", NULL, "delay given twice"));
+	CHECK(parses("delay=1ms,,loss=1%", NULL, "empty field"));
+	CHECK(parses("", NULL, "empty field"));
+	CHECK(parses("port=80", NULL, "a rule needs a condition"));
+	CHECK(parses("loss-corr=5%", NULL, "loss-corr needs loss"));
+	CHECK(parses("burst=5k,delay=1ms", NULL, "burst needs rate"));
+	CHECK(parses("reorder=5%", NULL, "reorder needs a delay"));
+	CHECK(parses("dist=normal,delay=1ms", NULL, "dist needs jitter"));
+	CHECK(parses("delay=40s,jitter=30s", NULL, "above 60s"));
+}
+
+/* Seventeen rules are one too many; a refused one leaves the set. */
+static void spec_limits(void)
+{
+	struct cond_set s = {0};
+	char why[200];
+
+	for (int i = 0; i < COND_RULES_MAX; i++)
+		CHECK(!cond_parse_add(&s, "delay=1ms", why, sizeof(why)));
+	CHECK(cond_parse_add(&s, "delay=1ms", why, sizeof(why)));
+	CHECK(strstr(why, "more than 16 rules") != NULL);
+	CHECK(s.n == COND_RULES_MAX);
+	memset(&s, 0, sizeof(s));
+	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=5s", why, sizeof(why)));
+	CHECK(!cond_check_memory(&s, why, sizeof(why)));
+	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=1s", why, sizeof(why)));
+	/* 62.5 MB and 12.5 MB to the guest: above 64 MiB together. */
+	CHECK(cond_check_memory(&s, why, sizeof(why)));
+	CHECK(strstr(why, "delay × rate to_guest needs 72 MiB") != NULL);
+}
+
+/**
+ * json_set() - cond_json_set() on a JSON text
+ * @text:	the arguments
+ * @s:		filled
+ * @why:	filled on error
+ *
+ * Return: its return value
+ */
+static int json_set(const char *text, struct cond_set *s, char *why)
+{
+	json_t *args = json_loads(text, 0, NULL);
+	int ret = cond_json_set(s, args, why, 200);
+
+	json_decref(args);
+	return ret;
+}
+
+static void spec_json(void)
+{
+	struct cond_set s;
+	char why[200];
+
+	CHECK(!json_set("{\"rules\":[{\"delay\":\"50ms\",\"loss\":1,"
+	                "\"rate\":1000000,\"port\":80,\"down\":false},"
+	                "\"down,proto=icmp\"],\"seed\":7}",
+	                &s, why));
+	CHECK(s.n == 2 && s.seeded && s.seed == 7);
+	CHECK(s.r[0].delay_ns == 50000000 && s.r[0].loss == 0.01 &&
+	      s.r[0].rate_bps == 1000000 && s.r[0].m.port == 80 &&
+	      !s.r[0].down);
+	CHECK(s.r[1].down && s.r[1].m.proto == IPPROTO_ICMP);
+	CHECK(json_set("{\"rules\":[{\"delay\":50}]}", &s, why));
+	CHECK(!strcmp(why, "rule 0: bad delay \"50\": a duration like 50ms, "
+	                   "at most 60s"));
+	CHECK(json_set("{\"rules\":[{\"loss\":[1]}]}", &s, why));
+	CHECK(!strcmp(why, "rule 0: bad loss: must be a string, a number or "
+	                   "a boolean"));
+	CHECK(json_set("{\"rules\":[{\"delay\":\"1ms\"},7]}", &s, why));
+	CHECK(!strcmp(why, "rule 1: a rule must be an object or a string"));
+	CHECK(json_set("{\"rules\":{}}", &s, why));
+	CHECK(!strcmp(why, "rules: must be an array of rules"));
+	CHECK(json_set("{\"rules\":[],\"seed\":-1}", &s, why));
+	CHECK(!strcmp(why, "bad seed: an unsigned integer"));
+	CHECK(json_set("{\"rules\":[\"rate=1gbit,delay=1s\"]}", &s, why));
+	CHECK(strstr(why, "above the bound of 64 MiB") != NULL);
+}
+
+/**
+ * struct line - a context, its tap's other end and its conditions
+ * @c:		context
+ * @o:		its options
+ * @peer:	the guest's end: frames tap_send() wrote
+ */
+struct line {
+	struct ctx c;
+	struct opts o;
+	int peer;
+};
+
+/**
+ * line_open() - a context with conditions and a fake clock at 1 s
+ * @l:		filled
+ * @rules:	rules, one per string, NULL-terminated
+ */
+static void line_open(struct line *l, const char *const *rules)
+{
+	struct cond_set s = {0};
+	char why[200];
+
+	l->peer = fake_ctx_init(&l->c, &l->o, false, mac);
+	l->c.base = event_base_new();
+	CHECK(l->c.base && !cond_init(&l->c));
+	for (; *rules; rules++)
+		CHECK(!cond_parse_add(&s, *rules, why, sizeof(why)));
+	clock_set_fake(1000000000ULL);
+	cond_install(&s);
+}
+
+/**
+ * line_close() - clear the rules and free it all
+ * @l:		line
+ */
+static void line_close(struct line *l)
+{
+	struct cond_set none = {0};
+
+	cond_install(&none);
+	cond_cleanup(&l->c);
+	event_base_free(l->c.base);
+	fake_ctx_close(&l->c, l->peer);
+	clock_set_real();
+}
+
+/**
+ * send_udp() - tap_send() a UDP frame from 10.0.2.2:@sport to the guest
+ * @l:		line
+ * @sport:	host port
+ * @len:	frame length, at least 42
+ * @tag:	written in the payload, to tell frames apart
+ */
+static void send_udp(struct line *l, uint16_t sport, size_t len, uint32_t tag)
+{
+	static uint8_t f[65536];
+	struct iovec iov = {.iov_base = f, .iov_len = len};
+
+	memset(f, 0, 42);
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[14 + 9] = IPPROTO_UDP;
+	memcpy(f + 14 + 12, (uint8_t[]){10, 0, 2, 2}, 4);
+	memcpy(f + 14 + 16, (uint8_t[]){10, 0, 2, 100}, 4);
+	f[34] = (uint8_t)(sport >> 8);
+	f[35] = (uint8_t)sport;
+	f[36] = 0x30;
+	f[37] = 0x39;
+	memcpy(f + 42, &tag, sizeof(tag));
+	CHECK(!tap_send(&l->c, NULL, &iov, 1));
+}
+
+/**
+ * take() - the tags of the frames the guest's end has now, in order
+ * @l:		line
+ * @tags:	filled
+ * @max:	room in @tags
+ *
+ * Return: frames read
+ */
+static int take(struct line *l, uint32_t *tags, int max)
+{
+	static uint8_t f[65536];
+	int n = 0;
+	ssize_t r;
+
+	while ((r = recv(l->peer, f, sizeof(f), 0)) >= 46) {
+		if (n < max)
+			memcpy(&tags[n], f + 42, sizeof(tags[0]));
+		n++;
+	}
+	return n;
+}
+
+/**
+ * advance() - move the fake clock and run what the timer would
+ * @l:		line
+ * @ns:		nanoseconds
+ */
+static void advance(struct line *l, uint64_t ns)
+{
+	clock_advance(ns);
+	cond_run(&l->c);
+}
+
+/* Nothing before the delay, everything after it, in order even under a
+ * jitter larger than the gaps between frames.
+ */
+static void delay_order(void)
+{
+	const char *rules[] = {"delay=50ms,jitter=20ms", NULL};
+	uint32_t tags[100];
+	struct line l;
+	int n = 0;
+
+	line_open(&l, rules);
+	for (uint32_t i = 0; i < 100; i++) {
+		send_udp(&l, 7, 100, i);
+		advance(&l, 100000);
+	}
+	CHECK(take(&l, tags, 100) == 0);
+	for (int step = 0; step < 100; step++) {
+		advance(&l, 1000000);
+		n += take(&l, tags + n, 100 - n);
+	}
+	CHECK(n == 100);
+	for (int i = 0; i < n; i++)
+		CHECK(tags[i] == (uint32_t)i);
+	CHECK(l.c.stats.cond[CC_DELAYED] == 100);
+	line_close(&l);
+}
+
+/**
+ * lost_with_seed() - frames that a loss rule drops out of @n
+ * @n:		frames sent
+ * @seed:	the rule's seed
+ * @map:	filled with a bit per frame that arrived (@n/8 bytes)
+ *
+ * Return: frames dropped
+ */
+static int lost_with_seed(int n, const char *seed, uint8_t *map)
+{
+	const char *rules[] = {"loss=10%", seed, NULL};
+	uint32_t tag;
+	struct line l;
+	int got = 0;
+
+	line_open(&l, rules);
+	memset(map, 0, (size_t)n / 8);
+	for (int i = 0; i < n; i++) {
+		send_udp(&l, 7, 60, (uint32_t)i);
+		if (take(&l, &tag, 1)) {
+			map[tag / 8] |= (uint8_t)(1U << (tag % 8));
+			got++;
+		}
+	}
+	CHECK(l.c.stats.cond[CC_LOSS] == (uint64_t)(n - got));
+	line_close(&l);
+	return n - got;
+}
+
+/* 10 000 frames at 10 %: within the binomial 99 % interval (±2.576 σ),
+ * the same frames with the same seed, others with another.
+ */
+static void loss_seeded(void)
+{
+	static uint8_t a[1250], b[1250], d[1250];
+	/* σ = √(10000 × 0.1 × 0.9) = 30 */
+	int la = lost_with_seed(10000, "seed=42", a);
+
+	CHECK(la >= 1000 - 77 && la <= 1000 + 77);
+	CHECK(lost_with_seed(10000, "seed=42", b) == la);
+	CHECK(!memcmp(a, b, sizeof(a)));
+	lost_with_seed(10000, "seed=43", d);
+	CHECK(memcmp(a, d, sizeof(a)));
+}
+
+/* Bursts: after a loss the next goes with loss-corr's probability, and
+ * the long-run rate stays the target.
+ */
+static void loss_bursts(void)
+{
+	const char *rules[] = {"loss=5%,loss-corr=60%,seed=1", NULL};
+	int lost = 0, after = 0, pairs = 0;
+	bool last = false;
+	uint32_t tag;
+	struct line l;
+
+	line_open(&l, rules);
+	for (int i = 0; i < 100000; i++) {
+		bool gone;
+
+		send_udp(&l, 7, 60, (uint32_t)i);
+		gone = !take(&l, &tag, 1);
+		lost += gone;
+		pairs += last;
+		after += last && gone;
+		last = gone;
+	}
+	CHECK(lost > 4500 && lost < 5500);
+	CHECK(after > 0.55 * pairs && after < 0.65 * pairs);
+	line_close(&l);
+}
+
+/* 1 Mbit/s and 1250-byte frames: one every 10 ms, and the queue holds
+ * 100 ms and what two 64 KiB frames take (1.15 s): the rest is dropped
+ * as a link's buffer drops it.
+ */
+static void rate_spacing(void)
+{
+	const char *rules[] = {"rate=1mbit", NULL};
+	uint32_t tags[200];
+	struct line l;
+	int n;
+
+	line_open(&l, rules);
+	for (uint32_t i = 0; i < 200; i++)
+		send_udp(&l, 7, 1250, i);
+	/* The first leaves at once, the bucket being full. */
+	CHECK(take(&l, tags, 200) == 1);
+	advance(&l, 25000000);
+	CHECK(take(&l, tags, 200) == 2);
+	advance(&l, 10000000);
+	CHECK(take(&l, tags, 200) == 1);
+	CHECK(l.c.stats.cond[CC_RATE] == 200 - 115);
+	for (n = 0; n < 300; n++)
+		advance(&l, 10000000);
+	CHECK(take(&l, tags, 200) == 115 - 4);
+	CHECK(l.c.stats.cond[CC_OVERFLOW] == 0);
+	line_close(&l);
+}
+
+/* A scoped partition: port 53 is cut, port 54 is not; once the rule is
+ * cleared, port 53 works again.
+ */
+static void down_scoped(void)
+{
+	const char *rules[] = {"down,proto=udp,port=53", NULL};
+	struct cond_set none = {0};
+	uint32_t tags[4];
+	struct line l;
+
+	line_open(&l, rules);
+	send_udp(&l, 53, 60, 1);
+	send_udp(&l, 54, 60, 2);
+	CHECK(take(&l, tags, 4) == 1 && tags[0] == 2);
+	CHECK(l.c.stats.cond[CC_DOWN] == 1);
+	cond_install(&none);
+	send_udp(&l, 53, 60, 3);
+	CHECK(take(&l, tags, 4) == 1 && tags[0] == 3);
+	line_close(&l);
+}
+
+/* A partition cuts frames held from before it, as a cut link loses what
+ * was on it.
+ */
+static void down_cuts_held(void)
+{
+	const char *rules[] = {"delay=10ms", NULL};
+	struct cond_set s = {0};
+	uint32_t tags[4];
+	char why[200];
+	struct line l;
+
+	line_open(&l, rules);
+	send_udp(&l, 7, 60, 1);
+	CHECK(!cond_parse_add(&s, "down", why, sizeof(why)));
+	cond_install(&s);
+	advance(&l, 20000000);
+	CHECK(take(&l, tags, 4) == 0);
+	CHECK(l.c.stats.cond[CC_DOWN] == 1);
+	line_close(&l);
+}
+
+/* duplicate=100% sends each frame twice; reorder=100% skips the delay. */
+static void duplicate_reorder(void)
+{
+	const char *dup[] = {"duplicate=100%", NULL};
+	const char *reo[] = {"delay=10ms,reorder=100%", NULL};
+	uint32_t tags[4];
+	struct line l;
+
+	line_open(&l, dup);
+	send_udp(&l, 7, 60, 5);
+	advance(&l, 1);
+	CHECK(take(&l, tags, 4) == 2 && tags[0] == 5 && tags[1] == 5);
+	CHECK(l.c.stats.cond[CC_DUPLICATED] == 1);
+	line_close(&l);
+	line_open(&l, reo);
+	send_udp(&l, 7, 60, 6);
+	CHECK(take(&l, tags, 4) == 1 && tags[0] == 6);
+	CHECK(l.c.stats.cond[CC_REORDERED] == 1);
+	line_close(&l);
+}
+
+/* A neutral rule copies nothing and holds nothing. */
+static void neutral(void)
+{
+	const char *rules[] = {"delay=0", NULL};
+	uint32_t tags[4];
+	struct line l;
+
+	line_open(&l, rules);
+	send_udp(&l, 7, 60, 9);
+	CHECK(take(&l, tags, 4) == 1 && tags[0] == 9);
+	CHECK(l.c.stats.cond[CC_DELAYED] == 0);
+	line_close(&l);
+}
+
+/* Held bytes stop at COND_HOLD_MAX: what would pass it is counted as
+ * overflow, never held.
+ */
+static void memory_bound(void)
+{
+	const char *rules[] = {"delay=1s", NULL};
+	uint32_t tag;
+	struct line l;
+	int sent = 0;
+
+	line_open(&l, rules);
+	while (l.c.stats.cond[CC_OVERFLOW] == 0 && sent < 2000) {
+		send_udp(&l, 7, 65000, (uint32_t)sent);
+		sent++;
+	}
+	CHECK(sent == (int)(COND_HOLD_MAX / 65000) + 1);
+	CHECK(l.c.stats.cond[CC_DELAYED] == COND_HOLD_MAX / 65000);
+	advance(&l, 1000000000);
+	CHECK(take(&l, &tag, 1) > 0);
+	line_close(&l);
+}
+
+const struct unit_case unit_cases[] = {
+        {"spec: good rules and their canonical text", spec_good},
+        {"spec: each bad field named", spec_bad},
+        {"spec: 16 rules, and delay × rate bounded", spec_limits},
+        {"spec: JSON rules, objects and strings", spec_json},
+        {"delay: nothing early, all in order under jitter", delay_order},
+        {"loss: binomial bound, repeatable by seed", loss_seeded},
+        {"loss: bursts keep the rate and the correlation", loss_bursts},
+        {"rate: spacing and the queue's bound", rate_spacing},
+        {"down: scoped, and lifted", down_scoped},
+        {"down: cuts what was held before it", down_cuts_held},
+        {"duplicate and reorder", duplicate_reorder},
+        {"a neutral rule holds nothing", neutral},
+        {"memory: held bytes bounded", memory_bound},
+        {NULL, NULL},
+};
