@@ -20,6 +20,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 # symbolizer). -pthread here as well as in the normal flags, so that this
 # build never depends on them.
 TSAN_BUILD := build-tsan
+NOCOND_BUILD := build-nocond
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer -pthread
 
 CFLAGS ?= -O2 -g
@@ -60,7 +61,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer \
 FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz_%)
 FUZZ_SUPPORT_OBJS := $(BUILD)/tests/fuzz/fuzzenv.o $(BUILD)/tests/unit/fakectx.o
 
-.PHONY: all test unit check-asan check-tsan tsan-tools lint format install clean bench bench-tools \
+.PHONY: all test unit check-asan check-tsan tsan-tools lint format install clean bench bench-tools nocond \
 	deb fuzz fuzz-build fuzz-bins soak
 # Keep unit-test objects: otherwise make deletes them after the summary line.
 .SECONDARY:
@@ -117,8 +118,10 @@ $(BUILD)/tools/%.so: tests/tools/%.c
 
 unit: $(UNIT_BINS)
 
-# The shim too: the benchmark's tapir-X.Y drivers preload it.
-bench-tools: $(BENCH_TOOLS) $(TEST_SHIMS)
+# The shim too: the benchmark's tapir-X.Y drivers preload it; and the UDP
+# echo pair of the conditions suite.
+bench-tools: $(BENCH_TOOLS) $(TEST_SHIMS) $(BUILD)/tools/udpprobe \
+	$(BUILD)/tools/udpecho
 
 # tests/run.sh prints the single `N passed, N failed` line for both suites.
 test: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS) $(TEST_SHIMS)
@@ -207,8 +210,14 @@ deb:
 		dpkg-buildpackage -b -us -uc -Jauto
 	@ls $(DEB_DIR)/*.deb
 
+# tapir without network conditions (docs/conditions.md): the benchmark's
+# tapir-nocond, which shows what having them costs when none is set.
+nocond:
+	$(MAKE) BUILD=$(NOCOND_BUILD) EXTRA_CFLAGS="-DTAPIR_NO_CONDITIONS" \
+		$(NOCOND_BUILD)/tapir
+
 clean:
-	rm -rf build build-asan $(TSAN_BUILD) $(FUZZ_BUILD) tapir
+	rm -rf build build-asan $(TSAN_BUILD) $(FUZZ_BUILD) $(NOCOND_BUILD) tapir
 
 # Unit-test objects too: a changed header must rebuild the tests that use
 # it, or they run against a stale struct layout.

@@ -36,6 +36,11 @@
 #                that get_stats lists N queues and get_info's tap has N;
 #                with BENCH_QUEUE_THREADS=1, also that the tap holder has at
 #                least N threads (one datapath thread per queue)
+#   tapir-nocond tapir built without network conditions (`make nocond`,
+#                TAPIR_NOCOND_BIN, default build-nocond/tapir, built when
+#                missing), started as tapir: what having them costs when
+#                none is set. The proof checks that get_info's features
+#                lack "conditions"
 #   slirp4netns  rootlesskit --net=slirp4netns --slirp4netns-binary=$SLIRP4NETNS_BIN
 #   pasta        rootlesskit --net=pasta (rootlesskit >= 2), else pasta itself
 #   tapir-pasta  tapir run as pasta (a link named pasta to TAPIR_BIN), started
@@ -183,6 +188,7 @@ bench_driver_bin() { # DRIVER: prints the configured binary (may be empty)
 			command -v tapir || true
 		fi
 		;;
+	tapir-nocond) echo "${TAPIR_NOCOND_BIN:-$BENCH_ROOT/build-nocond/tapir}" ;;
 	slirp4netns) echo "${SLIRP4NETNS_BIN:-$(command -v slirp4netns || true)}" ;;
 	pasta) echo "${PASTA_BIN:-$(command -v pasta || true)}" ;;
 	builtin | rootlesskit) echo "${ROOTLESSKIT_BIN:-$(command -v rootlesskit || true)}" ;;
@@ -236,7 +242,7 @@ bench_check_driver() {
 	if [[ "$driver" == tapir-pasta ]]; then
 		# tapir run as pasta: measured wherever pasta is.
 		driver=pasta
-	elif [[ "$driver" == tapir-sandbox ]]; then
+	elif [[ "$driver" == tapir-sandbox || "$driver" == tapir-nocond ]]; then
 		driver=tapir
 	elif [[ "$driver" =~ ^tapir-q ]]; then
 		v=$(bench_queues_of "$driver")
@@ -279,6 +285,7 @@ bench_resolve() {
 	kind=$driver BENCH_ISOLATE=""
 	[[ -n "$BENCH_IMITATED" ]] && kind=tapir
 	[[ "$driver" == tapir-sandbox ]] && kind=tapir BENCH_ISOLATE=1
+	[[ "$driver" == tapir-nocond ]] && kind=tapir
 	BENCH_QUEUES=$(bench_queues_of "$driver")
 	[[ -n "$BENCH_QUEUES" ]] && kind=tapir
 	BENCH_KIND=$kind BENCH_PACKAGE="" BENCH_SHIM="" BENCH_SHIM_SHA256=""
@@ -288,6 +295,13 @@ bench_resolve() {
 		return
 	fi
 	bin=$(bench_driver_bin "$kind")
+	if [[ "$driver" == tapir-nocond ]]; then
+		bin=$(bench_driver_bin tapir-nocond)
+		if [[ ! -x "$bin" && -z "${TAPIR_NOCOND_BIN:-}" ]]; then
+			bench_log "building tapir without network conditions (make nocond)"
+			make -s -C "$BENCH_ROOT" nocond >&2 || bench_die "make nocond failed"
+		fi
+	fi
 	[[ -n "$bin" ]] || bench_die "no $kind binary (set the variable or install it)"
 	[[ -f "$bin" && -x "$bin" ]] || bench_die "$kind binary '$bin' is not an executable file"
 	BENCH_BIN_ORIG=$(readlink -f "$bin")
@@ -299,7 +313,7 @@ bench_resolve() {
 		[[ "$BENCH_VERSION" =~ $re ]] ||
 			bench_refuse "'$bin --version' says '$BENCH_VERSION': that is not $kind"
 		for other in tapir slirp4netns pasta; do
-			[[ "$other" == "$kind" ]] && continue
+			[[ "$other" == "$kind" && "$driver" != tapir-nocond ]] && continue
 			# tapir-pasta is the tapir binary, by another name.
 			[[ "$kind" == tapir-pasta && "$other" == tapir ]] && continue
 			obin=$(bench_driver_bin "$other")
@@ -948,6 +962,7 @@ bench_prove_path() {
 		bench_proof "tapir's get_stats $proto bytes grew by $stats_delta ($dir; to_host $th, to_guest $tg) >= $bytes"
 		bench_prove_kernel_path "$holder"
 		bench_prove_queues "$holder"
+		bench_prove_conditions_build
 	fi
 	[[ "$BENCH_KIND" == tapir ]] || BENCH_TCP_PEEK=null BENCH_SHIM_MAPPED="" \
 		BENCH_QUEUE_COUNT=null BENCH_TASKS=""
@@ -1015,6 +1030,23 @@ bench_prove_kernel_path() {
 	[[ "$(jq -r '"\(.ipv4) \(.ipv6)"' <<<"$BENCH_TCP_PEEK")" == "discard discard" ]] ||
 		bench_refuse "tapir's get_info says tcp_peek $BENCH_TCP_PEEK, not discard for IPv4 and IPv6: this is not the path of Linux $BENCH_IMITATED"
 	bench_proof "pid $pid has the shim $shim mapped (TAPIR_OLDKERNEL=$BENCH_IMITATED), and tapir's get_info reports tcp_peek ipv4 discard, ipv6 discard: the path of a kernel without TCP SO_PEEK_OFF"
+}
+
+# bench_prove_conditions_build: for tapir-nocond, refuse unless tapir's
+# get_info lists its features without "conditions" (`make nocond`); for
+# any other tapir, say whether it has them.
+bench_prove_conditions_build() {
+	local reply has=no
+	reply=$(bench_api '{"execute":"get_info"}') || reply=""
+	[[ -n "$reply" ]] || bench_refuse "tapir's API socket did not answer get_info"
+	jq -e '.return.features | split(" ") | index("conditions")' <<<"$reply" >/dev/null && has=yes
+	if [[ "$BENCH_DRIVER" == tapir-nocond ]]; then
+		[[ "$has" == no ]] ||
+			bench_refuse "tapir-nocond's get_info lists the feature \"conditions\": it was not built with make nocond"
+		bench_proof "tapir's get_info lists no \"conditions\" feature: built without network conditions (make nocond)"
+	else
+		bench_proof "tapir's get_info: network conditions built in: $has"
+	fi
 }
 
 # bench_prove_queues PID: record how many tap queues tapir ran with

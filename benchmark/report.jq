@@ -13,6 +13,9 @@
 #   queues   the tables of the queues suite (lines with "suite": "queues",
 #            which the others leave out): tapir with 1 and N tap queues,
 #            each thread's share of the CPU, each queue's share of the bytes
+#   conditions  the tables of the conditions suite ("suite": "conditions"):
+#            each network condition's target against what was measured,
+#            and tapir with the conditions compiled in and out
 #
 # Each input line is one driver in one cell (bench and its keys: MTU and
 # direction, concurrency or mode) in one round, or an {"error": ...}
@@ -332,7 +335,47 @@ def queues:
 		["concurrency"]; ["concurrency"]; "rps"; "requests/s";
 		"forwarder CPU µs/request"; "driver_cpu_us_per_req");
 
+# ---- the conditions suite ----
+
+# cond_table($kind; $title; $heads; $cols): one table of the conditions
+# suite's $kind lines, a row per target (and direction): $cols are
+# [field, format] pairs, each shown as median [min–max] over the rounds.
+def cond_table($kind; $title; $heads; $cols):
+	[.[] | select(.bench == "conditions" and .kind == $kind) | verified]
+	| group_by([.target_ms // .target_pct // .target_mbps // 0, .target, .direction // ""])
+	| if length == 0 then empty else
+	  "#### \($title)", "",
+	  "| \((["target"] + $heads) | join(" | ")) |",
+	  "|\((["target"] + $heads) | map("---") | join("|"))|",
+	  (.[] | . as $g
+	   | "| " + ([$g[0].target + (if $g[0].direction then ", \($g[0].direction | dirname)" else "" end)]
+		+ [$cols[] as $c | $g | map(.[$c[0]]) | stats
+		   | if $c[1] == "pct" then show(num; " %") elif $c[1] == "x" then show(dec; "×") else show(num) end]
+		| join(" | ")) + " |"),
+	  "" end;
+
+def conditions:
+	map(select(.suite == "conditions"))
+	| ([.[] | select(.bench == "conditions") | verified | .dropped_overflow] | max // 0) as $over
+	| "Every target was set over rootlesskit's API socket (set_conditions) and measured through tapir, "
+	  + "as benchmark/benchmark-conditions.sh describes; frames dropped for want of memory in all rounds: \($over).", "",
+	cond_table("delay"; "Delay each way: UDP round trips, 200 probes (ms)";
+		["target p50 (2 × delay + baseline)", "p50", "p99", "p50 − target"];
+		[["target_ms", "n"], ["p50_ms", "n"], ["p99_ms", "n"], ["error_ms", "n"]]),
+	cond_table("loss"; "Loss on the way to the host: 10 000 datagrams";
+		["target", "measured"]; [["target_pct", "pct"], ["measured_pct", "pct"]]),
+	cond_table("rate"; "Rate: iperf3, the first second omitted (Mbit/s)";
+		["target", "measured", "÷ target"]; [["target_mbps", "n"], ["mbps", "n"], ["ratio", "x"]]),
+	cond_table("download"; "A 16 MB download at 100 ms round trip and 1 % loss each way (iperf3 -R -n)";
+		["bytes", "seconds", "Mbit/s"]; [["bytes", "n"], ["seconds", "n"], ["mbps", "n"]]),
+	cond_table("neutral"; "A neutral rule (delay=0) against none: iperf3 download, alternating, median of 3 each";
+		["no rule Gbit/s", "delay=0 Gbit/s", "÷ no rule"]; [["gbps_none", "n"], ["gbps_neutral", "n"], ["ratio", "x"]]),
+	table("Conditions compiled in (tapir) and out (tapir-nocond, make nocond), none set: iperf3 (Gbit/s)"; "iperf3-net";
+		["mtu", "direction"]; ["MTU", "direction"]; "gbps"; "Gbit/s";
+		[["driver CPU s/GB", "driver_cpu_s_per_gb"]]);
+
 if $what == "tables" then tables
+elif $what == "conditions" then conditions
 elif $what == "queues" then queues
 elif $what == "context" then context
 elif $what == "stalls" then stalls

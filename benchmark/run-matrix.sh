@@ -16,6 +16,13 @@
 #                                  VXLAN across two simulated hosts,
 #                                  BENCH_OVERLAY_DRIVERS × MTU × link
 #                                  MTU × both directions
+#   conditions (only when asked for) benchmark-conditions.sh: each
+#                                  network condition's target against what
+#                                  was measured (BENCH_COND_DRIVERS), then
+#                                  benchmark-iperf3-net.sh with tapir and
+#                                  tapir-nocond (make nocond) × MTU × both
+#                                  directions: conditions compiled in and
+#                                  out, none set
 #   queues (only when asked for)   tapir's tap queues: benchmark-iperf3-net.sh
 #                                  BENCH_QUEUE_DRIVERS × MTU × both
 #                                  directions × iperf3 -P BENCH_QUEUE_STREAMS,
@@ -64,7 +71,10 @@
 # tables replace their own generated section of BENCH_DOC. So do the
 # overlay suite's ("suite": "overlay"), with BENCH_OVERLAY_DRIVERS
 # (default "tapir slirp4netns pasta") and BENCH_OVERLAY_LINKS (the hosts'
-# link MTUs, default "tap 1500": "tap" is the tap's MTU).
+# link MTUs, default "tap 1500": "tap" is the tap's MTU). So do the
+# conditions suite's ("suite": "conditions"), with BENCH_COND_DRIVERS
+# (default "tapir") and BENCH_COND_TIME (seconds per iperf3 there,
+# default BENCH_TIME, at most 10).
 # Needs root.
 set -euo pipefail
 
@@ -80,6 +90,7 @@ results=${BENCH_RESULTS:-$bench/results}
 : "${BENCH_QUEUE_DRIVERS:=tapir-q1 tapir-q2}"
 : "${BENCH_OVERLAY_DRIVERS:=tapir slirp4netns pasta}"
 : "${BENCH_OVERLAY_LINKS:=tap 1500}"
+: "${BENCH_COND_DRIVERS:=tapir}"
 : "${BENCH_QUEUE_STREAMS:=1 2 4 8}"
 BENCH_QUEUE_CONCURRENCY=${BENCH_QUEUE_CONCURRENCY-1 8 16 32 128}
 BENCH_DOC=${BENCH_DOC-$root/docs/benchmarks.md}
@@ -245,6 +256,31 @@ run_overlay() {
 	done
 }
 
+# run_conditions: each condition's target against the measured value,
+# per driver of BENCH_COND_DRIVERS; then tapir with the conditions
+# compiled in and out, none set, one cell per MTU and direction.
+run_conditions() {
+	local d m r dir
+	# shellcheck disable=SC2086 # word lists
+	for d in $(rotate $BENCH_COND_DRIVERS); do
+		run_cell "conditions-$d" "$(meta bench=conditions driver="$d")" \
+			benchmark-conditions.sh "$d"
+	done
+	finish_cell conditions
+	for m in $BENCH_MTUS; do
+		for r in "" --reverse; do
+			dir=ns-host
+			[[ -n "$r" ]] && dir=host-ns
+			for d in $(rotate tapir tapir-nocond); do
+				run_cell "conditions-net-$d-$m-$dir" \
+					"$(meta bench=iperf3-net driver="$d" mtu="$m" direction="$dir")" \
+					benchmark-iperf3-net.sh "$d" "$m" $r
+			done
+			finish_cell conditions
+		done
+	done
+}
+
 # run_queues: tapir's tap queues, BENCH_QUEUE_DRIVERS side by side: one
 # cell per MTU, direction and iperf3 -P (no loopback baseline: the ratio
 # that matters is between the drivers), then HTTP through a forward.
@@ -332,24 +368,26 @@ report_header() {
 # report DIR: table.md from DIR/results.jsonl, printed; the chart; the
 # doc's generated sections, each only when this run has lines for it
 # (the main one, "queues" for the queues suite's, "overlay" for the
-# overlay suite's).
+# overlay suite's, "conditions" for the conditions suite's).
 report() {
 	local dir=$1 table="$1/table.md" jsonl="$1/results.jsonl" part what
-	local -a parts=(main queues overlay)
+	local -a parts=(main queues overlay conditions)
 	[[ -s "$jsonl" ]] || {
 		log "no results in $dir"
 		return 1
 	}
 	# shellcheck source=/dev/null
 	[[ -f "$dir/meta.env" ]] && source "$dir/meta.env"
-	jq -c 'select(.suite != "queues" and .suite != "overlay")' "$jsonl" >"$dir/main.jsonl"
-	jq -c 'select(.suite == "queues")' "$jsonl" >"$dir/queues.jsonl"
-	jq -c 'select(.suite == "overlay")' "$jsonl" >"$dir/overlay.jsonl"
+	jq -c 'select(.suite != "queues" and .suite != "overlay" and
+		.suite != "conditions")' "$jsonl" >"$dir/main.jsonl"
+	for part in queues overlay conditions; do
+		jq -c --arg p "$part" 'select(.suite == $p)' "$jsonl" >"$dir/$part.jsonl"
+	done
 	for part in "${parts[@]}"; do
 		: >"$dir/$part.md"
 		[[ -s "$dir/$part.jsonl" ]] || continue
 		what=tables
-		[[ "$part" == queues ]] && what=queues
+		[[ "$part" == queues || "$part" == conditions ]] && what=$part
 		{
 			report_header "$jsonl"
 			report_jq context "$dir/$part.jsonl"
@@ -358,14 +396,14 @@ report() {
 			report_jq stalls "$dir/$part.jsonl"
 		} >"$dir/$part.md"
 	done
-	(cd "$dir" && cat main.md queues.md overlay.md) >"$table"
+	(cd "$dir" && cat main.md queues.md overlay.md conditions.md) >"$table"
 	cat "$table"
 	plot "$dir"
 	for part in "${parts[@]}"; do
 		[[ -s "$dir/$part.md" ]] || continue
 		update_doc "$dir/$part.md" "${part/main/}"
 	done
-	(cd "$dir" && rm -f main.jsonl queues.jsonl overlay.jsonl)
+	(cd "$dir" && rm -f main.jsonl queues.jsonl overlay.jsonl conditions.jsonl)
 }
 
 if [[ "${1:-}" == --report ]]; then
@@ -386,8 +424,8 @@ if ! [[ "$BENCH_ROUNDS" =~ ^[0-9]+$ ]] || ((BENCH_ROUNDS < 1 || BENCH_ROUNDS > 1
 fi
 for suite in $BENCH_SUITES; do
 	case $suite in
-	net | http | port | rr | queues | overlay) ;;
-	*) die "unknown suite '$suite' (net, http, port, rr, queues, overlay)" ;;
+	net | http | port | rr | queues | overlay | conditions) ;;
+	*) die "unknown suite '$suite' (net, http, port, rr, queues, overlay, conditions)" ;;
 	esac
 done
 "$root/hack/install-deps.sh"

@@ -712,6 +712,12 @@ static char *set_conditions(struct ctx *c, const json_t *args)
 
 	if (!s)
 		return NULL;
+	if (!COND_BUILT) {
+		free(s);
+		return api_error_reply("bad request: set_conditions: this "
+		                       "tapir was built without network "
+		                       "conditions");
+	}
 	if (!args || cond_json_set(s, args, why, sizeof(why))) {
 		snprintf(desc, sizeof(desc), "bad request: set_conditions: %s",
 		         args ? why : "arguments: missing");

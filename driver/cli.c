@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "cond_spec.h"
+#include "cond.h"
 #include "log.h"
 #include "version.h"
 
@@ -480,6 +480,11 @@ static int parse_conditions(struct opts *o, const char *arg)
 {
 	char why[200];
 
+	if (!COND_BUILT) {
+		err_msg("--conditions: this tapir was built without network "
+		        "conditions");
+		return -1;
+	}
 	if (cond_parse_add(&o->conditions, arg, why, sizeof(why)) ||
 	    cond_check_memory(&o->conditions, why, sizeof(why))) {
 		err_msg("--conditions \"%.100s\": %s", arg, why);

@@ -1,206 +1,59 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - network conditions on the tap: delay, jitter, loss, rate,
- * duplicates, reordering and partitions, per thread, one timer each
+/* tapir - network conditions on the tap: the rules in force, which frames
+ * they match, and what they decide for each frame
  *
  * Every frame between the guest and tapir crosses the tap, whatever made
  * it: translated TCP, UDP and ICMP, forwarded connections, DNS answers,
  * DHCP, NDP and ARP replies, ICMP errors and resets. So conditions apply
  * at the tap and nowhere else: frames to the guest as tap_send() writes
  * them, frames from the guest as they are read, before anything handles
- * them. A held frame is a copy in a FIFO per rule and direction, whose
- * order delay and rate never change; one timer per thread serves every
- * FIFO. The rules are process-wide and replaced whole (cond_install());
- * each thread takes a copy when the generation changes.
+ * them. The rules are process-wide and replaced whole (cond_install());
+ * each thread takes a copy when the generation changes. What a rule holds
+ * waits in the thread's delay line (cond_line.c); what the rules mean for
+ * a TCP connection's flight and timers is cond_tcp.c's.
  */
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/timerfd.h>
-#include <event2/event.h>
 
 #include "clock.h"
-#include "cond.h"
+#include "cond_internal.h"
 #include "log.h"
-#include "seccomp.h"
 #include "seed.h"
-#include "tapio.h"
-#include "tcp.h"
 
-/* Arming the timer, once running; it is read with read(). */
-const char *const cond_syscalls[] = {"timerfd_settime", NULL};
-
-/* A frame due within this much is delivered now: a wakeup comes about
- * this late (the kernel's timer slack), so waking this early centres the
- * error of a delay on zero.
- */
-#define COND_SLACK_NS 50000ULL
-/* Frames delivered per timer callback before other events get a turn. */
-#define COND_BATCH 256
 /* Bytes of a frame's headers that matching reads. */
 #define COND_HDR_BYTES 128
-/* A rate's queue: frames that would wait longer than this, plus what two
- * of the largest frames and the burst take at the rate, are dropped, as a
- * bottleneck link's buffer drops them (counted as dropped_rate). TCP
- * never fills it: its flight stays under cond_flight_max(), which keeps
- * half this and one frame queued.
- */
-#define COND_QUEUE_NS 100000000ULL
-#define COND_QUEUE_FRAMES_BYTES (2U * 65536U)
-/* What a connection under a rate sends at once: that rate's worth of this
- * long (cond_flight_max()).
- */
-#define COND_SEND_NS 5000000ULL
-#define COND_SEND_MIN 6000U
+/* Generations tag the rates' times in their low bits (cond_tat). */
+#define COND_TAT_GEN_MASK 0xffULL
 
 bool cond_on;
 
-/* The rules in force and what moves with them, process-wide. */
+/* The rules in force, process-wide. */
 static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cond_set cond_cur; /* under cond_lock */
 static unsigned int cond_gen;    /* atomic: bumped by each install */
 /* Per rule and direction, the rate's theoretical arrival time (GCRA),
  * shared by the threads (atomic): a rate is the rate of the whole rule.
+ * Its low 8 bits are the generation of the rules that set it: a thread
+ * still on older rules can't push a new rule's time on, and a new rule
+ * starts with a full bucket without anyone clearing the table under the
+ * threads that use it.
  */
 static uint64_t cond_tat[COND_RULES_MAX][2];
-/* What the rules add to a round trip at most (atomic): the longest
- * delays each way, and the longest a rate queues a frame. For TCP's
- * retransmission timer and flight (cond_rto_extra_ms(), cond_flight_max()).
- */
-static uint64_t cond_delays_ns;
-static uint64_t cond_queue_ns;
-
-/**
- * struct held - a frame that waits for its time
- * @next:	next in its FIFO
- * @at:		when it goes, clock.c's nanoseconds
- * @q:		tap queue it came from or goes to
- * @len:	bytes at @data: the vnet header, then the frame
- * @data:	the bytes
- */
-struct held {
-	struct held *next;
-	uint64_t at;
-	unsigned int q;
-	size_t len;
-	uint8_t data[];
-};
-
-/**
- * struct fifo - held frames of one rule and direction, @at never falling
- * @head:	first, or NULL
- * @tail:	where the next goes
- * @last:	@at of the last one added
- */
-struct fifo {
-	struct held *head;
-	struct held **tail;
-	uint64_t last;
-};
-
-/**
- * struct cond_state - one thread's conditions
- * @gen:	cond_gen its copy of the rules is from
- * @set:	that copy
- * @has_down:	a rule of @set is a partition
- * @rng:	xorshift state of its random choices
- * @burst:	per rule and direction, the last frame was lost (loss-corr)
- * @fifo:	held frames per direction and rule
- * @held:	bytes held per direction
- * @tfd:	its one timer, a timerfd on CLOCK_MONOTONIC (clock.c's)
- * @ev:		read event on @tfd
- * @armed:	deadline @tfd is armed for, or 0
- */
-struct cond_state {
-	unsigned int gen;
-	struct cond_set set;
-	bool has_down;
-	uint64_t rng;
-	bool burst[COND_RULES_MAX][2];
-	struct fifo fifo[2][COND_RULES_MAX];
-	size_t held[2];
-	int tfd;
-	struct event *ev;
-	uint64_t armed;
-};
-
-/**
- * queue_ns() - how long a frame may wait for its turn under a rate
- * @r:		rule with a rate
- *
- * Return: nanoseconds
- */
-static uint64_t queue_ns(const struct cond_rule *r)
-{
-	return COND_QUEUE_NS +
-	       (uint64_t)((double)(COND_QUEUE_FRAMES_BYTES + r->burst) * 8e9 /
-	                  (double)r->rate_bps);
-}
-
-/**
- * rtt_extra() - the most a set of rules adds to a round trip, by cause
- * @s:		rules
- * @delays:	the longest delay each way, jitter included, added up
- * @queue:	the longest a rate may queue a frame
- */
-static void rtt_extra(const struct cond_set *s, uint64_t *delays,
-                      uint64_t *queue)
-{
-	uint64_t way[2] = {0, 0};
-
-	*queue = 0;
-	for (unsigned int i = 0; i < s->n; i++) {
-		const struct cond_rule *r = &s->r[i];
-		uint64_t d = r->delay_ns + r->jitter_ns * (r->dist ? 6 : 1);
-
-		for (unsigned int k = 0; k < 2; k++)
-			if (r->dir & (1U << k) && d > way[k])
-				way[k] = d;
-		if (r->rate_bps && queue_ns(r) > *queue)
-			*queue = queue_ns(r);
-	}
-	*delays = way[0] + way[1];
-}
-
-/**
- * cond_rto_extra_ms() - what TCP's retransmission timer to the guest
- *			 adds for the rules in force
- *
- * Without it, a delay longer than the timer would have tapir resend
- * every segment it holds, into the same delay.
- *
- * Return: milliseconds, 0 without rules
- */
-unsigned int cond_rto_extra_ms(void)
-{
-	if (!cond_active())
-		return 0;
-	return (unsigned int)((__atomic_load_n(&cond_delays_ns,
-	                                       __ATOMIC_RELAXED) +
-	                       __atomic_load_n(&cond_queue_ns,
-	                                       __ATOMIC_RELAXED)) /
-	                      1000000);
-}
 
 /**
  * cond_install() - put a set of rules in force, replacing the last
  * @s:		the new rules, checked (cond_check_memory()); none clears
  *
  * Frames read or sent after this returns see the new rules; frames held
- * already keep the times they were given. Rate buckets start full.
+ * already keep the times they were given, in FIFOs that no longer hold
+ * new frames back (cond_retire()). Rate buckets start full.
  */
 void cond_install(const struct cond_set *s)
 {
-	uint64_t delays, queue;
-
-	rtt_extra(s, &delays, &queue);
 	pthread_mutex_lock(&cond_lock);
 	cond_cur = *s;
-	memset(cond_tat, 0, sizeof(cond_tat));
-	__atomic_store_n(&cond_delays_ns, delays, __ATOMIC_RELAXED);
-	__atomic_store_n(&cond_queue_ns, queue, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&cond_gen, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&cond_on, s->n > 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&cond_lock);
@@ -243,14 +96,15 @@ static double rng_unit(struct cond_state *st)
 }
 
 /**
- * reload() - take the rules in force if they changed since the last copy
+ * cond_reload() - take the rules in force if they changed since the last
+ *		   copy
  * @c:		context
  * @st:		its conditions
  *
  * With a seed, each thread's random choices restart from it and the
  * thread's index: the same frames meet the same fate run after run.
  */
-static void reload(const struct ctx *c, struct cond_state *st)
+void cond_reload(const struct ctx *c, struct cond_state *st)
 {
 	unsigned int gen = __atomic_load_n(&cond_gen, __ATOMIC_ACQUIRE);
 
@@ -260,6 +114,7 @@ static void reload(const struct ctx *c, struct cond_state *st)
 	st->set = cond_cur;
 	st->gen = __atomic_load_n(&cond_gen, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cond_lock);
+	cond_retire(st);
 	st->rng = (st->set.seeded ? st->set.seed : seed_u64()) ^
 	          (0x9e3779b97f4a7c15ULL * (c->thread + 1));
 	if (!st->rng)
@@ -359,7 +214,7 @@ static bool rule_matches(const struct cond_rule *r, unsigned int dir,
 }
 
 /**
- * find_rule() - the first rule that applies to a frame
+ * cond_find_rule() - the first rule that applies to a frame
  * @st:		thread's conditions
  * @dir:	COND_TO_GUEST or COND_TO_HOST
  * @iov:	vnet header (@vnet_len bytes, maybe 0), then the frame
@@ -368,8 +223,8 @@ static bool rule_matches(const struct cond_rule *r, unsigned int dir,
  *
  * Return: its index, or -1
  */
-static int find_rule(const struct cond_state *st, unsigned int dir,
-                     const struct iovec *iov, int iovcnt, size_t vnet_len)
+int cond_find_rule(const struct cond_state *st, unsigned int dir,
+                   const struct iovec *iov, int iovcnt, size_t vnet_len)
 {
 	uint8_t b[COND_HDR_BYTES];
 	size_t skip = vnet_len, len = 0;
@@ -392,6 +247,37 @@ static int find_rule(const struct cond_state *st, unsigned int dir,
 		len += n;
 	}
 	parse_hdrs(b, len, &h);
+	for (unsigned int i = 0; i < st->set.n; i++)
+		if (rule_matches(&st->set.r[i], dir, &h))
+			return (int)i;
+	return -1;
+}
+
+/**
+ * cond_tcp_rule() - the first rule that applies to a TCP connection's
+ *		     frames one way
+ * @st:		thread's conditions
+ * @dir:	COND_TO_GUEST or COND_TO_HOST
+ * @host:	the host side's address as the guest sees it
+ * @hport:	its port
+ * @gport:	the guest's port
+ *
+ * Return: its index, or -1
+ */
+int cond_tcp_rule(const struct cond_state *st, unsigned int dir,
+                  const struct in6_addr *host, uint16_t hport, uint16_t gport)
+{
+	struct hdrs h = {.proto = IPPROTO_TCP};
+
+	if (dir == COND_TO_GUEST) {
+		h.src = *host;
+		h.sport = hport;
+		h.dport = gport;
+	} else {
+		h.dst = *host;
+		h.sport = gport;
+		h.dport = hport;
+	}
 	for (unsigned int i = 0; i < st->set.n; i++)
 		if (rule_matches(&st->set.r[i], dir, &h))
 			return (int)i;
@@ -453,10 +339,55 @@ static uint64_t delay_of(struct cond_state *st, const struct cond_rule *r)
 }
 
 /**
+ * cond_queue_ns() - how long a frame may wait for its turn under a rate
+ * @r:		rule with a rate
+ *
+ * Return: nanoseconds
+ */
+uint64_t cond_queue_ns(const struct cond_rule *r)
+{
+	return COND_QUEUE_NS +
+	       (uint64_t)((double)(COND_QUEUE_FRAMES_BYTES + r->burst) * 8e9 /
+	                  (double)r->rate_bps);
+}
+
+/**
+ * tat_of() - a rate's theoretical arrival time, if set under @gen
+ * @v:		the tagged value of cond_tat
+ * @gen:	the generation of the reader's rules
+ *
+ * Return: the time, or 0 (a full bucket) if another generation set it
+ */
+static uint64_t tat_of(uint64_t v, unsigned int gen)
+{
+	if ((v & COND_TAT_GEN_MASK) != (gen & COND_TAT_GEN_MASK))
+		return 0;
+	return v & ~COND_TAT_GEN_MASK;
+}
+
+/**
+ * cond_backlog_ns() - how far a rule's rate is booked ahead of now
+ * @st:		thread's conditions
+ * @i:		rule index, with a rate
+ * @d:		direction index, 0 to the guest
+ * @now:	clock_ns()
+ *
+ * Return: nanoseconds, 0 if its bucket is not empty
+ */
+uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
+                         unsigned int d, uint64_t now)
+{
+	uint64_t tat = tat_of(
+	        __atomic_load_n(&cond_tat[i][d], __ATOMIC_RELAXED), st->gen);
+
+	return tat > now ? tat - now : 0;
+}
+
+/**
  * rate_departure() - when a frame leaves under a rule's rate
+ * @st:		thread's conditions
  * @i:		rule index
  * @d:		direction index, 0 to the guest
- * @r:		the rule
  * @ready:	when it could leave otherwise
  * @len:	its bytes
  *
@@ -464,162 +395,33 @@ static uint64_t delay_of(struct cond_state *st, const struct cond_rule *r)
  * leaves when the theoretical arrival time, less the burst's worth, has
  * come; every frame pushes that time on by its own length at the rate.
  * Shared by the threads through one compare-and-swap. A frame that would
- * wait longer than the rate's queue (queue_ns()) is refused, and leaves
- * the time as it was.
+ * wait longer than the rate's queue (cond_queue_ns()) is refused, and
+ * leaves the time as it was.
  *
  * Return: the departure time, or 0 if the rate's queue is full
  */
-static uint64_t rate_departure(unsigned int i, unsigned int d,
-                               const struct cond_rule *r, uint64_t ready,
-                               size_t len)
+static uint64_t rate_departure(const struct cond_state *st, unsigned int i,
+                               unsigned int d, uint64_t ready, size_t len)
 {
+	const struct cond_rule *r = &st->set.r[i];
 	uint64_t tx = (uint64_t)((double)len * 8e9 / (double)r->rate_bps);
 	uint64_t tau = (uint64_t)((double)r->burst * 8e9 / (double)r->rate_bps);
-	uint64_t tat = __atomic_load_n(&cond_tat[i][d], __ATOMIC_RELAXED);
-	uint64_t start, depart;
+	uint64_t v = __atomic_load_n(&cond_tat[i][d], __ATOMIC_RELAXED);
+	uint64_t tat, start, depart;
 
 	do {
+		tat = tat_of(v, st->gen);
 		start = tat > ready ? tat : ready;
 		depart = start > tau && start - tau > ready ? start - tau
 		                                            : ready;
-		if (depart - ready > queue_ns(r))
+		if (depart - ready > cond_queue_ns(r))
 			return 0;
-	} while (!__atomic_compare_exchange_n(&cond_tat[i][d], &tat, start + tx,
-	                                      false, __ATOMIC_RELAXED,
-	                                      __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(
+	        &cond_tat[i][d], &v,
+	        ((start + tx) & ~COND_TAT_GEN_MASK) |
+	                (st->gen & COND_TAT_GEN_MASK),
+	        false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return depart;
-}
-
-/**
- * cond_flight_max() - the most a TCP connection should have in flight
- *		       under the rules in force, one way
- * @c:		context
- * @dir:	COND_TO_GUEST (tapir's data) or COND_TO_HOST (the guest's)
- * @host:	the host side's address as the guest sees it
- * @hport:	its port
- * @gport:	the guest's port
- * @burst:	set to the most to send at once: what the rate passes in
- *		COND_SEND_NS, at least COND_SEND_MIN, so that a slow rate
- *		paces a few segments at a time rather than 64 KiB frames, and
- *		headers stay a small part of it; UINT32_MAX if no rate
- *		applies
- *
- * A rate holds what exceeds it; with more in flight than the path's
- * delay × rate, the excess would only queue. So a connection under a rate
- * keeps that product in flight, plus headroom, and the rest waits in
- * the sender: tapir's data in the host socket (its flight), the guest's
- * in the guest (the window tapir offers it). That is the push back a
- * sender gets from a real link, and it keeps TCP out of the rate's drops.
- *
- * Return: bytes, or UINT32_MAX if no rate applies
- */
-uint32_t cond_flight_max(struct ctx *c, unsigned int dir,
-                         const struct in6_addr *host, uint16_t hport,
-                         uint16_t gport, uint32_t *burst)
-{
-	struct cond_state *st = c->cond;
-	const struct cond_rule *r = NULL;
-	struct hdrs h = {.proto = IPPROTO_TCP};
-	double bytes;
-
-	*burst = UINT32_MAX;
-	if (!st)
-		return UINT32_MAX;
-	reload(c, st);
-	if (dir == COND_TO_GUEST) {
-		h.src = *host;
-		h.sport = hport;
-		h.dport = gport;
-	} else {
-		h.dst = *host;
-		h.sport = gport;
-		h.dport = hport;
-	}
-	for (unsigned int i = 0; i < st->set.n && !r; i++)
-		if (rule_matches(&st->set.r[i], dir, &h))
-			r = &st->set.r[i];
-	if (!r || !r->rate_bps)
-		return UINT32_MAX;
-	bytes = (double)COND_SEND_NS * (double)r->rate_bps / 8e9;
-	*burst = bytes < COND_SEND_MIN ? COND_SEND_MIN : (uint32_t)bytes;
-	bytes = (double)(__atomic_load_n(&cond_delays_ns, __ATOMIC_RELAXED) +
-	                 COND_QUEUE_NS / 2) *
-	                (double)r->rate_bps / 8e9 +
-	        (double)r->burst + 65536;
-	return bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
-}
-
-/**
- * arm() - have the timer fire for a frame due at @at, if it would not
- *	   fire by then anyway
- * @st:		thread's conditions
- * @at:		deadline, clock_ns()
- *
- * A timerfd, not a libevent timer: libevent reads a coarse clock (a tick
- * of up to 4 ms) and waits whole milliseconds, while a delay line must
- * be exact to a fraction of one. It costs a call only while frames are
- * held.
- */
-static void arm(struct cond_state *st, uint64_t at)
-{
-	static struct log_limit limit;
-	struct itimerspec its = {0};
-
-	if (st->armed && st->armed <= at)
-		return;
-	at = at > COND_SLACK_NS ? at - COND_SLACK_NS : 1;
-	its.it_value.tv_sec = (time_t)(at / 1000000000ULL);
-	its.it_value.tv_nsec = (long)(at % 1000000000ULL);
-	if (timerfd_settime(st->tfd, TFD_TIMER_ABSTIME, &its, NULL)) {
-		err_limited(&limit, errno, "conditions: arm the timer");
-		return;
-	}
-	st->armed = at + COND_SLACK_NS;
-}
-
-/**
- * hold() - copy a frame into its rule's FIFO until @at
- * @c:		context
- * @st:		thread's conditions
- * @d:		direction index, 0 to the guest
- * @i:		rule index
- * @at:		when it goes
- * @iov:	vnet header, then the frame
- * @iovcnt:	entries
- *
- * Return: 0, or -1 if COND_HOLD_MAX bytes are held already or memory ran
- *	   out (counted as overflow: never meant, tests require none)
- */
-static int hold(struct ctx *c, struct cond_state *st, unsigned int d,
-                unsigned int i, uint64_t at, const struct iovec *iov,
-                int iovcnt)
-{
-	struct fifo *f = &st->fifo[d][i];
-	size_t len = 0, off = 0;
-	struct held *h;
-
-	for (int k = 0; k < iovcnt; k++)
-		len += iov[k].iov_len;
-	if (st->held[d] + len > COND_HOLD_MAX ||
-	    !(h = malloc(sizeof(*h) + len))) {
-		c->stats.cond[CC_OVERFLOW]++;
-		return -1;
-	}
-	for (int k = 0; k < iovcnt; k++) {
-		memcpy(h->data + off, iov[k].iov_base, iov[k].iov_len);
-		off += iov[k].iov_len;
-	}
-	h->next = NULL;
-	h->at = at < f->last ? f->last : at;
-	h->q = c->queue;
-	h->len = len;
-	f->last = h->at;
-	*f->tail = h;
-	f->tail = &h->next;
-	st->held[d] += len;
-	c->stats.cond[CC_DELAYED]++;
-	arm(st, h->at);
-	return 0;
 }
 
 /**
@@ -649,8 +451,8 @@ bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
 
 	if (!st)
 		return false;
-	reload(c, st);
-	i = find_rule(st, dir, iov, iovcnt, c->vnet_len);
+	cond_reload(c, st);
+	i = cond_find_rule(st, dir, iov, iovcnt, c->vnet_len);
 	if (i < 0)
 		return false;
 	r = &st->set.r[i];
@@ -669,7 +471,7 @@ bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
 	for (int k = 0; k < iovcnt; k++)
 		len += iov[k].iov_len;
 	if (r->rate_bps) {
-		at = rate_departure((unsigned int)i, d, r, at,
+		at = rate_departure(st, (unsigned int)i, d, at,
 		                    len - c->vnet_len);
 		if (!at) {
 			c->stats.cond[CC_RATE]++;
@@ -679,7 +481,7 @@ bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
 	/* A copy that can't be held is counted as overflow, and the
 	 * original still goes.
 	 */
-	if (dup && !hold(c, st, d, (unsigned int)i, at, iov, iovcnt))
+	if (dup && !cond_hold(c, st, d, (unsigned int)i, at, iov, iovcnt))
 		c->stats.cond[CC_DUPLICATED]++;
 	if (skip) {
 		c->stats.cond[CC_REORDERED]++;
@@ -688,123 +490,13 @@ bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
 	}
 	if (at <= now && !st->fifo[d][i].head)
 		return false;
-	/* Dropped if it can't be held: counted as overflow (hold()). */
-	(void)hold(c, st, d, (unsigned int)i, at, iov, iovcnt);
+	/* Dropped if it can't be held: counted as overflow (cond_hold()). */
+	(void)cond_hold(c, st, d, (unsigned int)i, at, iov, iovcnt);
 	return true;
 }
 
 /**
- * deliver() - send one held frame on its way, and free it
- * @c:		context
- * @d:		direction index, 0 to the guest
- * @h:		the frame, out of its FIFO
- */
-static void deliver(struct ctx *c, unsigned int d, struct held *h)
-{
-	struct cond_state *st = c->cond;
-	struct iovec iov = {.iov_base = h->data, .iov_len = h->len};
-	int i;
-
-	/* A partition set since it was held cuts it too, as a cut link
-	 * loses what was on it.
-	 */
-	if (st->has_down) {
-		i = find_rule(st, d ? COND_TO_HOST : COND_TO_GUEST, &iov, 1,
-		              c->vnet_len);
-		if (i >= 0 && st->set.r[i].down) {
-			c->stats.cond[CC_DOWN]++;
-			free(h);
-			return;
-		}
-	}
-	c->queue = h->q;
-	if (d == 0)
-		tap_write_held(c, h->data, h->len);
-	else
-		tap_input_held(c, h->data, h->len);
-	free(h);
-}
-
-/**
- * deliver_due() - deliver what is due, oldest first within each FIFO
- * @c:		context
- * @st:		its conditions
- * @now:	clock_ns()
- * @inputs:	set if a frame from the guest was handled
- *
- * Return: the earliest time still held, or 0 if nothing is
- */
-static uint64_t deliver_due(struct ctx *c, struct cond_state *st, uint64_t now,
-                            bool *inputs)
-{
-	uint64_t next = 0;
-	int budget = COND_BATCH;
-
-	for (unsigned int d = 0; d < 2; d++) {
-		for (unsigned int i = 0; i < COND_RULES_MAX; i++) {
-			struct fifo *f = &st->fifo[d][i];
-			struct held *h;
-
-			while ((h = f->head) && budget &&
-			       h->at <= now + COND_SLACK_NS) {
-				f->head = h->next;
-				if (!f->head)
-					f->tail = &f->head;
-				st->held[d] -= h->len;
-				budget--;
-				*inputs |= d == 1;
-				deliver(c, d, h);
-			}
-			if (f->head && (!next || f->head->at < next))
-				next = f->head->at;
-		}
-	}
-	return next;
-}
-
-/**
- * cond_run() - deliver what is due and re-arm for the rest
- * @c:		context
- *
- * The timer's work; unit tests call it after clock_advance().
- */
-void cond_run(struct ctx *c)
-{
-	struct cond_state *st = c->cond;
-	bool inputs = false;
-	uint64_t next;
-
-	st->armed = 0;
-	reload(c, st);
-	next = deliver_due(c, st, clock_ns(), &inputs);
-	/* What the guest sent may have made ACKs and data for it: one
-	 * flush for the batch, as after a tap read.
-	 */
-	if (inputs)
-		tcp_flush(c);
-	if (next)
-		arm(st, next);
-}
-
-/**
- * cond_timer_cb() - the thread's one timer fired
- * @fd:		its timerfd
- * @what:	unused
- * @arg:	struct ctx
- */
-static void cond_timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-	uint64_t expirations;
-
-	(void)what;
-	/* Only to clear it: a timer re-armed since reads EAGAIN. */
-	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-		debug_msg("conditions: read the timer: %s", strerror(errno));
-	cond_run(arg);
-}
-
-/**
- * cond_init() - a thread's conditions: its FIFOs and its timer, made
+ * cond_init() - a thread's conditions: its delay line and timer, made
  *		 before the sandbox, whatever the rules, so that the API can
  *		 set some later
  * @c:		context with its event base
@@ -819,25 +511,10 @@ int cond_init(struct ctx *c)
 		err_msg("conditions: out of memory");
 		return -1;
 	}
-	st->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (st->tfd < 0) {
-		err_errno(errno, "conditions: create the timer");
+	if (cond_line_init(c, st)) {
 		free(st);
 		return -1;
 	}
-	st->ev = event_new(c->base, st->tfd, EV_READ | EV_PERSIST,
-	                   cond_timer_cb, c);
-	if (!st->ev || event_add(st->ev, NULL)) {
-		err_msg("conditions: watch the timer: libevent failed");
-		if (st->ev)
-			event_free(st->ev);
-		close(st->tfd);
-		free(st);
-		return -1;
-	}
-	for (unsigned int d = 0; d < 2; d++)
-		for (unsigned int i = 0; i < COND_RULES_MAX; i++)
-			st->fifo[d][i].tail = &st->fifo[d][i].head;
 	st->gen = ~0U;
 	c->cond = st;
 	return 0;
@@ -849,22 +526,9 @@ int cond_init(struct ctx *c)
  */
 void cond_cleanup(struct ctx *c)
 {
-	struct cond_state *st = c->cond;
-
-	if (!st)
+	if (!c->cond)
 		return;
-	for (unsigned int d = 0; d < 2; d++) {
-		for (unsigned int i = 0; i < COND_RULES_MAX; i++) {
-			struct held *h = st->fifo[d][i].head, *next;
-
-			for (; h; h = next) {
-				next = h->next;
-				free(h);
-			}
-		}
-	}
-	event_free(st->ev);
-	close(st->tfd);
-	free(st);
+	cond_line_cleanup(c->cond);
+	free(c->cond);
 	c->cond = NULL;
 }

@@ -13,6 +13,15 @@
 #include "cond_spec.h"
 #include "ctx.h"
 
+/* Built with the conditions, unless `make nocond` (-DTAPIR_NO_CONDITIONS)
+ * leaves them out, to measure what having them costs when none is set.
+ */
+#ifdef TAPIR_NO_CONDITIONS
+#define COND_BUILT false
+#else
+#define COND_BUILT true
+#endif
+
 /* Set while any rule is in force: the datapath's one check when off. */
 extern bool cond_on;
 
@@ -23,7 +32,7 @@ extern bool cond_on;
  */
 static inline bool cond_active(void)
 {
-	return __atomic_load_n(&cond_on, __ATOMIC_RELAXED);
+	return COND_BUILT && __atomic_load_n(&cond_on, __ATOMIC_RELAXED);
 }
 
 void cond_install(const struct cond_set *s);
@@ -31,10 +40,26 @@ void cond_current(struct cond_set *s);
 int cond_init(struct ctx *c);
 void cond_cleanup(struct ctx *c);
 void cond_run(struct ctx *c);
-unsigned int cond_rto_extra_ms(void);
-uint32_t cond_flight_max(struct ctx *c, unsigned int dir,
-                         const struct in6_addr *host, uint16_t hport,
-                         uint16_t gport, uint32_t *burst);
+
+/**
+ * struct cond_tcp - what the rules in force mean for one TCP connection
+ *		     (cond_tcp.c)
+ * @flight_max:	most bytes in flight to the guest, or UINT32_MAX
+ * @burst:	most bytes to send to the guest at once, or UINT32_MAX
+ * @wnd_max:	largest window to offer the guest, or UINT32_MAX
+ * @rto_extra_ms: what the rules add to a round trip, for the timers
+ * @any:	a rule applies to its frames, one way or both
+ */
+struct cond_tcp {
+	uint32_t flight_max;
+	uint32_t burst;
+	uint32_t wnd_max;
+	uint32_t rto_extra_ms;
+	bool any;
+};
+
+void cond_tcp(struct ctx *c, const struct in6_addr *host, uint16_t hport,
+              uint16_t gport, struct cond_tcp *t);
 bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
                 int iovcnt);
 

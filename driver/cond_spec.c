@@ -61,7 +61,9 @@ static int parse_scaled(const char *val, const struct unit *units, double *out)
 	char *end;
 	double v;
 
-	if (!isdigit((unsigned char)val[0]) && val[0] != '.')
+	/* Decimal only: strtod() would take hexadecimal, "0x3Cs". */
+	if ((!isdigit((unsigned char)val[0]) && val[0] != '.') ||
+	    strpbrk(val, "xX"))
 		return -1;
 	errno = 0;
 	v = strtod(val, &end);
@@ -398,6 +400,13 @@ static int check_rule(const struct build *b, char *why, size_t whylen)
 
 	if ((b->seen & (1U << K_LOSS_CORR)) && !r->loss)
 		bad = "loss-corr needs loss";
+	else if (r->loss_corr && r->loss < 1 &&
+	         r->loss * (1 - r->loss_corr) > 1 - r->loss)
+		/* After a frame that passed, the next would have to be lost
+		 * with a probability above 1 to keep the rate at loss.
+		 */
+		bad = "loss-corr too low for this loss: it must be at least "
+		      "(2 × loss - 1) / loss";
 	else if ((b->seen & (1U << K_BURST)) && !r->rate_bps)
 		bad = "burst needs rate";
 	else if (r->reorder && !r->delay_ns)
@@ -549,6 +558,13 @@ static int rule_from_json(struct cond_set *s, const json_t *v, char *why,
 	{
 		char text[COND_VALUE_MAX + 1];
 
+		if (json_is_string(val) &&
+		    json_string_length(val) > COND_VALUE_MAX) {
+			snprintf(why, whylen,
+			         "bad %.32s: longer than %d characters", key,
+			         COND_VALUE_MAX);
+			return -1;
+		}
 		if (!json_value_text(val, text, sizeof(text))) {
 			snprintf(why, whylen,
 			         "bad %.32s: must be a string, a number or a "
@@ -613,9 +629,10 @@ int cond_json_set(struct cond_set *s, const json_t *args, char *why,
  * @why:	filled with the reason on error
  * @whylen:	its size
  *
- * A rule with a rate holds at most what arrives in its delay at that
- * rate, plus its burst; rules without a rate are held only as long as
- * their delay, and are bounded at run time (docs/conditions.md).
+ * A rule with a rate holds at most what arrives at that rate in its
+ * longest delay (jitter included) and its queue (cond_queue_ns()), plus
+ * its burst; rules without a rate are held only as long as their delay,
+ * and are bounded at run time (docs/conditions.md).
  *
  * Return: 0, or -1 with @why set
  */
@@ -629,9 +646,13 @@ int cond_check_memory(const struct cond_set *s, char *why, size_t whylen)
 
 			if (!(r->dir & d) || !r->rate_bps)
 				continue;
-			bytes += (double)(r->delay_ns + r->jitter_ns) / 1e9 *
-			                 (double)r->rate_bps / 8 +
-			         (double)r->burst;
+			bytes += (double)(r->delay_ns +
+			                  r->jitter_ns * (r->dist == COND_NORMAL
+			                                          ? 6
+			                                          : 1) +
+			                  COND_QUEUE_NS) /
+			                 1e9 * (double)r->rate_bps / 8 +
+			         2 * (double)r->burst + COND_QUEUE_FRAMES_BYTES;
 		}
 		if (bytes > COND_HOLD_MAX) {
 			snprintf(why, whylen,

@@ -19,6 +19,13 @@
 #define COND_HOLD_MAX (64U << 20)
 /* Longest delay plus jitter. */
 #define COND_DELAY_MAX_NS (60ULL * 1000000000ULL)
+/* A rate's queue: frames that would wait longer than this, plus what two
+ * of the largest frames and the burst take at the rate, are dropped, as a
+ * bottleneck link's buffer drops them (counted as dropped_rate). TCP to
+ * the guest never fills it (cond_tcp.c).
+ */
+#define COND_QUEUE_NS 100000000ULL
+#define COND_QUEUE_FRAMES_BYTES (2U * 65536U)
 
 /* Directions a rule applies to (a bit mask). */
 #define COND_TO_GUEST 1U

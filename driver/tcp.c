@@ -326,7 +326,7 @@ static void send_synack(struct ctx *c, struct tcp_conn *conn)
 	conn->flags |= CONN_SYN_RCVD;
 	tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una, TCP_WINDOW_MAX);
 	conn->snd_nxt = conn->snd_max = conn->snd_una + 1;
-	tcp_arm_timer(conn, 1000);
+	tcp_arm_timer(conn, tcp_syn_rto_ms(conn));
 }
 
 /**
@@ -687,7 +687,7 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 	conn->snd_nxt = conn->snd_max = conn->snd_una + 1;
 	conn->last_active = clock_s();
 	tcp_send_flags(c, conn, TH_SYN, conn->snd_una, TCP_WINDOW_MAX);
-	tcp_arm_timer(conn, 1000);
+	tcp_arm_timer(conn, tcp_syn_rto_ms(conn));
 	count_flows(c);
 	return 0;
 }

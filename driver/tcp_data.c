@@ -18,7 +18,6 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "cond.h"
 #include "log.h"
 #include "tcp_internal.h"
 #include "tcp_seg.h"
@@ -36,6 +35,22 @@ static bool seq_lt(uint32_t a, uint32_t b)
 }
 
 /**
+ * tcp_cond() - what network conditions mean for this connection
+ * @conn:	connection
+ * @t:		filled, when a rule applies
+ *
+ * Return: true if a rule in force applies to its frames (cond_tcp.c)
+ */
+bool tcp_cond(struct tcp_conn *conn, struct cond_tcp *t)
+{
+	if (!cond_active())
+		return false;
+	cond_tcp(conn->flow.c, &conn->flow.key.faddr, conn->flow.key.fport,
+	         conn->flow.key.gport, t);
+	return t->any;
+}
+
+/**
  * window_under_rate() - a window, no larger than a rate condition on the
  *			 guest's data lets it have in flight
  * @conn:	connection
@@ -45,14 +60,11 @@ static bool seq_lt(uint32_t a, uint32_t b)
  */
 static uint32_t window_under_rate(struct tcp_conn *conn, uint32_t wnd)
 {
-	uint32_t max, burst;
+	struct cond_tcp t;
 
-	if (!cond_active())
+	if (!tcp_cond(conn, &t))
 		return wnd;
-	max = cond_flight_max(conn->flow.c, COND_TO_HOST, &conn->flow.key.faddr,
-	                      conn->flow.key.fport, conn->flow.key.gport,
-	                      &burst);
-	return wnd < max ? wnd : max;
+	return wnd < t.wnd_max ? wnd : t.wnd_max;
 }
 
 /**
@@ -225,13 +237,13 @@ static void send_fin(struct ctx *c, struct tcp_conn *conn)
 		return;
 	if (tcp_send_flags(c, conn, TH_FIN | TH_ACK, conn->snd_nxt,
 	                   tcp_rcv_window(conn))) {
-		tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
+		tcp_arm_timer(conn, tcp_rto_ms(conn, conn->retries));
 		return;
 	}
 	conn->snd_nxt++;
 	conn->snd_max = seq_max(conn->snd_max, conn->snd_nxt);
 	conn->flags |= CONN_FIN_SENT | CONN_FIN_EVER;
-	tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
+	tcp_arm_timer(conn, tcp_rto_ms(conn, conn->retries));
 }
 
 /**
@@ -240,22 +252,19 @@ static void send_fin(struct ctx *c, struct tcp_conn *conn)
  * @conn:	connection
  *
  * Return: bytes: the guest's window left, bounded by one batch, by what
- *	   a rate condition lets be in flight (cond_flight_max()) and, for
+ *	   a rate condition lets be in flight (cond_tcp()) and, for
  *	   peeks past a discard buffer, by TCP_DISCARD_MAX in flight
  */
-static uint32_t send_room(struct ctx *c, const struct tcp_conn *conn)
+static uint32_t send_room(const struct ctx *c, struct tcp_conn *conn)
 {
 	uint32_t inflight = conn->snd_nxt - conn->snd_una, room;
 	size_t batch = tcp_max_payload(c, conn) * TCP_BATCH_FRAMES;
-	uint32_t wnd = conn->snd_wnd, burst = UINT32_MAX;
+	uint32_t wnd = conn->snd_wnd;
+	struct cond_tcp t;
 
-	if (cond_active()) {
-		uint32_t max = cond_flight_max(
-		        c, COND_TO_GUEST, &conn->flow.key.faddr,
-		        conn->flow.key.fport, conn->flow.key.gport, &burst);
-
-		wnd = wnd < max ? wnd : max;
-		batch = batch < burst ? batch : burst;
+	if (tcp_cond(conn, &t)) {
+		wnd = wnd < t.flight_max ? wnd : t.flight_max;
+		batch = batch < t.burst ? batch : t.burst;
 	}
 	if (wnd <= inflight)
 		return 0;
@@ -598,7 +607,7 @@ static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
 			if (set_peek_offset(c, conn,
 			                    conn->snd_nxt - conn->snd_una))
 				return TCP_RELEASED;
-			tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
+			tcp_arm_timer(conn, tcp_rto_ms(conn, conn->retries));
 			return 1;
 		}
 		conn->snd_nxt += (uint32_t)len;
@@ -607,7 +616,7 @@ static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
 		conn->flags |= CONN_TURN;
 	}
 	if (!evtimer_pending(conn->timer, NULL) || conn->retries == 0)
-		tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
+		tcp_arm_timer(conn, tcp_rto_ms(conn, conn->retries));
 	return 0;
 }
 
@@ -732,7 +741,8 @@ static int host_to_guest(struct ctx *c, struct tcp_conn *conn, bool force)
 		if (!room) {
 			conn->flags |= CONN_READ_PENDING;
 			if (!conn->snd_wnd)
-				tcp_arm_timer(conn, tcp_rto_ms(conn->probes));
+				tcp_arm_timer(conn,
+				              tcp_rto_ms(conn, conn->probes));
 			return 0;
 		}
 		n = worth_peeking(c, conn, room, force, &eof);
@@ -908,18 +918,20 @@ int tcp_discard_now(struct ctx *c, struct tcp_conn *conn)
  *
  * Without SO_PEEK_OFF every peek would copy them again: at once. With
  * it, once TCP_DISCARD_BATCH gathered; and when all that is left is our
- * FIN, since the connection may then end. Under network conditions, at
- * once too: they stretch the guest's round trip far past the host
+ * FIN, since the connection may then end. Under network conditions that
+ * apply to it, at once too: they stretch the guest's round trip far past the host
  * socket's, whose receive buffer the kernel sizes for the latter, so the
  * bytes in flight fill it, and ACKed bytes held there would close the
  * window the host sends into.
  *
  * Return: true if so
  */
-static bool discard_due(const struct tcp_conn *conn)
+static bool discard_due(struct tcp_conn *conn)
 {
+	struct cond_tcp t;
+
 	return (conn->flags & (CONN_NO_PEEK_OFF | CONN_FIN_ACKED)) ||
-	       conn->undiscarded >= TCP_DISCARD_BATCH || cond_active();
+	       conn->undiscarded >= TCP_DISCARD_BATCH || tcp_cond(conn, &t);
 }
 
 /**
@@ -960,7 +972,7 @@ static int ack_new(struct ctx *c, struct tcp_conn *conn, uint32_t ack)
 	if (conn->snd_una == conn->snd_nxt)
 		tcp_arm_timer(conn, TCP_IDLE_S * 1000U);
 	else
-		tcp_arm_timer(conn, tcp_rto_ms(0));
+		tcp_arm_timer(conn, tcp_rto_ms(conn, 0));
 	if (!(conn->flags & CONN_RECOVERY))
 		return 0;
 	if (!seq_lt(ack, conn->recover)) {
@@ -1021,8 +1033,8 @@ int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
 		 */
 		conn->probes = 0;
 		conn->retries = 0;
-		tcp_arm_timer(conn,
-		              inflight ? tcp_rto_ms(0) : TCP_IDLE_S * 1000U);
+		tcp_arm_timer(conn, inflight ? tcp_rto_ms(conn, 0)
+		                             : TCP_IDLE_S * 1000U);
 	}
 	if (acked && acked <= conn->snd_max - conn->snd_una)
 		ret = ack_new(c, conn, s->ack);

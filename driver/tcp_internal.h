@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <event2/util.h>
 
+#include "cond.h"
 #include "ctx.h"
 #include "tcp_conn.h"
 
@@ -46,6 +47,10 @@ struct tcp_seg;
  */
 #define TCP_PERSIST_MS 200
 #define TCP_RTO_MAX_SHIFT 6
+/* First timeout of a SYN or SYN-ACK, as Linux (RFC 6298 2.1). */
+#define TCP_SYN_RTO_MS 1000U
+/* Longest any retransmission timer waits, whatever conditions add. */
+#define TCP_TIMER_MAX_MS 120000U
 #define TCP_MAX_RETRIES 12
 #define TCP_SYN_RETRIES 5
 #define TCP_IDLE_S 7200
@@ -139,7 +144,9 @@ void tcp_later_cleanup(struct ctx *c);
 
 /* tcp_timer.c: timers */
 void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms);
-unsigned int tcp_rto_ms(unsigned int retries);
+unsigned int tcp_rto_ms(struct tcp_conn *conn, unsigned int retries);
+unsigned int tcp_syn_rto_ms(struct tcp_conn *conn);
+bool tcp_cond(struct tcp_conn *conn, struct cond_tcp *t);
 TCP_MUST_CHECK int tcp_retransmit_handshake(struct ctx *c,
                                             struct tcp_conn *conn);
 void tcp_timer_cb(evutil_socket_t fd, short what, void *arg);

@@ -4,7 +4,6 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "cond.h"
 #include "log.h"
 #include "tcp_internal.h"
 #include "tcp_seg.h"
@@ -34,18 +33,58 @@ void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms)
 }
 
 /**
- * tcp_rto_ms() - retransmission timeout after @retries attempts
+ * cond_extra_ms() - what network conditions add to the connection's
+ *		     round trip
+ * @conn:	connection
+ *
+ * Return: milliseconds, 0 if no rule applies to it
+ */
+static uint64_t cond_extra_ms(struct tcp_conn *conn)
+{
+	struct cond_tcp t;
+
+	return tcp_cond(conn, &t) ? t.rto_extra_ms : 0;
+}
+
+/**
+ * backoff_ms() - a timeout doubled per attempt, at most TCP_TIMER_MAX_MS
+ * @base:	the first timeout
  * @retries:	attempts so far
  *
- * Network conditions add their delays and queue to the round trip
- * (cond.c): the timer waits that much longer.
+ * Return: milliseconds
+ */
+static unsigned int backoff_ms(uint64_t base, unsigned int retries)
+{
+	uint64_t ms = base << (retries < TCP_RTO_MAX_SHIFT ? retries
+	                                                   : TCP_RTO_MAX_SHIFT);
+
+	return ms > TCP_TIMER_MAX_MS ? TCP_TIMER_MAX_MS : (unsigned int)ms;
+}
+
+/**
+ * tcp_rto_ms() - retransmission timeout after @retries attempts
+ * @conn:	connection
+ * @retries:	attempts so far
+ *
+ * Network conditions that apply to the connection add their delays and
+ * queue to the round trip (cond_tcp.c): the timer waits that much longer.
  *
  * Return: milliseconds, doubling per attempt
  */
-unsigned int tcp_rto_ms(unsigned int retries)
+unsigned int tcp_rto_ms(struct tcp_conn *conn, unsigned int retries)
 {
-	return (TCP_RTO_MS + cond_rto_extra_ms())
-	       << (retries < TCP_RTO_MAX_SHIFT ? retries : TCP_RTO_MAX_SHIFT);
+	return backoff_ms(TCP_RTO_MS + cond_extra_ms(conn), retries);
+}
+
+/**
+ * tcp_syn_rto_ms() - when to send our SYN or SYN-ACK again
+ * @conn:	connection in the handshake, @conn->retries attempts so far
+ *
+ * Return: milliseconds: a second, plus what conditions add, doubling
+ */
+unsigned int tcp_syn_rto_ms(struct tcp_conn *conn)
+{
+	return backoff_ms(TCP_SYN_RTO_MS + cond_extra_ms(conn), conn->retries);
 }
 
 /**
@@ -66,7 +105,7 @@ int tcp_retransmit_handshake(struct ctx *c, struct tcp_conn *conn)
 	else
 		tcp_send_flags(c, conn, TH_SYN | TH_ACK, conn->snd_una,
 		               TCP_WINDOW_MAX);
-	tcp_arm_timer(conn, 1000U << conn->retries);
+	tcp_arm_timer(conn, tcp_syn_rto_ms(conn));
 	return 0;
 }
 
@@ -86,7 +125,7 @@ static int timer_fired(struct ctx *c, struct tcp_conn *conn)
 			tcp_abort(c, conn, true);
 			return TCP_RELEASED;
 		}
-		tcp_arm_timer(conn, tcp_rto_ms(conn->retries));
+		tcp_arm_timer(conn, tcp_rto_ms(conn, conn->retries));
 		return tcp_rewind_to_una(c, conn);
 	}
 	if (!conn->snd_wnd && (conn->flags & CONN_READ_PENDING)) {
@@ -97,7 +136,7 @@ static int timer_fired(struct ctx *c, struct tcp_conn *conn)
 		               tcp_rcv_window(conn));
 		if (conn->probes < UINT8_MAX)
 			conn->probes++;
-		tcp_arm_timer(conn, tcp_rto_ms(conn->probes));
+		tcp_arm_timer(conn, tcp_rto_ms(conn, conn->probes));
 		return 0;
 	}
 	if (conn->flags & CONN_PERSIST) {

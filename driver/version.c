@@ -9,9 +9,14 @@
 #include "tcp.h"
 #include "version.h"
 
+/* "conditions": docs/conditions.md, unless built without (`make nocond`). */
 const char tapir_features[] =
         "vnet-hdr tso4 tso6 uso4 uso6 multiqueue ipv6 api-socket "
-        "json-ipc netlink sandbox seccomp";
+        "json-ipc netlink sandbox seccomp"
+#ifndef TAPIR_NO_CONDITIONS
+        " conditions"
+#endif
+        ;
 
 /**
  * version_print() - print the machine-parsable version block

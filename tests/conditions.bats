@@ -385,3 +385,49 @@ wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 	[[ "$output" =~ cut\ rc=(1|124) ]]
 	has_line "overflow 0"
 }
+
+@test "conditions: --conditions at start in tapir run; bad rules refused naming the field; a live capture is flushed, never synced" {
+	run sbx '
+		cat >"$SCEN_DIR/guest.sh" <<-"EOF"
+			touch "$SCEN_DIR/ready"
+			ping -n -c 40 -i 0.1 10.0.2.2 | tail -1
+			echo "received $("$TAPIR_BIN_DIR/udpprobe" 10.0.2.2 5301 10 1000 | jq .received)"
+		EOF
+		# The first rule that matches applies: the scoped one first.
+		bg_start_user t "$TAPIR_BIN" run --conditions "loss=100%,proto=udp,port=5301" \
+			--conditions delay=25ms --pcap "$SCEN_DIR/c.pcap" \
+			-- bash "$SCEN_DIR/guest.sh"
+		wait_for 10 test -e "$SCEN_DIR/ready"
+		pid=$(tap_holders tap0 | awk "{ print \$1 }")
+		strace -f -c -e trace=write,fsync,fdatasync,syncfs,sync_file_range,msync \
+			-o "$SCEN_DIR/strace" -p "$pid" &
+		st=$!
+		sleep 2.5
+		echo "live $(stat -c %s "$SCEN_DIR/c.pcap")"
+		kill -INT "$st"
+		wait "$st" || true
+		awk "\$NF ~ /^(write|fsync|fdatasync|syncfs|sync_file_range|msync)\$/ { print \"calls\", \$NF, \$4 }" "$SCEN_DIR/strace"
+		for i in $(seq 100); do _scen_alive "$(bg_pid t)" || break; sleep 0.1; done
+		cat "$SCEN_DIR/t.log"
+		for bad in loss=5x "rate=1gbit,delay=10s" port=80 "delay=5ms,latency=1ms"; do
+			as_user "$TAPIR_BIN" run --conditions "$bad" -- true 2>&1 || echo "rc=$?"
+		done
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# 25 ms each way on every echo.
+	[[ "$output" =~ rtt\ min/avg/max/mdev\ =\ ([0-9.]+)/ ]]
+	awk -v m="${BASH_REMATCH[1]}" 'BEGIN { exit !(m >= 50 && m < 51) }'
+	has_line "received 0"
+	# Written while tapir ran (the header alone is 24 bytes), and the
+	# writes strace saw were never synced.
+	[[ "$output" =~ live\ ([0-9]+) ]]
+	((BASH_REMATCH[1] > 1000))
+	grep -qE '^calls write [0-9]+$' <<<"$output"
+	[ "$(grep -cE '^calls (fsync|fdatasync|syncfs|sync_file_range|msync) ' <<<"$output" || true)" -eq 0 ]
+	has_line 'tapir: --conditions "loss=5x": bad loss "5x": a percentage like 1% (0..100)'
+	has_line 'tapir: --conditions "rate=1gbit,delay=10s": delay × rate to_guest needs 1204 MiB held, above the bound of 64 MiB'
+	has_line 'tapir: --conditions "port=80": a rule needs a condition: delay, jitter, loss, duplicate, reorder, rate or down'
+	[[ "$output" == *'tapir: --conditions "delay=5ms,latency=1ms": unknown field "latency"'* ]]
+	[ "$(grep -c '^rc=125$' <<<"$output")" -eq 4 ]
+}

@@ -8,13 +8,16 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <event2/event.h>
 
 #include "driver/clock.h"
-#include "driver/cond.h"
+#include "driver/cond_internal.h"
+#include "driver/pcap.h"
 #include "driver/tapio.h"
 #include "tests/unit/fakectx.h"
 #include "tests/unit/unit.h"
@@ -107,6 +110,8 @@ static void spec_bad(void)
 	CHECK(parses("reorder=5%", NULL, "reorder needs a delay"));
 	CHECK(parses("dist=normal,delay=1ms", NULL, "dist needs jitter"));
 	CHECK(parses("delay=40s,jitter=30s", NULL, "above 60s"));
+	CHECK(parses("delay=0x3Cs", NULL, "bad delay"));
+	CHECK(parses("loss=60%,loss-corr=10%", NULL, "loss-corr too low"));
 }
 
 /* Seventeen rules are one too many; a refused one leaves the set. */
@@ -124,9 +129,15 @@ static void spec_limits(void)
 	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=5s", why, sizeof(why)));
 	CHECK(!cond_check_memory(&s, why, sizeof(why)));
 	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=1s", why, sizeof(why)));
-	/* 62.5 MB and 12.5 MB to the guest: above 64 MiB together. */
+	/* (5 s + the 100 ms queue) and (1 s + 100 ms) at 12.5 MB/s, and two
+	 * frames each: above 64 MiB together.
+	 */
 	CHECK(cond_check_memory(&s, why, sizeof(why)));
-	CHECK(strstr(why, "delay × rate to_guest needs 72 MiB") != NULL);
+	CHECK(strstr(why, "delay × rate to_guest needs 74 MiB") != NULL);
+	/* Half a second at 1 Gbit/s, and its queue: 75 MB. */
+	memset(&s, 0, sizeof(s));
+	CHECK(!cond_parse_add(&s, "rate=1gbit,delay=500ms", why, sizeof(why)));
+	CHECK(cond_check_memory(&s, why, sizeof(why)));
 }
 
 /**
@@ -174,6 +185,11 @@ static void spec_json(void)
 	CHECK(!strcmp(why, "bad seed: an unsigned integer"));
 	CHECK(json_set("{\"rules\":[\"rate=1gbit,delay=1s\"]}", &s, why));
 	CHECK(strstr(why, "above the bound of 64 MiB") != NULL);
+	CHECK(json_set(
+	        "{\"rules\":[{\"delay\":\"1000000000000000000000000"
+	        "000000000000000000000000000000000000000000000000ns\"}]}",
+	        &s, why));
+	CHECK(!strcmp(why, "rule 0: bad delay: longer than 64 characters"));
 }
 
 /**
@@ -485,26 +501,156 @@ static void neutral(void)
 	line_close(&l);
 }
 
-/* Held bytes stop at COND_HOLD_MAX: what would pass it is counted as
- * overflow, never held.
+/**
+ * hold_until_full() - send frames of @len bytes under delay=1s until one
+ *		       is refused for want of memory
+ * @len:	frame length
+ *
+ * Return: frames held before that
  */
-static void memory_bound(void)
+static uint64_t hold_until_full(size_t len)
 {
 	const char *rules[] = {"delay=1s", NULL};
+	uint64_t held;
 	uint32_t tag;
 	struct line l;
 	int sent = 0;
 
 	line_open(&l, rules);
-	while (l.c.stats.cond[CC_OVERFLOW] == 0 && sent < 2000) {
-		send_udp(&l, 7, 65000, (uint32_t)sent);
+	while (l.c.stats.cond[CC_OVERFLOW] == 0 && sent < 2000000) {
+		send_udp(&l, 7, len, (uint32_t)sent);
 		sent++;
 	}
-	CHECK(sent == (int)(COND_HOLD_MAX / 65000) + 1);
-	CHECK(l.c.stats.cond[CC_DELAYED] == COND_HOLD_MAX / 65000);
+	held = l.c.stats.cond[CC_DELAYED];
+	CHECK(held == (uint64_t)sent - 1);
 	advance(&l, 1000000000);
 	CHECK(take(&l, &tag, 1) > 0);
 	line_close(&l);
+	return held;
+}
+
+/* Held memory stops at COND_HOLD_MAX, what each frame costs counted
+ * (its copy, its header, the allocator's rounding), for the largest
+ * frames and for the smallest; what would pass it is counted as
+ * overflow, never held.
+ */
+static void memory_bound(void)
+{
+	CHECK(hold_until_full(65000) == COND_HOLD_MAX / cond_held_cost(65000));
+	CHECK(hold_until_full(60) == COND_HOLD_MAX / cond_held_cost(60));
+	CHECK(cond_held_cost(60) >= 60 + sizeof(struct held));
+}
+
+/* New rules don't wait for what older ones hold: a frame held for 60 s
+ * stays held, while one sent under a 1 ms rule that replaced it leaves
+ * after 1 ms.
+ */
+static void rules_change(void)
+{
+	const char *rules[] = {"delay=60s", NULL};
+	struct cond_set s = {0};
+	uint32_t tags[4];
+	char why[200];
+	struct line l;
+
+	line_open(&l, rules);
+	send_udp(&l, 7, 60, 1);
+	CHECK(!cond_parse_add(&s, "delay=1ms", why, sizeof(why)));
+	cond_install(&s);
+	send_udp(&l, 7, 60, 2);
+	advance(&l, 2000000);
+	CHECK(take(&l, tags, 4) == 1 && tags[0] == 2);
+	advance(&l, 60000000000ULL);
+	CHECK(take(&l, tags, 4) == 1 && tags[0] == 1);
+	line_close(&l);
+}
+
+/**
+ * tcp_view() - cond_tcp() for a connection from the guest's port 40000
+ *		to 10.0.2.2:@hport
+ * @l:		line
+ * @hport:	host port
+ * @t:		filled
+ */
+static void tcp_view(struct line *l, uint16_t hport, struct cond_tcp *t)
+{
+	struct in6_addr host = {0};
+
+	host.s6_addr[10] = host.s6_addr[11] = 0xff;
+	memcpy(&host.s6_addr[12], (uint8_t[]){10, 0, 2, 2}, 4);
+	cond_tcp(&l->c, &host, hport, 40000, t);
+}
+
+/* What the rules mean for a TCP connection is its own rules' doing: a
+ * rule scoped to another port changes nothing, and a slow rate's timer
+ * stays bounded (120 s).
+ */
+static void tcp_scoped(void)
+{
+	const char *rules[] = {"rate=1kbit,port=9", "delay=20ms,port=80", NULL};
+	struct cond_tcp t;
+	struct line l;
+
+	line_open(&l, rules);
+	tcp_view(&l, 443, &t);
+	CHECK(!t.any && t.rto_extra_ms == 0 && t.flight_max == UINT32_MAX &&
+	      t.wnd_max == UINT32_MAX);
+	tcp_view(&l, 80, &t);
+	CHECK(t.any && t.rto_extra_ms == 40 && t.flight_max == UINT32_MAX);
+	tcp_view(&l, 9, &t);
+	CHECK(t.any && t.rto_extra_ms == 120000);
+	/* Half the 100 ms of queue at 1 kbit/s, and one frame. */
+	CHECK(t.flight_max == (uint32_t)(0.05 * 125 + 65536));
+	CHECK(t.wnd_max == t.flight_max && t.burst == 6000);
+	line_close(&l);
+}
+
+/**
+ * realtime_us() - wall-clock microseconds, as pcap stamps them
+ *
+ * Return: microseconds since the epoch
+ */
+static uint64_t realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* A capture shows what the guest saw: a frame held for 30 ms is stamped
+ * when it was delivered, not when tapir sent it, on the real clock.
+ */
+static void capture_at_delivery(void)
+{
+	const char *rules[] = {"delay=30ms", NULL};
+	char dir[] = "/tmp/tapir-cond.XXXXXX", path[64];
+	uint32_t tags[4], rec[4];
+	uint64_t sent, stamp;
+	struct line l;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/c.pcap", dir);
+	line_open(&l, rules);
+	clock_set_real();
+	CHECK(!pcap_open(&l.c, path));
+	sent = realtime_us();
+	send_udp(&l, 7, 60, 1);
+	usleep(35000);
+	cond_run(&l.c);
+	CHECK(take(&l, tags, 4) == 1);
+	pcap_close(&l.c);
+	f = fopen(path, "r");
+	CHECK(f && !fseek(f, 24, SEEK_SET) && fread(rec, 4, 4, f) == 4);
+	if (f)
+		fclose(f);
+	stamp = (uint64_t)rec[0] * 1000000 + rec[1];
+	CHECK(stamp >= sent + 30000 && stamp < sent + 1000000);
+	CHECK(rec[2] == 60);
+	line_close(&l);
+	unlink(path);
+	rmdir(dir);
 }
 
 const struct unit_case unit_cases[] = {
@@ -520,6 +666,10 @@ const struct unit_case unit_cases[] = {
         {"down: cuts what was held before it", down_cuts_held},
         {"duplicate and reorder", duplicate_reorder},
         {"a neutral rule holds nothing", neutral},
-        {"memory: held bytes bounded", memory_bound},
+        {"memory: held bytes bounded, big frames and small", memory_bound},
+        {"new rules don't wait behind what old ones hold", rules_change},
+        {"TCP: only its own rules change its flight and timers", tcp_scoped},
+        {"a capture stamps a held frame when it is delivered",
+         capture_at_delivery},
         {NULL, NULL},
 };

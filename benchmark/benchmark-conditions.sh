@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# benchmark/benchmark-conditions.sh - network conditions through tapir
+# (docs/conditions.md): each target next to what was measured through it.
+#
+#   benchmark/benchmark-conditions.sh DRIVER [--mtu M]
+#
+# DRIVER is tapir or tapir-qN. tapir runs under rootlesskit as the
+# benchmarks' tapir does, and every condition is set over rootlesskit's API
+# socket, as a user would. One JSON line per target:
+#   delay     1, 10, 50 and 200 ms each way: UDP round trips (200 probes,
+#             one every 10 ms, to an echo server on the host): p50 and p99
+#             against twice the delay plus the unconditioned p50
+#   loss      1 % and 5 % on the way to the host: 10 000 datagrams, the
+#             share that never came back
+#   rate      1, 10, 100 and 1000 Mbit/s: iperf3 upload and download,
+#             BENCH_COND_TIME seconds each (default BENCH_TIME, at most
+#             10), the first second omitted
+#   download  16 MB from the host at 100 ms round trip and 1 % loss each
+#             way (iperf3 -R -n): the bytes and the seconds
+#   neutral   iperf3 download with no rule and with the neutral rule
+#             delay=0, alternating (three times each): the cost of a rule
+#             that holds nothing
+#
+# Output: the proof lines, then one JSON line per target; the last line is
+# the last target.
+set -euo pipefail
+
+# shellcheck source=benchmark/lib.sh
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+
+usage() {
+	echo "usage: $0 tapir|tapir-qN [--mtu M]" >&2
+	exit 2
+}
+
+bench_parse_args "--mtu" "$@" || usage
+((${#BENCH_ARGS[@]} == 1)) || usage
+driver=${BENCH_ARGS[0]}
+bench_check_driver "$driver" tapir
+[[ -z "$(bench_imitated "$driver")" ]] || bench_die "$driver: the conditions suite measures tapir on this kernel's path"
+bench_enter "$0" "$@"
+
+secs=${BENCH_COND_TIME:-$((BENCH_TIME < 10 ? BENCH_TIME : 10))}
+((secs >= 2)) || secs=2
+
+bench_resolve "$driver"
+bench_start "$driver" "$OPT_MTU"
+[[ -n "$BENCH_API_SOCK" ]] || bench_die "$driver has no API socket"
+
+probe=$(bench_accessible "$(bench_tool udpprobe)")
+echo_bin=$(bench_accessible "$(bench_tool udpecho)")
+bg_start_user udpecho "$echo_bin" 5301
+bg_start_user iperf3-server iperf3 -s -B "$BENCH_SRV_BIND" -p 5201
+wait_for 5 bench_listening 5201 || bench_die "the iperf3 server did not start"
+
+# set_rules RULE...: put these rules (strings) in force over the API.
+set_rules() {
+	local rules reply
+	rules=$(printf '%s\n' "$@" | jq -Rsc 'split("\n") | map(select(. != ""))')
+	reply=$(bench_api "{\"execute\":\"set_conditions\",\"arguments\":{\"rules\":$rules}}") ||
+		bench_die "the API socket did not answer set_conditions"
+	jq -e '.return.rules' <<<"$reply" >/dev/null ||
+		bench_die "set_conditions $rules: $reply"
+}
+
+# udp_probe COUNT INTERVAL_US: the udpprobe JSON from the namespace.
+udp_probe() {
+	bench_in_ns timeout 120 "$probe" "$BENCH_TARGET" 5301 "$1" "$2" ||
+		bench_die "udpprobe failed"
+}
+
+# iperf ARGS...: one iperf3 client in the namespace; prints "BYTES
+# SECONDS BPS" of what was received.
+iperf() {
+	local out
+	out=$(bench_in_ns timeout -k 5 $((secs + 200)) iperf3 -J --connect-timeout 5000 \
+		-c "$BENCH_TARGET" -p 5201 "$@") || bench_die "iperf3 $* failed: $(jq -r '.error // empty' <<<"$out")"
+	jq -r '.end.sum_received | "\(.bytes) \(.seconds) \(.bits_per_second)"' <<<"$out"
+}
+
+bench_prove_driver_pid
+bench_snapshot before
+results=() payload=0
+
+set_rules
+base=$(udp_probe 200 10000 | jq .p50_us)
+for d in 1 10 50 200; do
+	set_rules "delay=${d}ms"
+	r=$(udp_probe 200 10000)
+	results+=("$(jq -c --argjson d "$d" --argjson base "$base" '{bench: "conditions",
+		kind: "delay", target: "delay=\($d)ms", target_ms: ($d * 2 + $base / 1000 | . * 1000 | round / 1000),
+		baseline_ms: ($base / 1000), p50_ms: (.p50_us / 1000), p99_ms: (.p99_us / 1000),
+		error_ms: (.p50_us / 1000 - $d * 2 - $base / 1000 | . * 1000 | round / 1000),
+		sent, received}' <<<"$r")")
+done
+
+for l in 1 5; do
+	set_rules "loss=${l}%,dir=to_host,proto=udp,port=5301"
+	r=$(udp_probe 10000 200)
+	results+=("$(jq -c --argjson l "$l" '{bench: "conditions", kind: "loss",
+		target: "loss=\($l)%,dir=to_host", target_pct: $l,
+		measured_pct: ((.sent - .received) / .sent * 100 * 1000 | round / 1000),
+		sent, received}' <<<"$r")")
+done
+
+for m in 1 10 100 1000; do
+	set_rules "rate=${m}mbit"
+	for dir in ns-host host-ns; do
+		args=(-t $((secs + 1)) -O 1)
+		[[ "$dir" == host-ns ]] && args+=(-R)
+		read -r bytes seconds bps <<<"$(iperf "${args[@]}")"
+		payload=$((payload + bytes))
+		results+=("$(jq -cn --argjson m "$m" --arg dir "$dir" --argjson bytes "$bytes" \
+			--argjson s "$seconds" --argjson bps "$bps" '{bench: "conditions",
+			kind: "rate", target: "rate=\($m)mbit", direction: $dir,
+			target_mbps: $m, mbps: ($bps / 1e6 * 1000 | round / 1000),
+			ratio: ($bps / 1e6 / $m * 1000 | round / 1000), bytes: $bytes,
+			seconds: $s}')")
+	done
+done
+
+set_rules "delay=50ms,loss=1%"
+t0=$EPOCHREALTIME
+read -r bytes seconds bps <<<"$(iperf -R -n 16M)"
+t1=$EPOCHREALTIME
+payload=$((payload + bytes))
+results+=("$(jq -cn --argjson bytes "$bytes" --argjson s "$seconds" \
+	--argjson wall "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" '{
+	bench: "conditions", kind: "download", target: "delay=50ms,loss=1% (100 ms round trip)",
+	bytes: $bytes, seconds: ($s * 1000 | round / 1000), wall_seconds: $wall,
+	mbps: ($bytes * 8 / $s / 1e6 * 1000 | round / 1000)}')")
+
+# The neutral rule against none, alternating, in the same namespace.
+off=() on=()
+for i in 1 2 3; do
+	for rule in none neutral; do
+		if [[ "$rule" == none ]]; then set_rules; else set_rules "delay=0"; fi
+		read -r bytes seconds bps <<<"$(iperf -R -t "$secs")"
+		payload=$((payload + bytes))
+		if [[ "$rule" == none ]]; then off+=("$bps"); else on+=("$bps"); fi
+	done
+done
+set_rules
+results+=("$(jq -cn --argjson off "$(printf '%s\n' "${off[@]}" | jq -s .)" \
+	--argjson on "$(printf '%s\n' "${on[@]}" | jq -s .)" '
+	def med: sort | .[length / 2 | floor];
+	{bench: "conditions", kind: "neutral", target: "delay=0 against no rule (download)",
+	 gbps_none: ($off | med / 1e9 * 1000 | round / 1000),
+	 gbps_neutral: ($on | med / 1e9 * 1000 | round / 1000),
+	 ratio: (($on | med) / ($off | med) * 1000 | round / 1000),
+	 runs: ($off | length)}')")
+reply=$(bench_api '{"execute":"get_stats"}')
+overflow=$(jq '.return.conditions.dropped_overflow' <<<"$reply")
+bench_snapshot after
+
+bench_prove_path both "$payload"
+bench_proof "tapir counted $overflow frames dropped for want of memory (dropped_overflow)"
+for r in "${results[@]}"; do
+	bench_emit "$(jq -c --argjson mtu "$OPT_MTU" --argjson o "$overflow" \
+		'. + {mtu: $mtu, dropped_overflow: $o}' <<<"$r")"
+done

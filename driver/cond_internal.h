@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later
+ * tapir - network conditions: what cond.c, cond_line.c and cond_tcp.c
+ * share (those files only)
+ */
+#ifndef TAPIR_COND_INTERNAL_H
+#define TAPIR_COND_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "cond.h"
+
+/* Old FIFOs a thread keeps draining after the rules changed, per
+ * direction; past that, they merge (cond_line.c).
+ */
+#define COND_DRAINS_MAX 32
+
+/**
+ * struct held - a frame that waits for its time
+ * @next:	next in its FIFO
+ * @at:		when it goes, clock.c's nanoseconds
+ * @q:		tap queue it came from or goes to
+ * @len:	bytes at @data: the vnet header, then the frame
+ * @data:	the bytes
+ */
+struct held {
+	struct held *next;
+	uint64_t at;
+	unsigned int q;
+	size_t len;
+	uint8_t data[];
+};
+
+/**
+ * struct fifo - held frames, @at never falling
+ * @head:	first, or NULL
+ * @tail:	where the next goes
+ * @last:	@at of the last one added
+ */
+struct fifo {
+	struct held *head;
+	struct held **tail;
+	uint64_t last;
+};
+
+/**
+ * struct drain - a FIFO of rules no longer in force, still delivering
+ * @f:		its frames
+ * @next:	next drain of the direction
+ */
+struct drain {
+	struct fifo f;
+	struct drain *next;
+};
+
+/**
+ * struct cond_state - one thread's conditions
+ * @gen:	generation its copy of the rules is from
+ * @set:	that copy
+ * @has_down:	a rule of @set is a partition
+ * @rng:	xorshift state of its random choices
+ * @burst:	per rule and direction, the last frame was lost (loss-corr)
+ * @fifo:	held frames per direction and rule of @set
+ * @drains:	per direction, FIFOs of earlier rules, until they are empty
+ * @ndrains:	per direction, entries in @drains
+ * @held:	bytes held per direction, as charged (cond_held_cost())
+ * @tfd:	its one timer, a timerfd on CLOCK_MONOTONIC (clock.c's)
+ * @ev:		read event on @tfd
+ * @retry:	a libevent timer that stands in when arming @tfd failed
+ * @armed:	deadline @tfd is armed for, or 0
+ */
+struct cond_state {
+	unsigned int gen;
+	struct cond_set set;
+	bool has_down;
+	uint64_t rng;
+	bool burst[COND_RULES_MAX][2];
+	struct fifo fifo[2][COND_RULES_MAX];
+	struct drain *drains[2];
+	unsigned int ndrains[2];
+	size_t held[2];
+	int tfd;
+	struct event *ev;
+	struct event *retry;
+	uint64_t armed;
+};
+
+/* cond.c */
+void cond_reload(const struct ctx *c, struct cond_state *st);
+int cond_find_rule(const struct cond_state *st, unsigned int dir,
+                   const struct iovec *iov, int iovcnt, size_t vnet_len);
+int cond_tcp_rule(const struct cond_state *st, unsigned int dir,
+                  const struct in6_addr *host, uint16_t hport, uint16_t gport);
+uint64_t cond_queue_ns(const struct cond_rule *r);
+uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
+                         unsigned int d, uint64_t now);
+
+/* cond_line.c */
+size_t cond_held_cost(size_t len);
+int cond_hold(struct ctx *c, struct cond_state *st, unsigned int d,
+              unsigned int i, uint64_t at, const struct iovec *iov, int iovcnt);
+void cond_retire(struct cond_state *st);
+int cond_line_init(struct ctx *c, struct cond_state *st);
+void cond_line_cleanup(struct cond_state *st);
+
+#endif /* TAPIR_COND_INTERNAL_H */
