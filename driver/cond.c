@@ -41,6 +41,14 @@ static unsigned int cond_gen;    /* atomic: bumped by each install */
  * threads that use it.
  */
 static uint64_t cond_tat[COND_RULES_MAX][2];
+/* Per rule and direction, the frames that matched it so far, shared by
+ * the threads (atomic), the generation in the top 8 bits: a frame's
+ * random choices derive from the seed and its number, so that a seeded
+ * run repeats whichever thread a flow lands on.
+ */
+static uint64_t cond_nth[COND_RULES_MAX][2];
+/* The seed of the rules in force, or a random one (under cond_lock). */
+static uint64_t cond_seed;
 
 /**
  * cond_install() - put a set of rules in force, replacing the last
@@ -52,8 +60,11 @@ static uint64_t cond_tat[COND_RULES_MAX][2];
  */
 void cond_install(const struct cond_set *s)
 {
+	uint64_t seed = s->seeded ? s->seed : seed_u64();
+
 	pthread_mutex_lock(&cond_lock);
 	cond_cur = *s;
+	cond_seed = seed;
 	__atomic_add_fetch(&cond_gen, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&cond_on, s->n > 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&cond_lock);
@@ -98,13 +109,12 @@ static double rng_unit(struct cond_state *st)
 /**
  * cond_reload() - take the rules in force if they changed since the last
  *		   copy
- * @c:		context
- * @st:		its conditions
+ * @st:		a thread's conditions
  *
- * With a seed, each thread's random choices restart from it and the
- * thread's index: the same frames meet the same fate run after run.
+ * The random choices of each frame come from the seed and the frame's
+ * number under its rule (frame_rng()).
  */
-void cond_reload(const struct ctx *c, struct cond_state *st)
+void cond_reload(struct cond_state *st)
 {
 	unsigned int gen = __atomic_load_n(&cond_gen, __ATOMIC_ACQUIRE);
 
@@ -112,13 +122,10 @@ void cond_reload(const struct ctx *c, struct cond_state *st)
 		return;
 	pthread_mutex_lock(&cond_lock);
 	st->set = cond_cur;
+	st->seed = cond_seed;
 	st->gen = __atomic_load_n(&cond_gen, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cond_lock);
 	cond_retire(st);
-	st->rng = (st->set.seeded ? st->set.seed : seed_u64()) ^
-	          (0x9e3779b97f4a7c15ULL * (c->thread + 1));
-	if (!st->rng)
-		st->rng = 1;
 	memset(st->burst, 0, sizeof(st->burst));
 	st->has_down = false;
 	for (unsigned int i = 0; i < st->set.n; i++)
@@ -282,6 +289,36 @@ int cond_tcp_rule(const struct cond_state *st, unsigned int dir,
 		if (rule_matches(&st->set.r[i], dir, &h))
 			return (int)i;
 	return -1;
+}
+
+/**
+ * frame_rng() - start the random choices of a rule's next frame
+ * @st:		thread's conditions; @st->rng is set
+ * @i:		rule index
+ * @d:		direction index
+ *
+ * The frame's number under its rule and direction is counted by every
+ * thread together: with a seed, the same frames meet the same fate run
+ * after run, whichever thread reads or sends them.
+ */
+static void frame_rng(struct cond_state *st, unsigned int i, unsigned int d)
+{
+	uint64_t tag = (uint64_t)(st->gen & 0xff) << 56,
+	         mask = (1ULL << 56) - 1;
+	uint64_t v = __atomic_load_n(&cond_nth[i][d], __ATOMIC_RELAXED), n;
+
+	do
+		n = (v & ~mask) == tag ? v & mask : 0;
+	while (!__atomic_compare_exchange_n(
+	        &cond_nth[i][d], &v, tag | ((n + 1) & mask), false,
+	        __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	/* splitmix64 of the seed, the stream (rule and direction) and n */
+	v = st->seed + 0x9e3779b97f4a7c15ULL * (n + 1) +
+	    0xd1b54a32d192ed03ULL * (i * 2 + d + 1);
+	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
+	v ^= v >> 31;
+	st->rng = v ? v : 1;
 }
 
 /**
@@ -451,7 +488,7 @@ bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
 
 	if (!st)
 		return false;
-	cond_reload(c, st);
+	cond_reload(st);
 	i = cond_find_rule(st, dir, iov, iovcnt, c->vnet_len);
 	if (i < 0)
 		return false;
@@ -460,6 +497,8 @@ bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
 		c->stats.cond[CC_DOWN]++;
 		return true;
 	}
+	if (r->loss || r->duplicate || r->reorder || r->jitter_ns)
+		frame_rng(st, (unsigned int)i, d);
 	if (lost(st, r, &st->burst[i][d])) {
 		c->stats.cond[CC_LOSS]++;
 		return true;

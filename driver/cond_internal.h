@@ -60,7 +60,8 @@ struct drain {
  * @gen:	generation its copy of the rules is from
  * @set:	that copy
  * @has_down:	a rule of @set is a partition
- * @rng:	xorshift state of its random choices
+ * @seed:	the seed of @set, or a random one
+ * @rng:	xorshift state of the random choices of the frame at hand
  * @burst:	per rule and direction, the last frame was lost (loss-corr)
  * @fifo:	held frames per direction and rule of @set
  * @drains:	per direction, FIFOs of earlier rules, until they are empty
@@ -75,6 +76,7 @@ struct cond_state {
 	unsigned int gen;
 	struct cond_set set;
 	bool has_down;
+	uint64_t seed;
 	uint64_t rng;
 	bool burst[COND_RULES_MAX][2];
 	struct fifo fifo[2][COND_RULES_MAX];
@@ -88,7 +90,7 @@ struct cond_state {
 };
 
 /* cond.c */
-void cond_reload(const struct ctx *c, struct cond_state *st);
+void cond_reload(struct cond_state *st);
 int cond_find_rule(const struct cond_state *st, unsigned int dir,
                    const struct iovec *iov, int iovcnt, size_t vnet_len);
 int cond_tcp_rule(const struct cond_state *st, unsigned int dir,

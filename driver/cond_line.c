@@ -352,7 +352,7 @@ void cond_run(struct ctx *c)
 	uint64_t next;
 
 	st->armed = 0;
-	cond_reload(c, st);
+	cond_reload(st);
 	next = deliver_due(c, st, clock_ns(), &inputs);
 	/* What the guest sent may have made ACKs and data for it: one
 	 * flush for the batch, as after a tap read.

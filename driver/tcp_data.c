@@ -919,10 +919,10 @@ int tcp_discard_now(struct ctx *c, struct tcp_conn *conn)
  * Without SO_PEEK_OFF every peek would copy them again: at once. With
  * it, once TCP_DISCARD_BATCH gathered; and when all that is left is our
  * FIN, since the connection may then end. Under network conditions that
- * apply to it, at once too: they stretch the guest's round trip far past the host
- * socket's, whose receive buffer the kernel sizes for the latter, so the
- * bytes in flight fill it, and ACKed bytes held there would close the
- * window the host sends into.
+ * delay it or limit its rate, at once too: they stretch the guest's round
+ * trip far past the host socket's, whose receive buffer the kernel sizes
+ * for the latter, so the bytes in flight fill it, and ACKed bytes held
+ * there would close the window the host sends into.
  *
  * Return: true if so
  */
@@ -931,7 +931,8 @@ static bool discard_due(struct tcp_conn *conn)
 	struct cond_tcp t;
 
 	return (conn->flags & (CONN_NO_PEEK_OFF | CONN_FIN_ACKED)) ||
-	       conn->undiscarded >= TCP_DISCARD_BATCH || tcp_cond(conn, &t);
+	       conn->undiscarded >= TCP_DISCARD_BATCH ||
+	       (tcp_cond(conn, &t) && t.rto_extra_ms);
 }
 
 /**

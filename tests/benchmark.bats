@@ -13,11 +13,12 @@ bats_require_minimum_version 1.5.0
 # shellcheck disable=SC2154
 
 # bench SCRIPT ARGS...: run a benchmark script (via `run`): stdout in
-# $output and $lines, stderr in $BATS_TEST_TMPDIR/err, bounded in time.
+# $output and $lines, stderr in $BATS_TEST_TMPDIR/err, bounded in time
+# (BENCH_TEST_TIMEOUT seconds, default 120).
 bench() {
 	local script=$1
 	shift
-	run --separate-stderr timeout -k 5 120 \
+	run --separate-stderr timeout -k 5 "${BENCH_TEST_TIMEOUT:-120}" \
 		env BENCH_TIME="${BENCH_TIME:-2}" \
 		"$TAPIR_ROOT/benchmark/$script" "$@"
 	printf '%s\n' "$stderr" >"$BATS_TEST_TMPDIR/err"
@@ -241,4 +242,46 @@ no_number() {
 	[[ "$output" == *"Goal: tapir pod to pod at least 1.5× slirp4netns"* ]]
 	# Its lines stay out of the main tables.
 	[[ "$output" != *"share of loopback"* ]]
+}
+
+@test "benchmark: the conditions suite, each target against what was measured, and tapir with conditions compiled in and out" {
+	BENCH_TEST_TIMEOUT=600 BENCH_ROUNDS=1 BENCH_TIME=2 BENCH_SUITES=conditions \
+		BENCH_MTUS=65520 BENCH_DOC="" BENCH_RESULTS=$BATS_TEST_TMPDIR/results \
+		bench run-matrix.sh
+	[ "$status" -eq 0 ]
+	local jsonl=$BATS_TEST_TMPDIR/results/latest/results.jsonl
+	# Four delays, two losses, four rates both ways, the download and the
+	# neutral rule, each verified; nothing dropped for want of memory.
+	jq -se '[.[] | select(.bench == "conditions")] | length == 16 and
+		all(.[]; .verified == true and .suite == "conditions" and
+			.driver == "tapir" and .dropped_overflow == 0 and
+			.proof.stats_tcp_bytes > 0) and
+		([.[] | .kind] | group_by(.) | map("\(.[0]) \(length)")) ==
+			["delay 4", "download 1", "loss 2", "neutral 1", "rate 8"] and
+		all(.[] | select(.kind == "delay"); .p50_ms > 0 and (.error_ms | type) == "number") and
+		all(.[] | select(.kind == "loss"); (.measured_pct | type) == "number" and .sent == 10000) and
+		all(.[] | select(.kind == "rate"); .mbps > 0) and
+		all(.[] | select(.kind == "download"); .bytes == 16777216 and .seconds > 0)' "$jsonl"
+	# tapir and the build without conditions, both ways, proven.
+	jq -se '[.[] | select(.bench == "iperf3-net")] |
+		([.[] | "\(.driver) \(.direction)"] | sort) == ["tapir host-ns",
+			"tapir ns-host", "tapir-nocond host-ns", "tapir-nocond ns-host"] and
+		all(.[]; .verified == true and .suite == "conditions" and .gbps > 0)' "$jsonl"
+	grep -q 'built without network conditions (make nocond)' \
+		"$BATS_TEST_TMPDIR"/results/latest/conditions-net-tapir-nocond-65520-ns-host-r1.out
+	[[ "$output" == *"#### Delay each way: UDP round trips, 200 probes (ms)"* ]]
+	[[ "$output" == *"| rate=10mbit, host → ns | 10 | "* ]]
+	[[ "$output" == *"Conditions compiled in (tapir) and out (tapir-nocond, make nocond)"* ]]
+	[[ "$output" == *"| 65520 | ns → host | tapir-nocond | "* ]]
+	# Its lines stay out of the main tables.
+	[[ "$output" != *"share of loopback"* ]]
+}
+
+@test "benchmark: tapir-nocond that was built with conditions is refused by the runtime proof" {
+	cp "$TAPIR_BIN" "$BATS_TEST_TMPDIR/tapir"
+	TAPIR_NOCOND_BIN=$BATS_TEST_TMPDIR/tapir BENCH_SKIP_STATIC_IDENTITY=1 \
+		bench benchmark-iperf3-net.sh tapir-nocond 1500
+	[ "$status" -eq 3 ]
+	no_number
+	grep -q 'REFUSED:.*it was not built with make nocond' "$BATS_TEST_TMPDIR/err"
 }

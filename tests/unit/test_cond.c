@@ -369,6 +369,41 @@ static void loss_seeded(void)
 	CHECK(memcmp(a, d, sizeof(a)));
 }
 
+/* With a seed, the same frames drop whichever thread sends them: each
+ * frame's fate is the seed's and its number's under the rule, counted by
+ * all threads together.
+ */
+static void loss_any_thread(void)
+{
+	const char *rules[] = {"loss=30%,seed=5", NULL};
+	uint8_t one[125] = {0}, two[125] = {0};
+	struct line a, b;
+	uint32_t tag;
+
+	for (int round = 0; round < 2; round++) {
+		uint8_t *map = round ? two : one;
+
+		line_open(&a, rules);
+		/* A second thread's context, under the same rules. */
+		b.peer = fake_ctx_init(&b.c, &b.o, false, mac);
+		b.c.thread = 1;
+		b.c.base = event_base_new();
+		CHECK(b.c.base && !cond_init(&b.c));
+		for (uint32_t i = 0; i < 1000; i++) {
+			struct line *l = round && i % 2 ? &b : &a;
+
+			send_udp(l, 7, 60, i);
+			if (take(l, &tag, 1))
+				map[i / 8] |= (uint8_t)(1U << (i % 8));
+		}
+		cond_cleanup(&b.c);
+		event_base_free(b.c.base);
+		fake_ctx_close(&b.c, b.peer);
+		line_close(&a);
+	}
+	CHECK(!memcmp(one, two, sizeof(one)));
+}
+
 /* Bursts: after a loss the next goes with loss-corr's probability, and
  * the long-run rate stays the target.
  */
@@ -660,6 +695,7 @@ const struct unit_case unit_cases[] = {
         {"spec: JSON rules, objects and strings", spec_json},
         {"delay: nothing early, all in order under jitter", delay_order},
         {"loss: binomial bound, repeatable by seed", loss_seeded},
+        {"loss: the same frames whichever thread sends them", loss_any_thread},
         {"loss: bursts keep the rate and the correlation", loss_bursts},
         {"rate: spacing and the queue's bound", rate_spacing},
         {"down: scoped, and lifted", down_scoped},
