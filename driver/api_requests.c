@@ -724,7 +724,11 @@ static char *set_conditions(struct ctx *c, const json_t *args)
 		free(s);
 		return api_error_reply(desc);
 	}
-	cond_install(s);
+	if (cond_install(s)) {
+		free(s);
+		return api_error_reply("bad request: set_conditions: out of "
+		                       "memory; the old conditions stay");
+	}
 	free(s);
 	reply = ok_reply(conditions_json(c));
 	return reply;
@@ -740,7 +744,9 @@ static char *clear_conditions(struct ctx *c)
 {
 	struct cond_set none = {0};
 
-	cond_install(&none);
+	if (cond_install(&none))
+		return api_error_reply("bad request: clear_conditions: out of "
+		                       "memory; the old conditions stay");
 	return ok_reply(conditions_json(c));
 }
 

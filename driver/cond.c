@@ -24,31 +24,25 @@
 
 /* Bytes of a frame's headers that matching reads. */
 #define COND_HDR_BYTES 128
-/* Generations tag the rates' times in their low bits (cond_tat). */
-#define COND_TAT_GEN_MASK 0xffULL
 
 bool cond_on;
 
 /* The rules in force, process-wide. */
 static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct cond_set cond_cur; /* under cond_lock */
-static unsigned int cond_gen;    /* atomic: bumped by each install */
-/* Per rule and direction, the rate's theoretical arrival time (GCRA),
- * shared by the threads (atomic): a rate is the rate of the whole rule.
- * Its low 8 bits are the generation of the rules that set it: a thread
- * still on older rules can't push a new rule's time on, and a new rule
- * starts with a full bucket without anyone clearing the table under the
- * threads that use it.
+static struct cond_set cond_cur;    /* under cond_lock */
+static struct cond_shared *cond_sh; /* under cond_lock; holds a ref */
+static unsigned int cond_gen;       /* atomic: bumped by each install */
+
+/**
+ * shared_put() - drop a reference to the state the threads share for one
+ *		  set of rules, freeing it with the last
+ * @sh:		the state, or NULL
  */
-static uint64_t cond_tat[COND_RULES_MAX][2];
-/* Per rule and direction, the frames that matched it so far, shared by
- * the threads (atomic), the generation in the top 8 bits: a frame's
- * random choices derive from the seed and its number, so that a seeded
- * run repeats whichever thread a flow lands on.
- */
-static uint64_t cond_nth[COND_RULES_MAX][2];
-/* The seed of the rules in force, or a random one (under cond_lock). */
-static uint64_t cond_seed;
+static void shared_put(struct cond_shared *sh)
+{
+	if (sh && !__atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL))
+		free(sh);
+}
 
 /**
  * cond_install() - put a set of rules in force, replacing the last
@@ -56,18 +50,31 @@ static uint64_t cond_seed;
  *
  * Frames read or sent after this returns see the new rules; frames held
  * already keep the times they were given, in FIFOs that no longer hold
- * new frames back (cond_retire()). Rate buckets start full.
+ * new frames back (cond_retire()). The new rules get state of their own
+ * that the threads share (struct cond_shared): rate buckets that start
+ * full, frame counts that start at 0. A thread still on the old rules
+ * writes only to the old state, which lives until its last thread moves
+ * on.
+ *
+ * Return: 0, or -1 if memory ran out (the old rules stay)
  */
-void cond_install(const struct cond_set *s)
+int cond_install(const struct cond_set *s)
 {
-	uint64_t seed = s->seeded ? s->seed : seed_u64();
+	struct cond_shared *sh = calloc(1, sizeof(*sh)), *old;
 
+	if (!sh)
+		return -1;
+	sh->refs = 1;
+	sh->seed = s->seeded ? s->seed : seed_u64();
 	pthread_mutex_lock(&cond_lock);
+	old = cond_sh;
+	cond_sh = sh;
 	cond_cur = *s;
-	cond_seed = seed;
 	__atomic_add_fetch(&cond_gen, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&cond_on, s->n > 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&cond_lock);
+	shared_put(old);
+	return 0;
 }
 
 /**
@@ -112,17 +119,22 @@ static double rng_unit(struct cond_state *st)
  * @st:		a thread's conditions
  *
  * The random choices of each frame come from the seed and the frame's
- * number under its rule (frame_rng()).
+ * number under its rule (frame_rng()). A thread that is delivering held
+ * frames (cond_run()) keeps its copy until it is done.
  */
 void cond_reload(struct cond_state *st)
 {
 	unsigned int gen = __atomic_load_n(&cond_gen, __ATOMIC_ACQUIRE);
 
-	if (gen == st->gen)
+	/* Not while it delivers held frames: their FIFOs must stay put. */
+	if (gen == st->gen || st->delivering)
 		return;
+	shared_put(st->sh);
 	pthread_mutex_lock(&cond_lock);
 	st->set = cond_cur;
-	st->seed = cond_seed;
+	st->sh = cond_sh;
+	if (st->sh)
+		__atomic_add_fetch(&st->sh->refs, 1, __ATOMIC_RELAXED);
 	st->gen = __atomic_load_n(&cond_gen, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cond_lock);
 	cond_retire(st);
@@ -303,17 +315,12 @@ int cond_tcp_rule(const struct cond_state *st, unsigned int dir,
  */
 static void frame_rng(struct cond_state *st, unsigned int i, unsigned int d)
 {
-	uint64_t tag = (uint64_t)(st->gen & 0xff) << 56,
-	         mask = (1ULL << 56) - 1;
-	uint64_t v = __atomic_load_n(&cond_nth[i][d], __ATOMIC_RELAXED), n;
+	uint64_t n =
+	        __atomic_fetch_add(&st->sh->nth[i][d], 1, __ATOMIC_RELAXED);
+	uint64_t v;
 
-	do
-		n = (v & ~mask) == tag ? v & mask : 0;
-	while (!__atomic_compare_exchange_n(
-	        &cond_nth[i][d], &v, tag | ((n + 1) & mask), false,
-	        __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	/* splitmix64 of the seed, the stream (rule and direction) and n */
-	v = st->seed + 0x9e3779b97f4a7c15ULL * (n + 1) +
+	v = st->sh->seed + 0x9e3779b97f4a7c15ULL * (n + 1) +
 	    0xd1b54a32d192ed03ULL * (i * 2 + d + 1);
 	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
@@ -347,32 +354,29 @@ static bool lost(struct cond_state *st, const struct cond_rule *r, bool *burst)
 }
 
 /**
- * delay_of() - a frame's delay: the rule's, plus its jitter
+ * jitter_of() - a frame's jitter, to add to its rule's delay
  * @st:		thread's conditions
  * @r:		rule
  *
  * Normal jitter is the sum of twelve uniforms (mean 6, σ 1): close enough
  * to Gauss for a delay line, and bounded at ±6σ.
  *
- * Return: nanoseconds, never below 0 or above COND_DELAY_MAX_NS
+ * Return: nanoseconds, negative or positive
  */
-static uint64_t delay_of(struct cond_state *st, const struct cond_rule *r)
+static double jitter_of(struct cond_state *st, const struct cond_rule *r)
 {
-	double d = (double)r->delay_ns, z = 0;
+	double z = 0;
 
-	if (r->jitter_ns) {
-		if (r->dist == COND_NORMAL) {
-			for (int i = 0; i < 12; i++)
-				z += rng_unit(st);
-			z -= 6;
-		} else {
-			z = 2 * rng_unit(st) - 1;
-		}
-		d += z * (double)r->jitter_ns;
-	}
-	if (d < 0)
+	if (!r->jitter_ns)
 		return 0;
-	return d > (double)COND_DELAY_MAX_NS ? COND_DELAY_MAX_NS : (uint64_t)d;
+	if (r->dist == COND_NORMAL) {
+		for (int i = 0; i < 12; i++)
+			z += rng_unit(st);
+		z -= 6;
+	} else {
+		z = 2 * rng_unit(st) - 1;
+	}
+	return z * (double)r->jitter_ns;
 }
 
 /**
@@ -389,20 +393,6 @@ uint64_t cond_queue_ns(const struct cond_rule *r)
 }
 
 /**
- * tat_of() - a rate's theoretical arrival time, if set under @gen
- * @v:		the tagged value of cond_tat
- * @gen:	the generation of the reader's rules
- *
- * Return: the time, or 0 (a full bucket) if another generation set it
- */
-static uint64_t tat_of(uint64_t v, unsigned int gen)
-{
-	if ((v & COND_TAT_GEN_MASK) != (gen & COND_TAT_GEN_MASK))
-		return 0;
-	return v & ~COND_TAT_GEN_MASK;
-}
-
-/**
  * cond_backlog_ns() - how far a rule's rate is booked ahead of now
  * @st:		thread's conditions
  * @i:		rule index, with a rate
@@ -414,8 +404,7 @@ static uint64_t tat_of(uint64_t v, unsigned int gen)
 uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
                          unsigned int d, uint64_t now)
 {
-	uint64_t tat = tat_of(
-	        __atomic_load_n(&cond_tat[i][d], __ATOMIC_RELAXED), st->gen);
+	uint64_t tat = __atomic_load_n(&st->sh->tat[i][d], __ATOMIC_RELAXED);
 
 	return tat > now ? tat - now : 0;
 }
@@ -430,7 +419,8 @@ uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
  *
  * The generic cell rate algorithm, delaying instead of dropping: a frame
  * leaves when the theoretical arrival time, less the burst's worth, has
- * come; every frame pushes that time on by its own length at the rate.
+ * come; every frame pushes that time on by its length on an Ethernet
+ * wire (COND_WIRE_MIN, COND_WIRE_GAP) at the rate.
  * Shared by the threads through one compare-and-swap. A frame that would
  * wait longer than the rate's queue (cond_queue_ns()) is refused, and
  * leaves the time as it was.
@@ -441,24 +431,52 @@ static uint64_t rate_departure(const struct cond_state *st, unsigned int i,
                                unsigned int d, uint64_t ready, size_t len)
 {
 	const struct cond_rule *r = &st->set.r[i];
-	uint64_t tx = (uint64_t)((double)len * 8e9 / (double)r->rate_bps);
+	size_t wire =
+	        (len > COND_WIRE_MIN ? len : COND_WIRE_MIN) + COND_WIRE_GAP;
+	uint64_t tx = (uint64_t)((double)wire * 8e9 / (double)r->rate_bps);
 	uint64_t tau = (uint64_t)((double)r->burst * 8e9 / (double)r->rate_bps);
-	uint64_t v = __atomic_load_n(&cond_tat[i][d], __ATOMIC_RELAXED);
-	uint64_t tat, start, depart;
+	uint64_t tat = __atomic_load_n(&st->sh->tat[i][d], __ATOMIC_RELAXED);
+	uint64_t start, depart;
 
 	do {
-		tat = tat_of(v, st->gen);
 		start = tat > ready ? tat : ready;
 		depart = start > tau && start - tau > ready ? start - tau
 		                                            : ready;
 		if (depart - ready > cond_queue_ns(r))
 			return 0;
 	} while (!__atomic_compare_exchange_n(
-	        &cond_tat[i][d], &v,
-	        ((start + tx) & ~COND_TAT_GEN_MASK) |
-	                (st->gen & COND_TAT_GEN_MASK),
-	        false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	        &st->sh->tat[i][d], &tat, start + tx, false, __ATOMIC_RELAXED,
+	        __ATOMIC_RELAXED));
 	return depart;
+}
+
+/**
+ * departure() - when a frame a rule holds leaves
+ * @st:		thread's conditions
+ * @i:		rule index
+ * @d:		direction index, 0 to the guest
+ * @now:	clock_ns()
+ * @len:	the frame's bytes, without the vnet header
+ *
+ * The delay, then the rate, then the jitter: jitter spreads frames
+ * around their times, and never makes the rate's queue look longer than
+ * it is. A frame never leaves before @now.
+ *
+ * Return: the time, or 0 if the rate's queue is full
+ */
+static uint64_t departure(struct cond_state *st, unsigned int i, unsigned int d,
+                          uint64_t now, size_t len)
+{
+	const struct cond_rule *r = &st->set.r[i];
+	uint64_t at = now + r->delay_ns;
+	double jit;
+
+	if (r->rate_bps && !(at = rate_departure(st, i, d, at, len)))
+		return 0;
+	jit = jitter_of(st, r);
+	if (jit < 0 && (double)(at - now) < -jit)
+		return now;
+	return jit < 0 ? at - (uint64_t)-jit : at + (uint64_t)jit;
 }
 
 /**
@@ -504,30 +522,26 @@ bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
 		return true;
 	}
 	dup = r->duplicate && rng_unit(st) < r->duplicate;
+	/* Reordered: past the delay line and the rate, at once. */
 	skip = r->reorder && rng_unit(st) < r->reorder;
-	now = clock_ns();
-	at = now + (skip ? 0 : delay_of(st, r));
+	if (skip)
+		c->stats.cond[CC_REORDERED]++;
+	if (skip && !dup)
+		return false;
 	for (int k = 0; k < iovcnt; k++)
 		len += iov[k].iov_len;
-	if (r->rate_bps) {
-		at = rate_departure(st, (unsigned int)i, d, at,
-		                    len - c->vnet_len);
-		if (!at) {
-			c->stats.cond[CC_RATE]++;
-			return true;
-		}
+	now = clock_ns();
+	at = departure(st, (unsigned int)i, d, now, len - c->vnet_len);
+	if (!at) {
+		c->stats.cond[CC_RATE]++;
+		return !skip;
 	}
-	/* A copy that can't be held is counted as overflow, and the
-	 * original still goes.
+	/* The copy takes the delay line; one that can't be held is counted
+	 * as overflow, and the original still goes.
 	 */
 	if (dup && !cond_hold(c, st, d, (unsigned int)i, at, iov, iovcnt))
 		c->stats.cond[CC_DUPLICATED]++;
-	if (skip) {
-		c->stats.cond[CC_REORDERED]++;
-		if (at <= now)
-			return false;
-	}
-	if (at <= now && !st->fifo[d][i].head)
+	if (skip || (at <= now && !st->fifo[d][i].head))
 		return false;
 	/* Dropped if it can't be held: counted as overflow (cond_hold()). */
 	(void)cond_hold(c, st, d, (unsigned int)i, at, iov, iovcnt);
@@ -568,6 +582,7 @@ void cond_cleanup(struct ctx *c)
 	if (!c->cond)
 		return;
 	cond_line_cleanup(c->cond);
+	shared_put(c->cond->sh);
 	free(c->cond);
 	c->cond = NULL;
 }

@@ -35,7 +35,7 @@ static inline bool cond_active(void)
 	return COND_BUILT && __atomic_load_n(&cond_on, __ATOMIC_RELAXED);
 }
 
-void cond_install(const struct cond_set *s);
+int cond_install(const struct cond_set *s);
 void cond_current(struct cond_set *s);
 int cond_init(struct ctx *c);
 void cond_cleanup(struct ctx *c);

@@ -56,11 +56,32 @@ struct drain {
 };
 
 /**
+ * struct cond_shared - what the threads share under one set of rules
+ * @refs:	references: the rules in force hold one, each thread whose
+ *		copy is of these rules one (atomic)
+ * @seed:	the rules' seed, or a random one
+ * @tat:	per rule and direction, the rate's theoretical arrival time
+ *		(GCRA; atomic): a rate is the rule's, not a thread's
+ * @nth:	per rule and direction, frames that matched so far (atomic):
+ *		a frame's random choices derive from the seed and its
+ *		number, so that a seeded run repeats whichever thread a
+ *		flow lands on
+ */
+struct cond_shared {
+	unsigned int refs;
+	uint64_t seed;
+	uint64_t tat[COND_RULES_MAX][2];
+	uint64_t nth[COND_RULES_MAX][2];
+};
+
+/**
  * struct cond_state - one thread's conditions
  * @gen:	generation its copy of the rules is from
  * @set:	that copy
+ * @sh:		what the threads share under @set, a reference held
  * @has_down:	a rule of @set is a partition
- * @seed:	the seed of @set, or a random one
+ * @delivering:	cond_run() is delivering held frames: @set and the FIFOs
+ *		stay as they are until it is done
  * @rng:	xorshift state of the random choices of the frame at hand
  * @burst:	per rule and direction, the last frame was lost (loss-corr)
  * @fifo:	held frames per direction and rule of @set
@@ -75,8 +96,9 @@ struct drain {
 struct cond_state {
 	unsigned int gen;
 	struct cond_set set;
+	struct cond_shared *sh;
 	bool has_down;
-	uint64_t seed;
+	bool delivering;
 	uint64_t rng;
 	bool burst[COND_RULES_MAX][2];
 	struct fifo fifo[2][COND_RULES_MAX];

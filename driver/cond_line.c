@@ -33,23 +33,26 @@ const char *const cond_syscalls[] = {"timerfd_settime", NULL};
  * error of a delay on zero.
  */
 #define COND_SLACK_NS 50000ULL
-/* Frames delivered per timer callback before other events get a turn. */
+/* Frames delivered per timer callback and direction before other events
+ * get a turn.
+ */
 #define COND_BATCH 256
 /* After arming the timerfd failed, libevent's timer retries this soon. */
 #define COND_RETRY_US 1000
 
 /**
  * cond_held_cost() - what holding a frame costs the thread's bound
- * @len:	its bytes
+ * @len:	its bytes, vnet header included
  *
- * Its copy, its header and the allocator's rounding: a guest sending the
+ * Its copy, its header and the allocator's: glibc's malloc rounds to 16
+ * bytes and keeps 8 of its own, counted as 16. A guest sending the
  * smallest frames must not hold more memory than the bound says.
  *
  * Return: bytes
  */
 size_t cond_held_cost(size_t len)
 {
-	return (sizeof(struct held) + len + 63) & ~(size_t)63;
+	return (sizeof(struct held) + len + 16 + 15) & ~(size_t)15;
 }
 
 /**
@@ -311,12 +314,12 @@ static uint64_t earlier(uint64_t a, uint64_t b)
 static uint64_t deliver_due(struct ctx *c, struct cond_state *st, uint64_t now,
                             bool *inputs)
 {
-	int budget = COND_BATCH;
 	uint64_t next = 0;
 
+	/* A budget each way: a flood one way can't hold the other back. */
 	for (unsigned int d = 0; d < 2; d++) {
 		struct drain **pp = &st->drains[d];
-		int before = budget;
+		int budget = COND_BATCH;
 
 		for (unsigned int i = 0; i < COND_RULES_MAX; i++)
 			next = earlier(next, fifo_deliver(c, d, &st->fifo[d][i],
@@ -334,7 +337,7 @@ static uint64_t deliver_due(struct ctx *c, struct cond_state *st, uint64_t now,
 			st->ndrains[d]--;
 			free(dr);
 		}
-		*inputs |= d == 1 && budget != before;
+		*inputs |= d == 1 && budget != COND_BATCH;
 	}
 	return next;
 }
@@ -353,7 +356,12 @@ void cond_run(struct ctx *c)
 
 	st->armed = 0;
 	cond_reload(st);
+	/* Delivering a frame may send others, whose cond_frame() must not
+	 * retire the FIFOs being walked (cond_reload()).
+	 */
+	st->delivering = true;
 	next = deliver_due(c, st, clock_ns(), &inputs);
+	st->delivering = false;
 	/* What the guest sent may have made ACKs and data for it: one
 	 * flush for the batch, as after a tap read.
 	 */

@@ -623,16 +623,36 @@ int cond_json_set(struct cond_set *s, const json_t *args, char *why,
 }
 
 /**
+ * rate_hold_bytes() - the most a rule with a rate may hold one way
+ * @r:		rule with a rate
+ *
+ * What arrives at its rate in its longest delay (jitter included, 6σ of
+ * normal jitter) and in its queue (100 ms, two of the largest frames and
+ * its burst), plus its burst; each byte the rate counts costing at most
+ * COND_HOLD_PER_WIRE bytes held, what the smallest frames cost.
+ *
+ * Return: bytes
+ */
+static double rate_hold_bytes(const struct cond_rule *r)
+{
+	double ns = (double)(r->delay_ns + COND_QUEUE_NS) +
+	            (double)r->jitter_ns * (r->dist == COND_NORMAL ? 6 : 1);
+
+	return (ns / 1e9 * (double)r->rate_bps / 8 + 2 * (double)r->burst +
+	        COND_QUEUE_FRAMES_BYTES) *
+	       COND_HOLD_PER_WIRE;
+}
+
+/**
  * cond_check_memory() - refuse rules whose delay × rate could hold more
  *			 than COND_HOLD_MAX in one direction
  * @s:		set
  * @why:	filled with the reason on error
  * @whylen:	its size
  *
- * A rule with a rate holds at most what arrives at that rate in its
- * longest delay (jitter included) and its queue (cond_queue_ns()), plus
- * its burst; rules without a rate are held only as long as their delay,
- * and are bounded at run time (docs/conditions.md).
+ * A rule with a rate holds at most rate_hold_bytes(); rules without a
+ * rate are held only as long as their delay, and are bounded at run time
+ * (docs/conditions.md).
  *
  * Return: 0, or -1 with @why set
  */
@@ -646,13 +666,7 @@ int cond_check_memory(const struct cond_set *s, char *why, size_t whylen)
 
 			if (!(r->dir & d) || !r->rate_bps)
 				continue;
-			bytes += (double)(r->delay_ns +
-			                  r->jitter_ns * (r->dist == COND_NORMAL
-			                                          ? 6
-			                                          : 1) +
-			                  COND_QUEUE_NS) /
-			                 1e9 * (double)r->rate_bps / 8 +
-			         2 * (double)r->burst + COND_QUEUE_FRAMES_BYTES;
+			bytes += rate_hold_bytes(r);
 		}
 		if (bytes > COND_HOLD_MAX) {
 			snprintf(why, whylen,

@@ -26,6 +26,17 @@
  */
 #define COND_QUEUE_NS 100000000ULL
 #define COND_QUEUE_FRAMES_BYTES (2U * 65536U)
+/* A rate counts a frame as an Ethernet link does: at least 60 bytes,
+ * plus 24 of preamble, gap and checksum.
+ */
+#define COND_WIRE_MIN 60U
+#define COND_WIRE_GAP 24U
+/* The most memory holding a frame costs per byte the rate counts: a
+ * 69-byte frame and its 12-byte vnet header cost 144 (cond_held_cost())
+ * for its 93 bytes on the wire, the worst of any size (test_cond.c checks
+ * them all). What cond_check_memory() charges a rate per byte.
+ */
+#define COND_HOLD_PER_WIRE (144.0 / 93.0)
 
 /* Directions a rule applies to (a bit mask). */
 #define COND_TO_GUEST 1U

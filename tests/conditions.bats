@@ -474,7 +474,7 @@ wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 	grep -qE '^calls write [0-9]+$' <<<"$output"
 	[ "$(grep -cE '^calls (fsync|fdatasync|syncfs|sync_file_range|msync) ' <<<"$output" || true)" -eq 0 ]
 	has_line 'tapir: --conditions "loss=5x": bad loss "5x": a percentage like 1% (0..100)'
-	has_line 'tapir: --conditions "rate=1gbit,delay=10s": delay × rate to_guest needs 1204 MiB held, above the bound of 64 MiB'
+	has_line 'tapir: --conditions "rate=1gbit,delay=10s": delay × rate to_guest needs 1864 MiB held, above the bound of 64 MiB'
 	has_line 'tapir: --conditions "port=80": a rule needs a condition: delay, jitter, loss, duplicate, reorder, rate or down'
 	[[ "$output" == *'tapir: --conditions "delay=5ms,latency=1ms": unknown field "latency"'* ]]
 	[ "$(grep -c '^rc=125$' <<<"$output")" -eq 4 ]

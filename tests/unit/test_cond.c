@@ -126,14 +126,15 @@ static void spec_limits(void)
 	CHECK(strstr(why, "more than 16 rules") != NULL);
 	CHECK(s.n == COND_RULES_MAX);
 	memset(&s, 0, sizeof(s));
-	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=5s", why, sizeof(why)));
+	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=3s", why, sizeof(why)));
 	CHECK(!cond_check_memory(&s, why, sizeof(why)));
 	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=1s", why, sizeof(why)));
-	/* (5 s + the 100 ms queue) and (1 s + 100 ms) at 12.5 MB/s, and two
-	 * frames each: above 64 MiB together.
+	/* (3 s + the 100 ms queue) and (1 s + 100 ms) at 12.5 MB/s, and two
+	 * frames each, at what the smallest frames cost held: above 64 MiB
+	 * together.
 	 */
 	CHECK(cond_check_memory(&s, why, sizeof(why)));
-	CHECK(strstr(why, "delay × rate to_guest needs 74 MiB") != NULL);
+	CHECK(strstr(why, "delay × rate to_guest needs 78 MiB") != NULL);
 	/* Half a second at 1 Gbit/s, and its queue: 75 MB. */
 	memset(&s, 0, sizeof(s));
 	CHECK(!cond_parse_add(&s, "rate=1gbit,delay=500ms", why, sizeof(why)));
@@ -220,7 +221,7 @@ static void line_open(struct line *l, const char *const *rules)
 	for (; *rules; rules++)
 		CHECK(!cond_parse_add(&s, *rules, why, sizeof(why)));
 	clock_set_fake(1000000000ULL);
-	cond_install(&s);
+	CHECK(!cond_install(&s));
 }
 
 /**
@@ -231,7 +232,7 @@ static void line_close(struct line *l)
 {
 	struct cond_set none = {0};
 
-	cond_install(&none);
+	CHECK(!cond_install(&none));
 	cond_cleanup(&l->c);
 	event_base_free(l->c.base);
 	fake_ctx_close(&l->c, l->peer);
@@ -431,9 +432,9 @@ static void loss_bursts(void)
 	line_close(&l);
 }
 
-/* 1 Mbit/s and 1250-byte frames: one every 10 ms, and the queue holds
- * 100 ms and what two 64 KiB frames take (1.15 s): the rest is dropped
- * as a link's buffer drops it.
+/* 1 Mbit/s and 1226-byte frames, 1250 bytes on an Ethernet wire: one
+ * every 10 ms, and the queue holds 100 ms and what two 64 KiB frames take
+ * (1.15 s): the rest is dropped as a link's buffer drops it.
  */
 static void rate_spacing(void)
 {
@@ -444,7 +445,7 @@ static void rate_spacing(void)
 
 	line_open(&l, rules);
 	for (uint32_t i = 0; i < 200; i++)
-		send_udp(&l, 7, 1250, i);
+		send_udp(&l, 7, 1226, i);
 	/* The first leaves at once, the bucket being full. */
 	CHECK(take(&l, tags, 200) == 1);
 	advance(&l, 25000000);
@@ -474,7 +475,7 @@ static void down_scoped(void)
 	send_udp(&l, 54, 60, 2);
 	CHECK(take(&l, tags, 4) == 1 && tags[0] == 2);
 	CHECK(l.c.stats.cond[CC_DOWN] == 1);
-	cond_install(&none);
+	CHECK(!cond_install(&none));
 	send_udp(&l, 53, 60, 3);
 	CHECK(take(&l, tags, 4) == 1 && tags[0] == 3);
 	line_close(&l);
@@ -494,7 +495,7 @@ static void down_cuts_held(void)
 	line_open(&l, rules);
 	send_udp(&l, 7, 60, 1);
 	CHECK(!cond_parse_add(&s, "down", why, sizeof(why)));
-	cond_install(&s);
+	CHECK(!cond_install(&s));
 	advance(&l, 20000000);
 	CHECK(take(&l, tags, 4) == 0);
 	CHECK(l.c.stats.cond[CC_DOWN] == 1);
@@ -576,6 +577,24 @@ static void memory_bound(void)
 	CHECK(cond_held_cost(60) >= 60 + sizeof(struct held));
 }
 
+/* What cond_check_memory() charges a rate per byte covers what holding
+ * any frame costs, from the smallest to the largest, vnet header and all.
+ */
+static void cost_per_wire_byte(void)
+{
+	for (size_t len = 14; len <= 65536 + 14; len++) {
+		size_t wire = (len > COND_WIRE_MIN ? len : COND_WIRE_MIN) +
+		              COND_WIRE_GAP;
+
+		if (cond_held_cost(len + 12) >
+		    COND_HOLD_PER_WIRE * (double)wire) {
+			CHECK(!"cost above COND_HOLD_PER_WIRE");
+			fprintf(stderr, "# at %zu bytes\n", len);
+			break;
+		}
+	}
+}
+
 /* New rules don't wait for what older ones hold: a frame held for 60 s
  * stays held, while one sent under a 1 ms rule that replaced it leaves
  * after 1 ms.
@@ -591,7 +610,7 @@ static void rules_change(void)
 	line_open(&l, rules);
 	send_udp(&l, 7, 60, 1);
 	CHECK(!cond_parse_add(&s, "delay=1ms", why, sizeof(why)));
-	cond_install(&s);
+	CHECK(!cond_install(&s));
 	send_udp(&l, 7, 60, 2);
 	advance(&l, 2000000);
 	CHECK(take(&l, tags, 4) == 1 && tags[0] == 2);
@@ -703,6 +722,8 @@ const struct unit_case unit_cases[] = {
         {"duplicate and reorder", duplicate_reorder},
         {"a neutral rule holds nothing", neutral},
         {"memory: held bytes bounded, big frames and small", memory_bound},
+        {"memory: the set-time bound covers every frame size",
+         cost_per_wire_byte},
         {"new rules don't wait behind what old ones hold", rules_change},
         {"TCP: only its own rules change its flight and timers", tcp_scoped},
         {"a capture stamps a held frame when it is delivered",
