@@ -342,7 +342,8 @@ def queues:
 # [field, format] pairs, each shown as median [min–max] over the rounds.
 def cond_table($kind; $title; $heads; $cols):
 	[.[] | select(.bench == "conditions" and .kind == $kind) | verified]
-	| group_by([.target_ms // .target_pct // .target_mbps // 0, .target, .direction // ""])
+	| group_by([.target, .direction // ""])
+	| sort_by(.[0] | [.target_ms // .target_pct // .target_mbps // 0, .direction // ""])
 	| if length == 0 then empty else
 	  "#### \($title)", "",
 	  "| \((["target"] + $heads) | join(" | ")) |",
@@ -368,11 +369,12 @@ def conditions:
 		["target", "measured", "÷ target"]; [["target_mbps", "n"], ["mbps", "n"], ["ratio", "x"]]),
 	cond_table("download"; "A 16 MB download at 100 ms round trip and 1 % loss each way (iperf3 -R -n)";
 		["bytes", "seconds", "Mbit/s"]; [["bytes", "n"], ["seconds", "n"], ["mbps", "n"]]),
-	cond_table("neutral"; "A neutral rule (delay=0) against none: iperf3 download, alternating, median of 3 each";
+	cond_table("neutral"; "A neutral rule (delay=0) against none: iperf3 download, in the order none, neutral, neutral, none, none, neutral; medians";
 		["no rule Gbit/s", "delay=0 Gbit/s", "÷ no rule"]; [["gbps_none", "n"], ["gbps_neutral", "n"], ["ratio", "x"]]),
-	table("Conditions compiled in (tapir) and out (tapir-nocond, make nocond), none set: iperf3 (Gbit/s)"; "iperf3-net";
+	([.[] | select(.bench == "iperf3-net")]
+	 | table("Conditions compiled in (tapir) and out (tapir-nocond, make nocond), none set: iperf3 (Gbit/s)"; "iperf3-net";
 		["mtu", "direction"]; ["MTU", "direction"]; "gbps"; "Gbit/s";
-		[["driver CPU s/GB", "driver_cpu_s_per_gb"]]);
+		[["driver CPU s/GB", "driver_cpu_s_per_gb"]]));
 
 if $what == "tables" then tables
 elif $what == "conditions" then conditions

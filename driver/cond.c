@@ -417,10 +417,12 @@ uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
  * @ready:	when it could leave otherwise
  * @len:	its bytes
  *
- * The generic cell rate algorithm, delaying instead of dropping: a frame
- * leaves when the theoretical arrival time, less the burst's worth, has
- * come; every frame pushes that time on by its length on an Ethernet
- * wire (COND_WIRE_MIN, COND_WIRE_GAP) at the rate.
+ * A link of the rule's rate: a frame starts when the theoretical arrival
+ * time (the generic cell rate algorithm's), less the burst's worth, has
+ * come, and leaves once it has been sent, its length on an Ethernet wire
+ * (COND_WIRE_MIN, COND_WIRE_GAP) at the rate later; each frame pushes
+ * that time on by as much. So an idle link still takes its time to send
+ * a frame, as a real one does.
  * Shared by the threads through one compare-and-swap. A frame that would
  * wait longer than the rate's queue (cond_queue_ns()) is refused, and
  * leaves the time as it was.
@@ -440,8 +442,9 @@ static uint64_t rate_departure(const struct cond_state *st, unsigned int i,
 
 	do {
 		start = tat > ready ? tat : ready;
-		depart = start > tau && start - tau > ready ? start - tau
-		                                            : ready;
+		depart = (start > tau && start - tau > ready ? start - tau
+		                                             : ready) +
+		         tx;
 		if (depart - ready > cond_queue_ns(r))
 			return 0;
 	} while (!__atomic_compare_exchange_n(

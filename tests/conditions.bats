@@ -5,10 +5,12 @@
 # read back from it: delay by ping, UDP echo and TCP connections to within
 # 1 ms; loss over 10 000 datagrams against the binomial 99 % interval;
 # rate by iperf3 to within 5 %, both ways; a partition that stops a
-# download and a ping, and heals without a reset. The frames tapir makes
-# itself (gateway echo, ARP, NDP, DNS answers, DHCP, resets) and port
-# forwards, spliced or not, are delayed and cut too. The delay line's own
-# logic is unit-tested in tests/unit/test_cond.c.
+# download and a ping, and heals without a reset; TCP under loss both ways
+# delivers every byte. The frames tapir makes itself (gateway echo, ARP,
+# NDP, DNS answers, DHCP, resets, ICMP errors) and port forwards, spliced
+# or not, are delayed and cut too, and the rest of the paths × conditions
+# is one test through rootlesskit. The delay line's own logic is
+# unit-tested in tests/unit/test_cond.c.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
@@ -478,4 +480,74 @@ wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 	has_line 'tapir: --conditions "port=80": a rule needs a condition: delay, jitter, loss, duplicate, reorder, rate or down'
 	[[ "$output" == *'tapir: --conditions "delay=5ms,latency=1ms": unknown field "latency"'* ]]
 	[ "$(grep -c '^rc=125$' <<<"$output")" -eq 4 ]
+}
+
+@test "conditions: the rest of the matrix through rootlesskit: UDP and ICMP, forwards, DNS, under loss, rate and down" {
+	run sbx "$DNS_SETUP"'
+		cat >"$SCEN_DIR/guest.sh" <<-"EOF"
+			echo $$ >"$SCEN_DIR/guest.pid"
+			"$TAPIR_BIN_DIR/rr" server -p 5300 -s 1 &
+			"$TAPIR_BIN_DIR/udpecho" 5301 &
+			for i in $(seq 900); do [ -e "$SCEN_DIR/stop" ] && break; sleep 0.1; done
+			kill %1 %2
+		EOF
+		in_rootlesskit "$SCEN_DIR/guest.sh" -p 127.0.0.1:15300:5300/tcp \
+			-p 127.0.0.1:15301:5301/udp >"$SCEN_DIR/rk.out" 2>&1 &
+		rk=$!
+		wait_for 20 test -s "$SCEN_DIR/guest.pid"
+		wait_for 10 tcp_listening 15300
+		g=$(cat "$SCEN_DIR/guest.pid")
+		API=$SCEN_DIR/rk/.s4nn.sock
+		. "$SCEN_DIR/cond.sh"
+		api() { as_user "$TAPIR_BIN" api "$API" "$1"; }
+		# "RECEIVED P50_MS", or "0" if none came back.
+		report() { jq -r "if .received > 0 then \"\(.received) \(.p50_us / 1000)\" else \"0\" end"; }
+		probe_in() { nsrun "$g" "$TAPIR_BIN_DIR/udpprobe" "$@" | report; }
+		probe_out() { as_user "$TAPIR_BIN_DIR/udpprobe" "$@" | report; }
+		pings() { nsrun "$g" ping -n "$@" "$SANDBOX_HOST_IP4" | sed -n "s/.* \([0-9]*\) received.*/\1/p; s/^rtt [^=]*= \([0-9.]*\)\/.*/min \1/p" | xargs; }
+		now() { date +%s%N; }
+
+		setc "\"down,proto=udp\""
+		echo "cell udp-host down $(probe_in 10.0.2.2 5301 20 10000)"
+		setc "\"loss=50%,proto=icmp,dir=to_host,seed=3\""
+		echo "cell icmp loss $(pings -c 40 -i 0.02 -W 2)"
+		setc "\"rate=100kbit,proto=icmp\""
+		echo "cell icmp rate $(pings -c 3 -i 0.5 -s 1000 -W 2)"
+		setc "\"loss=5%,port=5300,seed=4\""
+		echo "cell tcp-fwd loss rc=$(as_user timeout 60 "$TAPIR_BIN_DIR/rr" client -H 127.0.0.1 -p 15300 -m crr -n 50 -s 1 >"$SCEN_DIR/rr.json"; echo $?) $(jq .transactions "$SCEN_DIR/rr.json")"
+		setc "\"rate=200kbit,proto=udp,port=5301\""
+		echo "cell udp-fwd rate $(probe_out 127.0.0.1 15301 3 500000 1000)"
+		setc "\"down,proto=udp,port=5301\""
+		echo "cell udp-fwd down $(probe_out 127.0.0.1 15301 20 10000)"
+		setc "\"loss=100%,port=53\""
+		echo "cell dns loss $(nsrun "$g" bash "$SCEN_DIR/dnsquery" 10.0.2.3 | grep -c c612004d)"
+		setc "\"rate=20kbit,port=53\""
+		nsrun "$g" bash "$SCEN_DIR/dnsquery" 10.0.2.3 >/dev/null
+		a=$(now)
+		n=$(nsrun "$g" bash "$SCEN_DIR/dnsquery" 10.0.2.3 | grep -c c612004d)
+		echo "cell dns rate $n $((($(now) - a) / 1000000))"
+		api "{\"execute\":\"get_stats\"}" | jq -r ".return.conditions | \"overflow \(.dropped_overflow)\""
+		touch "$SCEN_DIR/stop"
+		wait "$rk"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "cell udp-host down 0"
+	# Half the echo requests lost: 20 ± 2.576 × √10 of 40.
+	[[ "$output" =~ cell\ icmp\ loss\ ([0-9]+) ]]
+	((BASH_REMATCH[1] >= 12 && BASH_REMATCH[1] <= 28))
+	# 1042 bytes and 24 more on the wire each way at 100 kbit/s: 171 ms.
+	[[ "$output" =~ cell\ icmp\ rate\ 3\ min\ ([0-9.]+) ]]
+	awk -v m="${BASH_REMATCH[1]}" 'BEGIN { exit !(m >= 165 && m < 200) }'
+	has_line "cell tcp-fwd loss rc=0 50"
+	# 1042 bytes and 24 at 200 kbit/s each way: 85 ms.
+	[[ "$output" =~ cell\ udp-fwd\ rate\ 3\ ([0-9.]+) ]]
+	awk -v m="${BASH_REMATCH[1]}" 'BEGIN { exit !(m >= 80 && m < 100) }'
+	has_line "cell udp-fwd down 0"
+	has_line "cell dns loss 0"
+	# The query and the answer, 94 and 110 bytes on the wire, at 20 kbit/s:
+	# 82 ms.
+	[[ "$output" =~ cell\ dns\ rate\ 1\ ([0-9]+) ]]
+	((BASH_REMATCH[1] >= 75 && BASH_REMATCH[1] < 200))
+	has_line "overflow 0"
 }
