@@ -300,7 +300,7 @@ chmod a+r "$SCEN_DIR/dnsquery"
 wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 '
 
-@test "conditions: the frames tapir makes itself are delayed and cut: gateway echo, ARP, NDP, DNS, DHCP, RST, ICMP error" {
+@test "conditions: the frames tapir makes itself are delayed, rate-limited, lost and cut: gateway echo, ARP, NDP, DNS, DHCP, RST, ICMP error" {
 	command -v udhcpc >/dev/null ||
 		skip "udhcpc not installed (Debian package udhcpc, hack/install-deps.sh)"
 	run sbx "$DNS_SETUP"'
@@ -341,9 +341,13 @@ wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 			echo "== base"; probe
 			setc "\"delay=100ms\""
 			echo "== delay"; probe
+			setc "\"rate=20kbit\""
+			echo "== rate"; probe
+			setc "\"loss=100%\""
+			echo "== loss"; probe
 			setc "\"down\""
 			echo "== down"; probe
-			api "{\"execute\":\"get_stats\"}" | jq -r ".return.conditions | \"counted down \(.dropped_down > 0) delayed \(.delayed > 0)\""
+			api "{\"execute\":\"get_stats\"}" | jq -r ".return.conditions | \"counted down \(.dropped_down > 0) loss \(.dropped_loss > 0) delayed \(.delayed > 0)\""
 		EOF
 		as_user "$TAPIR_BIN" run --enable-ipv6 -a "$SCEN_DIR/api.sock" -- \
 			env API="$SCEN_DIR/api.sock" bash "$SCEN_DIR/guest.sh"
@@ -366,18 +370,31 @@ wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 			if (!ok) { print "delay off: " $0; bad++ }
 			n++
 		}
-		part == "down" && $1 != "counted" {
+		# At 20 kbit/s, each frame its time on the wire each way: the
+		# echo (98 bytes, 122 on the wire) 49 ms, ARP 34 ms, NDP 44 ms,
+		# DNS 38 and 44 ms, a DHCP message over 140 ms, SYN and RST 39
+		# and 34 ms; the ICMP error is back within 150 ms.
+		part == "rate" {
+			split("gw 95 arp 160 ndp 180 dns 75 dhcp 500 rst 70", w)
+			for (k = 1; k < 12; k += 2) low[w[k]] = w[k + 1]
+			lo = low[$1]
+			if ($1 == "unreach") ok = $2 == "yes" && $3 == "yes"
+			else ok = $2 >= lo && $2 < lo + 400
+			if (!ok) { print "rate off: " $0; bad++ }
+			n++
+		}
+		(part == "down" || part == "loss") && $1 != "counted" {
 			ok = 1
 			if ($1 == "gw" || $1 == "arp" || $1 == "ndp") ok = NF == 1
 			if ($1 == "dns") ok = $4 == 0
 			if ($1 == "dhcp") ok = $3 != 0
 			if ($1 == "rst") ok = $3 == 124
 			if ($1 == "unreach") ok = $3 == "no"
-			if (!ok) { print "down off: " $0; bad++ }
+			if (!ok) { print part " off: " $0; bad++ }
 			n++
 		}
-		END { exit bad || n != 14 }' <<<"$output"
-	has_line "counted down true delayed true"
+		END { exit bad || n != 28 }' <<<"$output"
+	has_line "counted down true loss true delayed true"
 }
 
 @test "conditions: port forwards, spliced or not, scoped to one service: delay, loss, rate and down" {

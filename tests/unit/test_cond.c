@@ -240,6 +240,19 @@ static void line_close(struct line *l)
 }
 
 /**
+ * replace_rules() - put one rule in force instead of those before
+ * @spec:	the rule
+ */
+static void replace_rules(const char *spec)
+{
+	struct cond_set s = {0};
+	char why[200];
+
+	CHECK(!cond_parse_add(&s, spec, why, sizeof(why)));
+	CHECK(!cond_install(&s));
+}
+
+/**
  * send_udp() - tap_send() a UDP frame from 10.0.2.2:@sport to the guest
  * @l:		line
  * @sport:	host port
@@ -488,15 +501,12 @@ static void down_scoped(void)
 static void down_cuts_held(void)
 {
 	const char *rules[] = {"delay=10ms", NULL};
-	struct cond_set s = {0};
 	uint32_t tags[4];
-	char why[200];
 	struct line l;
 
 	line_open(&l, rules);
 	send_udp(&l, 7, 60, 1);
-	CHECK(!cond_parse_add(&s, "down", why, sizeof(why)));
-	CHECK(!cond_install(&s));
+	replace_rules("down");
 	advance(&l, 20000000);
 	CHECK(take(&l, tags, 4) == 0);
 	CHECK(l.c.stats.cond[CC_DOWN] == 1);
@@ -603,15 +613,12 @@ static void cost_per_wire_byte(void)
 static void rules_change(void)
 {
 	const char *rules[] = {"delay=60s", NULL};
-	struct cond_set s = {0};
 	uint32_t tags[4];
-	char why[200];
 	struct line l;
 
 	line_open(&l, rules);
 	send_udp(&l, 7, 60, 1);
-	CHECK(!cond_parse_add(&s, "delay=1ms", why, sizeof(why)));
-	CHECK(!cond_install(&s));
+	replace_rules("delay=1ms");
 	send_udp(&l, 7, 60, 2);
 	advance(&l, 2000000);
 	CHECK(take(&l, tags, 4) == 1 && tags[0] == 2);
