@@ -300,7 +300,7 @@ chmod a+r "$SCEN_DIR/dnsquery"
 wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 '
 
-@test "conditions: the frames tapir makes itself are delayed, rate-limited, lost and cut: gateway echo, ARP, NDP, DNS, DHCP, RST, ICMP error" {
+@test "conditions: the frames tapir makes itself are delayed, rate-limited, lost and cut: gateway echo, ARP, NDP, DNS, DHCP, RST, ICMP error (rootlesskit)" {
 	command -v udhcpc >/dev/null ||
 		skip "udhcpc not installed (Debian package udhcpc, hack/install-deps.sh)"
 	run sbx "$DNS_SETUP"'
@@ -338,6 +338,12 @@ wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 				echo "rst $(el timeout 2 bash -c "exec 3<>/dev/tcp/10.0.2.2/9")"
 				echo "unreach $(unreach_by 0.15) $(unreach_by 0.4)"
 			}
+			# SLAAC from tapir router advertisements gives the
+			# address; the prefix route comes with it.
+			for i in $(seq 100); do
+				ip -6 addr show dev tap0 scope global -tentative | grep -q fd00: && break
+				sleep 0.1
+			done
 			echo "== base"; probe
 			setc "\"delay=100ms\""
 			echo "== delay"; probe
@@ -349,8 +355,7 @@ wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 			echo "== down"; probe
 			api "{\"execute\":\"get_stats\"}" | jq -r ".return.conditions | \"counted down \(.dropped_down > 0) loss \(.dropped_loss > 0) delayed \(.delayed > 0)\""
 		EOF
-		as_user "$TAPIR_BIN" run --enable-ipv6 -a "$SCEN_DIR/api.sock" -- \
-			env API="$SCEN_DIR/api.sock" bash "$SCEN_DIR/guest.sh"
+		in_rootlesskit "$SCEN_DIR/guest.sh" --ipv6
 	'
 	echo "$output"
 	[ "$status" -eq 0 ]
