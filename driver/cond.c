@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "cond_internal.h"
+#include "inany.h"
 #include "log.h"
 #include "seed.h"
 
@@ -161,18 +162,6 @@ struct hdrs {
 };
 
 /**
- * map4() - an IPv4 address as IPv4-mapped IPv6
- * @a:		filled
- * @p:		4 bytes
- */
-static void map4(struct in6_addr *a, const uint8_t *p)
-{
-	memset(a, 0, sizeof(*a));
-	a->s6_addr[10] = a->s6_addr[11] = 0xff;
-	memcpy(&a->s6_addr[12], p, 4);
-}
-
-/**
  * parse_hdrs() - the fields matching reads, bounds checked
  * @b:		start of the Ethernet frame
  * @len:	bytes at @b
@@ -180,13 +169,16 @@ static void map4(struct in6_addr *a, const uint8_t *p)
  */
 static void parse_hdrs(const uint8_t *b, size_t len, struct hdrs *h)
 {
+	struct in_addr a4;
 	size_t l4;
 
 	memset(h, 0, sizeof(*h));
 	if (len >= 14 + 20 && b[12] == 0x08 && b[13] == 0x00) {
 		h->proto = b[14 + 9];
-		map4(&h->src, b + 14 + 12);
-		map4(&h->dst, b + 14 + 16);
+		memcpy(&a4, b + 14 + 12, 4);
+		inany_from_v4(&h->src, a4);
+		memcpy(&a4, b + 14 + 16, 4);
+		inany_from_v4(&h->dst, a4);
 		l4 = 14 + (size_t)(b[14] & 0x0f) * 4;
 		/* Only a first fragment has the ports. */
 		if (b[14 + 6] & 0x1f || b[14 + 7])

@@ -18,7 +18,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cli.h"
 #include "cond_spec.h"
+#include "inany.h"
 
 /* Longest rule string, and longest value of one key. */
 #define COND_SPEC_MAX 512
@@ -102,30 +104,6 @@ static int parse_percent(const char *val, double *p)
 }
 
 /**
- * parse_u64() - a decimal integer in @min..@max
- * @val:	text
- * @min:	smallest allowed
- * @max:	largest allowed
- * @out:	the integer
- *
- * Return: 0, or -1
- */
-static int parse_u64(const char *val, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)val[0]))
-		return -1;
-	errno = 0;
-	v = strtoull(val, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/**
  * parse_bool() - a flag's value: none, 1/0, true/false, on/off
  * @val:	text, or NULL for a flag given without one
  * @out:	the value
@@ -159,9 +137,7 @@ static int parse_host(const char *val, struct in6_addr *a)
 	struct in_addr a4;
 
 	if (inet_pton(AF_INET, val, &a4) == 1) {
-		memset(a, 0, sizeof(*a));
-		a->s6_addr[10] = a->s6_addr[11] = 0xff;
-		memcpy(&a->s6_addr[12], &a4, 4);
+		inany_from_v4(a, a4);
 		return 0;
 	}
 	return inet_pton(AF_INET6, val, a) == 1 ? 0 : -1;
@@ -272,7 +248,7 @@ static int set_duration(const char *val, uint64_t *ns)
  */
 static int set_scope(struct build *b, enum key_id k, const char *val)
 {
-	uint64_t v;
+	unsigned long v;
 
 	switch (k) {
 	case K_DIR:
@@ -288,7 +264,7 @@ static int set_scope(struct build *b, enum key_id k, const char *val)
 		                                      : 0;
 		return b->r.m.proto ? 0 : -1;
 	case K_PORT:
-		if (parse_u64(val, 1, 65535, &v))
+		if (cli_parse_uint(val, 1, 65535, &v))
 			return -1;
 		b->r.m.port = (uint16_t)v;
 		return 0;
@@ -309,6 +285,7 @@ static int set_scope(struct build *b, enum key_id k, const char *val)
 static int set_key(struct build *b, enum key_id k, const char *val)
 {
 	struct cond_rule *r = &b->r;
+	unsigned long seed;
 	double v;
 
 	if (!val && k != K_DOWN)
@@ -343,7 +320,10 @@ static int set_key(struct build *b, enum key_id k, const char *val)
 		return parse_bool(val, &r->down);
 	case K_SEED:
 		b->seed_set = true;
-		return parse_u64(val, 0, INT64_MAX, &b->seed);
+		if (cli_parse_uint(val, 0, INT64_MAX, &seed))
+			return -1;
+		b->seed = seed;
+		return 0;
 	default:
 		return set_scope(b, k, val);
 	}

@@ -367,7 +367,7 @@ void tapio_stop(struct ctx *c)
 /**
  * tap_write() - write one frame to the tap, count and capture it
  * @c:		context; the frame goes out on queue @c->queue
- * @v:		vnet header (@c->vnet_len bytes, maybe none), then the frame
+ * @v:		with vnet headers, the header in @v[0]; then the frame
  * @n:		entries in @v
  *
  * Frames that can't be written are counted as drops: the guest's TCP or
@@ -378,10 +378,10 @@ void tapio_stop(struct ctx *c)
  */
 static int tap_write(struct ctx *c, const struct iovec *v, int n)
 {
+	const struct iovec *frame = c->vnet_len ? v + 1 : v;
+	int k = c->vnet_len ? n - 1 : n;
 	unsigned int q = c->queue;
-	struct iovec frame[16];
-	size_t len = 0, skip = c->vnet_len;
-	int k = 0;
+	size_t len = 0;
 
 	if (q < ctx_queue_first(c) || q >= queue_end(c))
 		q = ctx_queue_first(c);
@@ -392,17 +392,8 @@ static int tap_write(struct ctx *c, const struct iovec *v, int n)
 			            c->tap.ifname);
 		return -1;
 	}
-	/* The frame without its vnet header, for counters and capture. */
-	for (int i = 0; i < n && k < 16; i++) {
-		size_t off = skip < v[i].iov_len ? skip : v[i].iov_len;
-
-		skip -= off;
-		if (off == v[i].iov_len)
-			continue;
-		frame[k].iov_base = (uint8_t *)v[i].iov_base + off;
-		frame[k].iov_len = v[i].iov_len - off;
-		len += frame[k++].iov_len;
-	}
+	for (int i = 0; i < k; i++)
+		len += frame[i].iov_len;
 	c->stats.tap_tx_frames++;
 	c->stats.tap_tx_bytes += len;
 	c->stats.queues[q].tx_frames++;
@@ -458,7 +449,9 @@ int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
  */
 void tap_write_held(struct ctx *c, uint8_t *buf, size_t len)
 {
-	struct iovec v = {.iov_base = buf, .iov_len = len};
+	struct iovec v[2] = {
+	        {.iov_base = buf, .iov_len = c->vnet_len},
+	        {.iov_base = buf + c->vnet_len, .iov_len = len - c->vnet_len}};
 
-	(void)tap_write(c, &v, 1);
+	(void)tap_write(c, c->vnet_len ? v : v + 1, c->vnet_len ? 2 : 1);
 }

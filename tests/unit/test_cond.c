@@ -13,10 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
 #include <event2/event.h>
 
 #include "driver/clock.h"
 #include "driver/cond_internal.h"
+#include "driver/inany.h"
 #include "driver/pcap.h"
 #include "driver/tapio.h"
 #include "tests/unit/fakectx.h"
@@ -636,10 +638,9 @@ static void rules_change(void)
  */
 static void tcp_view(struct line *l, uint16_t hport, struct cond_tcp *t)
 {
-	struct in6_addr host = {0};
+	struct in6_addr host;
 
-	host.s6_addr[10] = host.s6_addr[11] = 0xff;
-	memcpy(&host.s6_addr[12], (uint8_t[]){10, 0, 2, 2}, 4);
+	inany_from_v4(&host, (struct in_addr){htonl(0x0a000202)});
 	cond_tcp(&l->c, &host, hport, 40000, t);
 }
 
