@@ -162,13 +162,20 @@ void tcp_schedule_push(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
- * flush_one() - what a connection is owed after a batch: data, then an ACK
- *		 if no data segment carried one (it may wait: tcp_later.c)
+ * flush_one() - what a connection is owed after a batch: duplicate ACKs,
+ *		 data, then an ACK if no segment carried one (it may wait:
+ *		 tcp_later.c)
  * @c:		context
  * @conn:	connection, just taken off the flush list
  */
 static void flush_one(struct ctx *c, struct tcp_conn *conn)
 {
+	/* Pure ACKs, before any data: the guest counts only those as
+	 * duplicates.
+	 */
+	for (; conn->dupacks_owed; conn->dupacks_owed--)
+		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
+		               tcp_rcv_window(conn));
 	if (conn->flags & CONN_PUSH_PENDING) {
 		conn->flags &= ~CONN_PUSH_PENDING;
 		if (tcp_host_to_guest(c, conn))

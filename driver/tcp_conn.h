@@ -79,6 +79,8 @@ enum tcp_conn_flag {
  * @rcv_acked:	the acknowledgement number of our last segment to the guest
  * @quickacks:	ACKs still to send at once, after a delayed one had to
  *		wait for its timer (tcp_later.c)
+ * @dupacks_owed: duplicate ACKs owed for this batch's out-of-order
+ *		segments, one each, at most TCP_DUPTHRESH
  * @later_next:	next on the later list (tcp_later.c)
  * @later_prev:	previous on it, NULL at its head
  * @later_at:	when it joined the list (clock_ns())
@@ -113,6 +115,7 @@ struct tcp_conn {
 	uint64_t last_active;
 	uint32_t rcv_acked;
 	uint8_t quickacks;
+	uint8_t dupacks_owed;
 	struct tcp_conn *later_next;
 	struct tcp_conn *later_prev;
 	uint64_t later_at;

@@ -1090,7 +1090,16 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		seq = conn->rcv_nxt;
 	}
 	if (seq != conn->rcv_nxt) {
-		/* Out of order: a duplicate ACK asks for the gap. */
+		/* Out of order: a duplicate ACK asks for the gap, one per
+		 * segment as RFC 5681 4.2 says (a GSO frame is many), or
+		 * the guest never counts to its DupThresh and waits for its
+		 * retransmission timer, backing off each time.
+		 */
+		uint32_t mss = conn->mss ? conn->mss : 1U;
+		uint32_t segs = conn->dupacks_owed + (len + mss - 1) / mss;
+
+		conn->dupacks_owed =
+		        (uint8_t)(segs < TCP_DUPTHRESH ? segs : TCP_DUPTHRESH);
 		tcp_schedule_ack(c, conn);
 		return 0;
 	}

@@ -61,6 +61,10 @@ struct tcp_seg;
  */
 #define TCP_LATER_MS 10
 #define TCP_QUICKACKS 8
+/* Duplicate ACKs that start the guest's fast retransmit (RFC 5681's
+ * DupThresh): without SACK, its sender counts them to find a hole.
+ */
+#define TCP_DUPTHRESH 3
 /* With SO_PEEK_OFF, bytes the guest ACKed leave the receive queue once
  * this many have gathered (or the connection closes), not one recv() per
  * ACK; the host's window loses at most this much meanwhile.

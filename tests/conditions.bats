@@ -199,8 +199,18 @@ within() {
 			. "$SCEN_DIR/cond.sh"
 			setc "\"loss=1%,seed=11\""
 			timeout 240 socat -u TCP:10.0.2.2:5302 CREATE:"$SCEN_DIR/down" &
+			start=$(date +%s)
 			"$TAPIR_BIN_DIR/pattern" 10000000 4 | timeout 240 socat -u - TCP:10.0.2.2:5303
 			echo "up rc=$?"
+			# socat ends once the guest kernel has its bytes, which
+			# may still be in flight: the namespace goes when this
+			# script ends, so wait for the host to have them.
+			for i in $(seq 2400); do
+				[ "$(stat -c %s "$SCEN_DIR/up")" -lt 10000000 ] || break
+				sleep 0.1
+			done
+			echo "up $(stat -c %s "$SCEN_DIR/up") bytes in $(($(date +%s) - start)) s"
+			nstat -az TcpExtTCPRenoRecovery TcpExtTCPTimeouts TcpRetransSegs | grep "^Tcp" | sed "s/^/guest /"
 			wait $!
 			echo "down rc=$?"
 			api "{\"execute\":\"get_stats\"}" | jq -r ".return.conditions | \"lost \(.dropped_loss > 0) overflow \(.dropped_overflow)\""

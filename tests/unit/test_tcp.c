@@ -280,6 +280,55 @@ static void test_queue_affinity(void)
 	CHECK(unit_netns_run(queue_affinity_body));
 }
 
+/**
+ * out_of_order_body() - segments after a hole: a duplicate ACK for each
+ *			 segment they hold (a GSO frame holds several), at
+ *			 most three a batch, and nothing for the host until
+ *			 the hole is filled
+ *
+ * Coalesced into one ACK a batch, the duplicates never reach the guest's
+ * DupThresh: it waits for its retransmission timer instead, backing off.
+ */
+static void out_of_order_body(void)
+{
+	static const char data[TCPGUEST_PAYLOAD_MAX];
+	int fd, dups[2] = {0, 0};
+	char buf[TCPGUEST_PAYLOAD_MAX];
+	struct guest g;
+	uint32_t isn;
+	struct seg s;
+
+	CHECK(!guest_open(&g, false));
+	/* MSS 536: the guest sent no option. */
+	fd = handshake(&g, 40030, 65535, &isn);
+	CHECK(fd >= 0);
+	while (take_seg(&g, &s))
+		;
+	for (int i = 0; i < 2; i++) {
+		/* 100 bytes, then 1460 in one frame: 1 and 3 segments. */
+		queue_seg(&g, 40030, TH_ACK | TH_PUSH,
+		          GUEST_ISN + 101 + 100U * i, isn + 1, 65535, data,
+		          i ? sizeof(data) : 100);
+		event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+		while (take_seg(&g, &s))
+			dups[i] += s.flags == TH_ACK && !s.len &&
+			           s.ack == GUEST_ISN + 1;
+	}
+	CHECK(dups[0] == 1 && dups[1] == 3);
+	CHECK(recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0);
+	queue_seg(&g, 40030, TH_ACK | TH_PUSH, GUEST_ISN + 1, isn + 1, 65535,
+	          data, 100);
+	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+	CHECK(recv(fd, buf, sizeof(buf), MSG_DONTWAIT) == 100);
+	close(fd);
+	guest_close(&g);
+}
+
+static void test_out_of_order(void)
+{
+	CHECK(unit_netns_run(out_of_order_body));
+}
+
 const struct unit_case unit_cases[] = {
         {"two tap queues: a connection's frames leave on the queue it came "
          "in on, not the one read last",
@@ -296,6 +345,9 @@ const struct unit_case unit_cases[] = {
         {"a host reset after data: the data, then an RST, never a FIN "
          "(both peek paths)",
          test_reset_after_data},
+        {"segments after a hole: a duplicate ACK for each segment they "
+         "hold, at most three a batch; the host gets nothing out of order",
+         test_out_of_order},
         {"the host closes first: the guest's FIN is still ACKed, no RST",
          test_last_ack},
         {NULL, NULL},
