@@ -21,6 +21,7 @@ static const char *const drop_names[DROP_REASONS] = {
         [DROP_BAD_ADDRESS] = "bad_address",
         [DROP_HANDOFF] = "handoff",
         [DROP_HOST_RCVBUF] = "host_rcvbuf",
+        [DROP_TCP_OUT_OF_ORDER] = "tcp_out_of_order",
 };
 
 static const char *const proto_names[PROTO_COUNT] = {

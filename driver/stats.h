@@ -27,6 +27,8 @@ enum drop_reason {
 	DROP_HANDOFF,      /* another datapath thread's inbox was full */
 	DROP_HOST_RCVBUF,  /* a host UDP socket dropped it (SO_RXQ_OVFL): its
 	                    * receive buffer was full, mostly */
+	DROP_TCP_OUT_OF_ORDER, /* a guest segment after a hole, not held:
+	                        * past the bounds of tcp_ooo.c */
 	DROP_REASONS
 };
 

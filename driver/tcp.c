@@ -65,6 +65,7 @@ static void count_flows(struct ctx *c)
 void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 {
 	tcp_later_forget(c, conn);
+	tcp_ooo_free(c, conn);
 	/* Bytes left unread make close() reset the host's side: the ones the
 	 * guest ACKed go first, for a FIN.
 	 */
@@ -637,16 +638,22 @@ static void sock_write_cb(evutil_socket_t fd, short what, void *arg)
 		uint32_t wnd;
 		int acks;
 
-		/* Window update: the socket drained. If we had to drop data
-		 * the guest sent, three duplicate ACKs after it make the guest
+		/* Window update: the socket drained. Segments held after a
+		 * hole that filled go first. If we had to drop data the guest
+		 * sent, three duplicate ACKs after it make the guest
 		 * retransmit at once instead of after its backed-off RTO.
 		 */
 		conn->flags &= ~CONN_SOCK_FULL;
+		if (conn->ooo && tcp_take_held(c, conn))
+			return;
 		wnd = tcp_rcv_window(conn);
 		acks = (conn->flags & CONN_DATA_DROPPED) && wnd ? 4 : 1;
 		conn->flags &= ~CONN_DATA_DROPPED;
 		while (acks--)
 			tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, wnd);
+		/* The held segments may have ended with the guest's FIN. */
+		if (tcp_maybe_finish(c, conn) == TCP_RELEASED)
+			return;
 	}
 }
 

@@ -81,6 +81,9 @@ enum tcp_conn_flag {
  *		wait for its timer (tcp_later.c)
  * @dupacks_owed: duplicate ACKs owed for this batch's out-of-order
  *		segments, one each, at most TCP_DUPTHRESH
+ * @ooo_segs:	segments held after a hole (tcp_ooo.c)
+ * @ooo_cost:	what they cost, bytes and overhead
+ * @ooo:	the first of them, in sequence order
  * @later_next:	next on the later list (tcp_later.c)
  * @later_prev:	previous on it, NULL at its head
  * @later_at:	when it joined the list (clock_ns())
@@ -91,6 +94,8 @@ enum tcp_conn_flag {
  * @undiscarded: bytes the guest ACKed that still sit at the head of the
  *		receive queue (SO_PEEK_OFF only: discards are batched)
  */
+struct tcp_ooo_seg;
+
 struct tcp_conn {
 	struct flow_common flow;
 	uint32_t flags;
@@ -116,6 +121,9 @@ struct tcp_conn {
 	uint32_t rcv_acked;
 	uint8_t quickacks;
 	uint8_t dupacks_owed;
+	uint16_t ooo_segs;
+	uint32_t ooo_cost;
+	struct tcp_ooo_seg *ooo;
 	struct tcp_conn *later_next;
 	struct tcp_conn *later_prev;
 	uint64_t later_at;

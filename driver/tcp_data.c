@@ -23,18 +23,6 @@
 #include "tcp_seg.h"
 
 /**
- * seq_lt() - sequence number comparison, modulo 2^32
- * @a:		one
- * @b:		other
- *
- * Return: true if @a comes before @b
- */
-static bool seq_lt(uint32_t a, uint32_t b)
-{
-	return (int32_t)(a - b) < 0;
-}
-
-/**
  * tcp_cond() - what network conditions mean for this connection
  * @conn:	connection
  * @t:		filled, when a rule applies
@@ -1052,6 +1040,94 @@ int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
 }
 
 /**
+ * take_in_order() - pass in-order payload, and a FIN after it, to the host
+ * @c:		context
+ * @conn:	connection
+ * @data:	payload, starting at conn->rcv_nxt
+ * @len:	its length
+ * @fin:	the guest's FIN follows it
+ * @held:	the bytes are held (tcp_ooo.c): what the socket refuses stays
+ *		there, rather than being dropped
+ * @taken:	set to the bytes the socket took
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+static int take_in_order(struct ctx *c, struct tcp_conn *conn,
+                         const uint8_t *data, uint32_t len, bool fin, bool held,
+                         uint32_t *taken)
+{
+	ssize_t n = 0;
+
+	if (len) {
+		n = send(conn->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			debug_msg("tcp: send to host socket of port %u: %s",
+			          conn->flow.key.fport, strerror(errno));
+			tcp_abort(c, conn, true);
+			return TCP_RELEASED;
+		}
+		if (n < 0)
+			n = 0;
+		conn->rcv_nxt += (uint32_t)n;
+		window_charge(conn, (uint32_t)n);
+		/* A reset socket would have refused it. */
+		if (n > 0)
+			tcp_later_done(conn, CONN_HOST_CHECK);
+		c->stats.to_host[PROTO_TCP].packets++;
+		c->stats.to_host[PROTO_TCP].bytes += (uint64_t)n;
+		if ((uint32_t)n < len) {
+			if (!held) {
+				c->stats.drops[DROP_SOCKET]++;
+				conn->flags |= CONN_DATA_DROPPED;
+			}
+			tcp_wait_writable(conn);
+		}
+	}
+	*taken = (uint32_t)n;
+	if ((uint32_t)n == len && fin) {
+		conn->rcv_nxt++;
+		conn->flags |= CONN_GUEST_FIN;
+		tcp_ooo_free(c, conn);
+		if (shutdown(conn->fd, SHUT_WR)) {
+			/* Only a socket the host already reset refuses. */
+			debug_msg("tcp: shut down host socket of port %u: %s",
+			          conn->flow.key.fport, strerror(errno));
+			tcp_abort(c, conn, true);
+			return TCP_RELEASED;
+		}
+	}
+	return 0;
+}
+
+/**
+ * tcp_take_held() - pass the held segments that now continue the stream
+ * @c:		context
+ * @conn:	connection
+ *
+ * Stops where a hole is left, or where the host socket is full: its
+ * writable event comes back here.
+ *
+ * Return: 0, or TCP_RELEASED
+ */
+int tcp_take_held(struct ctx *c, struct tcp_conn *conn)
+{
+	struct tcp_ooo_seg *h;
+	uint32_t left, n;
+
+	while (!(conn->flags & CONN_GUEST_FIN) &&
+	       (h = tcp_ooo_ready(c, conn))) {
+		/* Taking a FIN frees every held segment, this one too. */
+		left = h->seq + h->len - conn->rcv_nxt;
+		if (take_in_order(c, conn, h->data + (h->len - left), left,
+		                  h->fin, true, &n))
+			return TCP_RELEASED;
+		if (n < left)
+			break;
+	}
+	return 0;
+}
+
+/**
  * tcp_process_data() - pass in-order payload and FIN from the guest to the host
  * @c:		context
  * @conn:	established connection
@@ -1063,10 +1139,10 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
                      const struct tcp_seg *s)
 {
 	const uint8_t *data = s->payload;
-	uint32_t seq = s->seq, len = (uint32_t)s->len;
-	ssize_t n = 0;
+	uint32_t seq = s->seq, len = (uint32_t)s->len, n;
+	bool fin = s->flags & TH_FIN;
 
-	if (!len && !(s->flags & TH_FIN)) {
+	if (!len && !fin) {
 		/* Keepalives and window probes carry an old sequence number
 		 * and must be answered, or the guest declares the peer dead.
 		 */
@@ -1090,57 +1166,34 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		seq = conn->rcv_nxt;
 	}
 	if (seq != conn->rcv_nxt) {
-		/* Out of order: a duplicate ACK asks for the gap, one per
-		 * segment as RFC 5681 4.2 says (a GSO frame is many), or
-		 * the guest never counts to its DupThresh and waits for its
-		 * retransmission timer, backing off each time.
+		/* After a hole: held for when it fills, and a duplicate ACK
+		 * asks for it, one per segment as RFC 5681 4.2 says (a GSO
+		 * frame is many), or the guest never counts to its DupThresh
+		 * and waits for its retransmission timer.
 		 */
 		uint32_t mss = conn->mss ? conn->mss : 1U;
 		uint32_t segs = conn->dupacks_owed + (len + mss - 1) / mss;
 
 		conn->dupacks_owed =
 		        (uint8_t)(segs < TCP_DUPTHRESH ? segs : TCP_DUPTHRESH);
+		if (!tcp_ooo_hold(c, conn, seq, data, len, fin))
+			c->stats.drops[DROP_TCP_OUT_OF_ORDER]++;
 		tcp_schedule_ack(c, conn);
 		return 0;
 	}
-	if (len) {
-		n = send(conn->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			debug_msg("tcp: send to host socket of port %u: %s",
-			          conn->flow.key.fport, strerror(errno));
-			tcp_abort(c, conn, true);
+	if (take_in_order(c, conn, data, len, fin, false, &n))
+		return TCP_RELEASED;
+	/* A hole filled, or partly: the guest hears of it at once. */
+	if (n == len && conn->ooo) {
+		if (tcp_take_held(c, conn))
 			return TCP_RELEASED;
-		}
-		if (n < 0)
-			n = 0;
-		conn->rcv_nxt += (uint32_t)n;
-		window_charge(conn, (uint32_t)n);
-		/* A reset socket would have refused it. */
-		if (n > 0)
-			tcp_later_done(conn, CONN_HOST_CHECK);
-		c->stats.to_host[PROTO_TCP].packets++;
-		c->stats.to_host[PROTO_TCP].bytes += (uint64_t)n;
-		if ((uint32_t)n < len) {
-			c->stats.drops[DROP_SOCKET]++;
-			conn->flags |= CONN_DATA_DROPPED;
-			tcp_wait_writable(conn);
-		}
-	}
-	if ((uint32_t)n == len && (s->flags & TH_FIN)) {
-		conn->rcv_nxt++;
-		conn->flags |= CONN_GUEST_FIN;
-		if (shutdown(conn->fd, SHUT_WR)) {
-			/* Only a socket the host already reset refuses. */
-			debug_msg("tcp: shut down host socket of port %u: %s",
-			          conn->flow.key.fport, strerror(errno));
-			tcp_abort(c, conn, true);
-			return TCP_RELEASED;
-		}
+		tcp_schedule_ack(c, conn);
+		return 0;
 	}
 	/* Only new data taken whole, without a FIN, leaves an ACK that may
 	 * wait; a duplicate asks for one now.
 	 */
-	if (len && (uint32_t)n == len && !(s->flags & TH_FIN))
+	if (len && n == len && !fin)
 		tcp_schedule_data_ack(c, conn);
 	else
 		tcp_schedule_ack(c, conn);

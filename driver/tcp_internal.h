@@ -74,6 +74,14 @@ struct tcp_seg;
  * new skb's own size, rounded up (tcp_rcv_window()'s estimate).
  */
 #define TCP_SEND_OVERHEAD 2048U
+/* Segments after a hole held per connection (tcp_ooo.c), and their cost
+ * per connection and per thread: a few flights at the rates a lossy link
+ * allows, and the thread's bound well under what one stalled host socket
+ * may hold.
+ */
+#define TCP_OOO_SEGS 512U
+#define TCP_OOO_CONN_MAX (2U << 20)
+#define TCP_OOO_THREAD_MAX (32U << 20)
 /* A connection marked for release once it leaves the flush list. */
 #define CONN_DEAD (1U << 31)
 
@@ -95,6 +103,8 @@ struct tcp_seg;
  * @discard_copied: bytes peeks copied into @discard_buf, all connections
  *		together: the price of peeking without SO_PEEK_OFF, which
  *		tests weigh against the bytes sent
+ * @ooo_cost:	what the segments held after holes cost, all connections
+ *		together (tcp_ooo.c)
  */
 struct tcp_state {
 	struct tcp_conn *flush_head;
@@ -104,9 +114,22 @@ struct tcp_state {
 	bool peek_off4;
 	bool peek_off6;
 	uint64_t discard_copied;
+	size_t ooo_cost;
 	uint8_t peek_buf[TCP_BATCH_BYTES];
 	uint8_t discard_buf[TCP_DISCARD_BUF];
 };
+
+/**
+ * seq_lt() - sequence number comparison, modulo 2^32
+ * @a:		one
+ * @b:		other
+ *
+ * Return: true if @a comes before @b
+ */
+static inline bool seq_lt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
 
 /* Every function below that may release the connection returns
  * TCP_RELEASED when it did, and its callers must stop touching the entry:
@@ -136,6 +159,30 @@ TCP_MUST_CHECK int tcp_process_ack(struct ctx *c, struct tcp_conn *conn,
                                    const struct tcp_seg *s);
 TCP_MUST_CHECK int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
                                     const struct tcp_seg *s);
+TCP_MUST_CHECK int tcp_take_held(struct ctx *c, struct tcp_conn *conn);
+
+/**
+ * struct tcp_ooo_seg - a guest segment held after a hole (tcp_ooo.c)
+ * @next:	the next held, by sequence number
+ * @seq:	sequence number of @data[0]
+ * @len:	bytes in @data
+ * @fin:	the guest's FIN follows them
+ * @data:	payload
+ */
+struct tcp_ooo_seg {
+	struct tcp_ooo_seg *next;
+	uint32_t seq;
+	uint32_t len;
+	bool fin;
+	uint8_t data[];
+};
+
+/* tcp_ooo.c: segments after a hole */
+bool tcp_ooo_hold(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
+                  const uint8_t *data, uint32_t len, bool fin);
+struct tcp_ooo_seg *tcp_ooo_ready(struct ctx *c, struct tcp_conn *conn);
+void tcp_ooo_pop(struct ctx *c, struct tcp_conn *conn);
+void tcp_ooo_free(struct ctx *c, struct tcp_conn *conn);
 
 /* tcp_later.c: delayed ACKs, host socket checks and discards */
 void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn);

@@ -21,6 +21,7 @@
 
 #include "driver/ctx.h"
 #include "driver/tcp.h"
+#include "driver/tcp_internal.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"
 
@@ -281,47 +282,223 @@ static void test_queue_affinity(void)
 }
 
 /**
+ * recv_all() - read what the host socket has, until it would block
+ * @fd:		host socket
+ * @buf:	buffer
+ * @size:	its size
+ *
+ * Return: bytes read
+ */
+static size_t recv_all(int fd, uint8_t *buf, size_t size)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	for (int i = 0; i < 100 && got < size; i++) {
+		n = recv(fd, buf + got, size - got, MSG_DONTWAIT);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
+/**
  * out_of_order_body() - segments after a hole: a duplicate ACK for each
  *			 segment they hold (a GSO frame holds several), at
- *			 most three a batch, and nothing for the host until
- *			 the hole is filled
+ *			 most three a batch; they are held, a retransmission
+ *			 of one adds nothing, and once the hole fills the
+ *			 host gets every byte in order, then the FIN that
+ *			 came before the hole did
  *
  * Coalesced into one ACK a batch, the duplicates never reach the guest's
- * DupThresh: it waits for its retransmission timer instead, backing off.
+ * DupThresh; thrown away, the segments after a hole cost the guest a
+ * timeout each (tcp_ooo.c).
  */
 static void out_of_order_body(void)
 {
-	static const char data[TCPGUEST_PAYLOAD_MAX];
-	int fd, dups[2] = {0, 0};
-	char buf[TCPGUEST_PAYLOAD_MAX];
+	static uint8_t data[1760], got[2000];
+	int fd, dups[2] = {0, 0}, fin = 0;
+	uint32_t isn, acked = 0;
 	struct guest g;
-	uint32_t isn;
 	struct seg s;
 
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + i / 256);
 	CHECK(!guest_open(&g, false));
 	/* MSS 536: the guest sent no option. */
 	fd = handshake(&g, 40030, 65535, &isn);
 	CHECK(fd >= 0);
 	while (take_seg(&g, &s))
 		;
+	/* Bytes 100..199, then 200..1659 in one frame: 1 and 3 segments. */
 	for (int i = 0; i < 2; i++) {
-		/* 100 bytes, then 1460 in one frame: 1 and 3 segments. */
-		queue_seg(&g, 40030, TH_ACK | TH_PUSH,
-		          GUEST_ISN + 101 + 100U * i, isn + 1, 65535, data,
-		          i ? sizeof(data) : 100);
+		uint32_t off = 100U + 100U * (uint32_t)i;
+
+		queue_seg(&g, 40030, TH_ACK | TH_PUSH, GUEST_ISN + 1 + off,
+		          isn + 1, 65535, data + off, i ? 1460 : 100);
 		event_base_loop(g.c.base, EVLOOP_NONBLOCK);
 		while (take_seg(&g, &s))
 			dups[i] += s.flags == TH_ACK && !s.len &&
 			           s.ack == GUEST_ISN + 1;
 	}
 	CHECK(dups[0] == 1 && dups[1] == 3);
-	CHECK(recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0);
+	/* The same frame again, and the last 100 bytes with the FIN. */
+	queue_seg(&g, 40030, TH_ACK | TH_PUSH, GUEST_ISN + 201, isn + 1, 65535,
+	          data + 200, 1460);
+	queue_seg(&g, 40030, TH_ACK | TH_FIN, GUEST_ISN + 1661, isn + 1, 65535,
+	          data + 1660, 100);
+	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+	CHECK(g.c.stats.drops[DROP_TCP_OUT_OF_ORDER] == 0);
+	CHECK(g.c.tcp->ooo_cost > 1660 && g.c.tcp->ooo_cost < 2000);
+	CHECK(recv(fd, got, sizeof(got), MSG_DONTWAIT) < 0);
+	while (take_seg(&g, &s))
+		;
 	queue_seg(&g, 40030, TH_ACK | TH_PUSH, GUEST_ISN + 1, isn + 1, 65535,
 	          data, 100);
 	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
-	CHECK(recv(fd, buf, sizeof(buf), MSG_DONTWAIT) == 100);
+	while (take_seg(&g, &s)) {
+		acked = s.ack;
+		fin += !!(s.flags & TH_FIN);
+	}
+	CHECK(acked == GUEST_ISN + 1 + sizeof(data) + 1);
+	CHECK(recv_all(fd, got, sizeof(got)) == sizeof(data));
+	CHECK(!memcmp(got, data, sizeof(data)));
+	CHECK(recv(fd, got, sizeof(got), MSG_DONTWAIT) == 0);
+	CHECK(g.c.tcp->ooo_cost == 0);
+	(void)fin;
 	close(fd);
 	guest_close(&g);
+}
+
+/**
+ * ooo_bound_body() - a guest that sends a hole and then more than a
+ *		      connection may hold after it: the rest is dropped and
+ *		      counted, and a reset frees what was held
+ */
+static void ooo_bound_body(void)
+{
+	static uint8_t data[TCPGUEST_PAYLOAD_MAX];
+	uint32_t seq = GUEST_ISN + 1 + 1;
+	struct guest g;
+	struct seg s;
+	uint32_t isn;
+	int fd;
+
+	CHECK(!guest_open(&g, false));
+	fd = handshake(&g, 40031, 65535, &isn);
+	CHECK(fd >= 0);
+	for (int i = 0; i < 1600; i++) {
+		queue_seg(&g, 40031, TH_ACK, seq, isn + 1, 65535, data,
+		          sizeof(data));
+		seq += sizeof(data);
+		if (i % 32 == 31) {
+			event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+			while (take_seg(&g, &s))
+				;
+		}
+	}
+	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+	CHECK(g.c.tcp->ooo_cost <= TCP_OOO_CONN_MAX);
+	/* Small segments meet the count's bound first. */
+	CHECK(g.c.tcp->ooo_cost >= TCP_OOO_SEGS * sizeof(data));
+	CHECK(g.c.stats.drops[DROP_TCP_OUT_OF_ORDER] > 100);
+	send_seg(&g, 40031, TH_RST, seq, 0, 0, NULL, 0);
+	CHECK(g.c.tcp->ooo_cost == 0);
+	close(fd);
+	guest_close(&g);
+}
+
+/**
+ * pattern_at() - the test stream's byte at an offset
+ * @off:	offset in the stream
+ *
+ * Return: the byte
+ */
+static uint8_t pattern_at(size_t off)
+{
+	return (uint8_t)(off * 7 + off / 251);
+}
+
+/**
+ * small_sndbuf() - flow_walk() callback: a send buffer that fills soon
+ * @f:		a TCP flow
+ * @arg:	unused
+ */
+static void small_sndbuf(struct flow_common *f, void *arg)
+{
+	int small = 4096;
+
+	(void)arg;
+	CHECK(!setsockopt(((struct tcp_conn *)f)->fd, SOL_SOCKET, SO_SNDBUF,
+	                  &small, sizeof(small)));
+}
+
+/**
+ * ooo_full_socket_body() - the hole fills while the host reads nothing:
+ *			    the held segments wait in tapir for the socket's
+ *			    room, and reach the host whole and in order as it
+ *			    reads
+ */
+static void ooo_full_socket_body(void)
+{
+	enum { SEGS = 480, SEG = TCPGUEST_PAYLOAD_MAX };
+	static uint8_t seg[SEG], got[100 + SEGS * SEG];
+	size_t total = 100 + SEGS * SEG, have = 0;
+	struct guest g;
+	struct seg s;
+	uint32_t isn;
+	int fd;
+
+	CHECK(!guest_open(&g, false));
+	fd = handshake(&g, 40032, 65535, &isn);
+	CHECK(fd >= 0);
+	flow_walk(g.c.flows, FLOW_TCP, small_sndbuf, NULL);
+	for (size_t i = 0; i < SEGS; i++) {
+		size_t off = 100 + i * SEG;
+
+		for (size_t k = 0; k < SEG; k++)
+			seg[k] = pattern_at(off + k);
+		queue_seg(&g, 40032, TH_ACK, GUEST_ISN + 1 + (uint32_t)off,
+		          isn + 1, 65535, seg, SEG);
+		if (i % 32 == 31) {
+			event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+			while (take_seg(&g, &s))
+				;
+		}
+	}
+	for (size_t k = 0; k < 100; k++)
+		seg[k] = pattern_at(k);
+	queue_seg(&g, 40032, TH_ACK, GUEST_ISN + 1, isn + 1, 65535, seg, 100);
+	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+	CHECK(g.c.stats.drops[DROP_TCP_OUT_OF_ORDER] == 0);
+	/* The socket took part: the rest waits for room. */
+	CHECK(g.c.tcp->ooo_cost > 0);
+	for (int i = 0; i < 2000 && have < total; i++) {
+		have += recv_all(fd, got + have, total - have);
+		spin(&g, 1);
+		while (take_seg(&g, &s))
+			;
+	}
+	CHECK(have == total);
+	for (size_t k = 0; k < have; k++)
+		if (got[k] != pattern_at(k)) {
+			CHECK(!"every byte in its place");
+			break;
+		}
+	CHECK(g.c.tcp->ooo_cost == 0);
+	close(fd);
+	guest_close(&g);
+}
+
+static void test_ooo_full_socket(void)
+{
+	CHECK(unit_netns_run(ooo_full_socket_body));
+}
+
+static void test_ooo_bound(void)
+{
+	CHECK(unit_netns_run(ooo_bound_body));
 }
 
 static void test_out_of_order(void)
@@ -346,8 +523,15 @@ const struct unit_case unit_cases[] = {
          "(both peek paths)",
          test_reset_after_data},
         {"segments after a hole: a duplicate ACK for each segment they "
-         "hold, at most three a batch; the host gets nothing out of order",
+         "hold, at most three a batch; held, and once the hole fills the "
+         "host gets every byte in order and the FIN",
          test_out_of_order},
+        {"more than a connection may hold after a hole: the rest dropped "
+         "and counted, all freed by a reset",
+         test_ooo_bound},
+        {"a hole fills while the host reads nothing: the held segments wait "
+         "for the socket's room and arrive whole and in order",
+         test_ooo_full_socket},
         {"the host closes first: the guest's FIN is still ACKed, no RST",
          test_last_ack},
         {NULL, NULL},
