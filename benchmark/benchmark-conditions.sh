@@ -17,6 +17,8 @@
 #             10), the first second omitted
 #   download  16 MB from the host at 100 ms round trip and 1 % loss each
 #             way (iperf3 -R -n): the bytes and the seconds
+#   upload    the same, 16 MB to the host (iperf3 -n): a guest sender
+#             recovers from losses by what tapir tells it alone (no SACK)
 #   neutral   iperf3 download with no rule and with the neutral rule
 #             delay=0, three times each, in the order none, neutral,
 #             neutral, none, none, neutral: the cost of a rule that holds
@@ -121,15 +123,19 @@ for m in 1 10 100 1000; do
 done
 
 set_rules "delay=50ms,loss=1%"
-t0=$EPOCHREALTIME
-read -r bytes seconds bps <<<"$(iperf -R -n 16M)"
-t1=$EPOCHREALTIME
-payload=$((payload + bytes))
-results+=("$(jq -cn --argjson bytes "$bytes" --argjson s "$seconds" \
-	--argjson wall "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" '{
-	bench: "conditions", kind: "download", target: "delay=50ms,loss=1% (100 ms round trip)",
-	bytes: $bytes, seconds: ($s * 1000 | round / 1000), wall_seconds: $wall,
-	mbps: ($bytes * 8 / $s / 1e6 * 1000 | round / 1000)}')")
+for kind in download upload; do
+	args=(-n 16M)
+	[[ "$kind" == download ]] && args+=(-R)
+	t0=$EPOCHREALTIME
+	read -r bytes seconds bps <<<"$(iperf "${args[@]}")"
+	t1=$EPOCHREALTIME
+	payload=$((payload + bytes))
+	results+=("$(jq -cn --arg kind "$kind" --argjson bytes "$bytes" --argjson s "$seconds" \
+		--argjson wall "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" '{
+		bench: "conditions", kind: $kind, target: "delay=50ms,loss=1% (100 ms round trip)",
+		bytes: $bytes, seconds: ($s * 1000 | round / 1000), wall_seconds: $wall,
+		mbps: ($bytes * 8 / $s / 1e6 * 1000 | round / 1000)}')")
+done
 
 # The neutral rule against none in the same namespace, in an order that
 # gives neither the first turn more often: ABBAAB.

@@ -1075,8 +1075,14 @@ static int take_in_order(struct ctx *c, struct tcp_conn *conn,
 			tcp_later_done(conn, CONN_HOST_CHECK);
 		c->stats.to_host[PROTO_TCP].packets++;
 		c->stats.to_host[PROTO_TCP].bytes += (uint64_t)n;
+		/* What the socket refused waits with the segments held after
+		 * a hole, for its room (sock_write_cb()): only past their
+		 * bounds is it dropped, for the guest to send again.
+		 */
 		if ((uint32_t)n < len) {
-			if (!held) {
+			if (!held &&
+			    !tcp_ooo_hold(c, conn, conn->rcv_nxt, data + n,
+			                  len - (uint32_t)n, fin)) {
 				c->stats.drops[DROP_SOCKET]++;
 				conn->flags |= CONN_DATA_DROPPED;
 			}
@@ -1128,6 +1134,23 @@ int tcp_take_held(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
+ * waits_for_room() - do the bytes at rcv_nxt wait, held, for the host
+ *		      socket's room
+ * @conn:	connection
+ *
+ * Then there is no hole for the guest to fill: the ACK from the socket's
+ * writable event (sock_write_cb()) answers what it sends meanwhile, and
+ * any other would read to it as a duplicate, a loss to retransmit and a
+ * window to halve.
+ *
+ * Return: true if the first held segment covers rcv_nxt
+ */
+static bool waits_for_room(const struct tcp_conn *conn)
+{
+	return conn->ooo && !seq_lt(conn->rcv_nxt, conn->ooo->seq);
+}
+
+/**
  * tcp_process_data() - pass in-order payload and FIN from the guest to the host
  * @c:		context
  * @conn:	established connection
@@ -1174,15 +1197,21 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		uint32_t mss = conn->mss ? conn->mss : 1U;
 		uint32_t segs = conn->dupacks_owed + (len + mss - 1) / mss;
 
-		conn->dupacks_owed =
-		        (uint8_t)(segs < TCP_DUPTHRESH ? segs : TCP_DUPTHRESH);
+		bool room = waits_for_room(conn);
+
 		if (!tcp_ooo_hold(c, conn, seq, data, len, fin))
 			c->stats.drops[DROP_TCP_OUT_OF_ORDER]++;
+		if (room)
+			return 0;
+		conn->dupacks_owed =
+		        (uint8_t)(segs < TCP_DUPTHRESH ? segs : TCP_DUPTHRESH);
 		tcp_schedule_ack(c, conn);
 		return 0;
 	}
 	if (take_in_order(c, conn, data, len, fin, false, &n))
 		return TCP_RELEASED;
+	if (!n && len && waits_for_room(conn))
+		return 0;
 	/* A hole filled, or partly: the guest hears of it at once. */
 	if (n == len && conn->ooo) {
 		if (tcp_take_held(c, conn))

@@ -250,18 +250,19 @@ no_number() {
 		bench run-matrix.sh
 	[ "$status" -eq 0 ]
 	local jsonl=$BATS_TEST_TMPDIR/results/latest/results.jsonl
-	# Four delays, two losses, four rates both ways, the download and the
-	# neutral rule, each verified; nothing dropped for want of memory.
-	jq -se '[.[] | select(.bench == "conditions")] | length == 16 and
+	# Four delays, two losses, four rates both ways, the download, the
+	# upload and the neutral rule, each verified; nothing dropped for want
+	# of memory.
+	jq -se '[.[] | select(.bench == "conditions")] | length == 17 and
 		all(.[]; .verified == true and .suite == "conditions" and
 			.driver == "tapir" and .dropped_overflow == 0 and
 			.proof.stats_tcp_bytes > 0) and
 		([.[] | .kind] | group_by(.) | map("\(.[0]) \(length)")) ==
-			["delay 4", "download 1", "loss 2", "neutral 1", "rate 8"] and
+			["delay 4", "download 1", "loss 2", "neutral 1", "rate 8", "upload 1"] and
 		all(.[] | select(.kind == "delay"); .p50_ms > 0 and (.error_ms | type) == "number") and
 		all(.[] | select(.kind == "loss"); (.measured_pct | type) == "number" and .sent == 10000) and
 		all(.[] | select(.kind == "rate"); .mbps > 0) and
-		all(.[] | select(.kind == "download"); .bytes == 16777216 and .seconds > 0)' "$jsonl"
+		all(.[] | select(.kind == "download" or .kind == "upload"); .bytes == 16777216 and .seconds > 0)' "$jsonl"
 	# tapir and the build without conditions, both ways, proven.
 	jq -se '[.[] | select(.bench == "iperf3-net")] |
 		([.[] | "\(.driver) \(.direction)"] | sort) == ["tapir host-ns",

@@ -491,6 +491,72 @@ static void ooo_full_socket_body(void)
 	guest_close(&g);
 }
 
+/**
+ * refused_tail_body() - a guest that sends more than the host socket takes
+ *			 (past a window it was told): what the socket
+ *			 refuses waits in tapir, nothing is dropped or asked
+ *			 for again, and the host gets every byte in order
+ *			 once it reads
+ *
+ * Dropped, the refused bytes cost the guest a retransmission, and the
+ * duplicate ACKs for what followed them a halved window.
+ */
+static void refused_tail_body(void)
+{
+	enum { SEGS = 400, SEG = TCPGUEST_PAYLOAD_MAX };
+	static uint8_t seg[SEG], got[SEGS * SEG];
+	size_t total = SEGS * SEG, have = 0;
+	uint32_t isn, last = 0;
+	int fd, same = 0, most = 0;
+	struct guest g;
+	struct seg s;
+
+	CHECK(!guest_open(&g, false));
+	fd = handshake(&g, 40033, 65535, &isn);
+	CHECK(fd >= 0);
+	flow_walk(g.c.flows, FLOW_TCP, small_sndbuf, NULL);
+	for (size_t i = 0; i < SEGS; i++) {
+		for (size_t k = 0; k < SEG; k++)
+			seg[k] = pattern_at(i * SEG + k);
+		queue_seg(&g, 40033, TH_ACK,
+		          GUEST_ISN + 1 + (uint32_t)(i * SEG), isn + 1, 65535,
+		          seg, SEG);
+		if (i % 32 == 31 || i == SEGS - 1) {
+			event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+			while (take_seg(&g, &s)) {
+				same = s.ack == last ? same + 1 : 0;
+				most = same > most ? same : most;
+				last = s.ack;
+			}
+		}
+	}
+	CHECK(g.c.stats.drops[DROP_SOCKET] == 0);
+	CHECK(g.c.stats.drops[DROP_TCP_OUT_OF_ORDER] == 0);
+	/* No three duplicates: nothing for the guest to send again. */
+	CHECK(most < TCP_DUPTHRESH);
+	for (int i = 0; i < 2000 && have < total; i++) {
+		have += recv_all(fd, got + have, total - have);
+		spin(&g, 1);
+		while (take_seg(&g, &s))
+			last = s.ack;
+	}
+	CHECK(have == total);
+	for (size_t k = 0; k < have; k++)
+		if (got[k] != pattern_at(k)) {
+			CHECK(!"every byte in its place");
+			break;
+		}
+	CHECK(last == GUEST_ISN + 1 + total);
+	CHECK(g.c.tcp->ooo_cost == 0);
+	close(fd);
+	guest_close(&g);
+}
+
+static void test_refused_tail(void)
+{
+	CHECK(unit_netns_run(refused_tail_body));
+}
+
 static void test_ooo_full_socket(void)
 {
 	CHECK(unit_netns_run(ooo_full_socket_body));
@@ -532,6 +598,9 @@ const struct unit_case unit_cases[] = {
         {"a hole fills while the host reads nothing: the held segments wait "
          "for the socket's room and arrive whole and in order",
          test_ooo_full_socket},
+        {"more than the host socket takes: the rest waits in tapir, no "
+         "drop, no duplicate ACKs, every byte in order once the host reads",
+         test_refused_tail},
         {"the host closes first: the guest's FIN is still ACKed, no RST",
          test_last_ack},
         {NULL, NULL},
