@@ -174,6 +174,8 @@ static void flush_one(struct ctx *c, struct tcp_conn *conn)
 	/* Pure ACKs, before any data: the guest counts only those as
 	 * duplicates.
 	 */
+	if (tcp_ooo_waits(conn))
+		conn->dupacks_owed = 0;
 	for (; conn->dupacks_owed; conn->dupacks_owed--)
 		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt,
 		               tcp_rcv_window(conn));
@@ -619,6 +621,49 @@ static void sock_read_cb(evutil_socket_t fd, short what, void *arg)
 		return; /* nothing may follow that touches @conn */
 }
 
+/**
+ * socket_room() - the host socket that was full has room: the bytes held
+ *		   for it first, then the guest hears of the window
+ * @c:		context
+ * @conn:	connection
+ *
+ * Writable, yet taking none of the held bytes, the socket is short of the
+ * host's TCP memory, not of its own buffer: waiting for it to be writable
+ * again would wake at once, over and over. The guest's retransmission
+ * tries again instead (its ACK says the window is 0).
+ *
+ * If data was dropped, or segments wait behind a hole after what went,
+ * three duplicate ACKs make the guest retransmit at once instead of after
+ * its backed-off RTO.
+ */
+static void socket_room(struct ctx *c, struct tcp_conn *conn)
+{
+	static struct log_limit limit;
+	uint32_t before = conn->rcv_nxt, wnd;
+	bool held = conn->ooo, hole;
+	int acks;
+
+	conn->flags &= ~CONN_SOCK_FULL;
+	if (held && tcp_take_held(c, conn))
+		return;
+	if (held && conn->rcv_nxt == before && (conn->flags & CONN_SOCK_FULL) &&
+	    event_del(conn->wev))
+		err_limited(&limit, 0,
+		            "tcp: stop watching host socket of port %u: "
+		            "libevent failed",
+		            conn->flow.key.fport);
+	wnd = tcp_rcv_window(conn);
+	hole = (conn->flags & CONN_DATA_DROPPED) ||
+	       (conn->ooo && !tcp_ooo_waits(conn));
+	acks = hole && wnd ? 1 + TCP_DUPTHRESH : 1;
+	conn->flags &= ~CONN_DATA_DROPPED;
+	while (acks--)
+		tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, wnd);
+	/* The held segments may have ended with the guest's FIN. */
+	if (tcp_maybe_finish(c, conn) == TCP_RELEASED)
+		return;
+}
+
 static void sock_write_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct tcp_conn *conn = arg;
@@ -634,27 +679,8 @@ static void sock_write_cb(evutil_socket_t fd, short what, void *arg)
 			send_synack(c, conn);
 		return;
 	}
-	if (conn->flags & CONN_SOCK_FULL) {
-		uint32_t wnd;
-		int acks;
-
-		/* Window update: the socket drained. Segments held after a
-		 * hole that filled go first. If we had to drop data the guest
-		 * sent, three duplicate ACKs after it make the guest
-		 * retransmit at once instead of after its backed-off RTO.
-		 */
-		conn->flags &= ~CONN_SOCK_FULL;
-		if (conn->ooo && tcp_take_held(c, conn))
-			return;
-		wnd = tcp_rcv_window(conn);
-		acks = (conn->flags & CONN_DATA_DROPPED) && wnd ? 4 : 1;
-		conn->flags &= ~CONN_DATA_DROPPED;
-		while (acks--)
-			tcp_send_flags(c, conn, TH_ACK, conn->snd_nxt, wnd);
-		/* The held segments may have ended with the guest's FIN. */
-		if (tcp_maybe_finish(c, conn) == TCP_RELEASED)
-			return;
-	}
+	if (conn->flags & CONN_SOCK_FULL)
+		socket_room(c, conn);
 }
 
 /**

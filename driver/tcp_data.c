@@ -1068,6 +1068,9 @@ static int take_in_order(struct ctx *c, struct tcp_conn *conn,
 		}
 		if (n < 0)
 			n = 0;
+		/* The hole they asked for is filled. */
+		if (n > 0)
+			conn->dupacks_owed = 0;
 		conn->rcv_nxt += (uint32_t)n;
 		window_charge(conn, (uint32_t)n);
 		/* A reset socket would have refused it. */
@@ -1134,23 +1137,6 @@ int tcp_take_held(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
- * waits_for_room() - do the bytes at rcv_nxt wait, held, for the host
- *		      socket's room
- * @conn:	connection
- *
- * Then there is no hole for the guest to fill: the ACK from the socket's
- * writable event (sock_write_cb()) answers what it sends meanwhile, and
- * any other would read to it as a duplicate, a loss to retransmit and a
- * window to halve.
- *
- * Return: true if the first held segment covers rcv_nxt
- */
-static bool waits_for_room(const struct tcp_conn *conn)
-{
-	return conn->ooo && !seq_lt(conn->rcv_nxt, conn->ooo->seq);
-}
-
-/**
  * tcp_process_data() - pass in-order payload and FIN from the guest to the host
  * @c:		context
  * @conn:	established connection
@@ -1197,10 +1183,15 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		uint32_t mss = conn->mss ? conn->mss : 1U;
 		uint32_t segs = conn->dupacks_owed + (len + mss - 1) / mss;
 
-		bool room = waits_for_room(conn);
+		bool room = tcp_ooo_waits(conn);
 
 		if (!tcp_ooo_hold(c, conn, seq, data, len, fin))
 			c->stats.drops[DROP_TCP_OUT_OF_ORDER]++;
+		/* No hole if the bytes before it wait for the socket's room:
+		 * its writable event answers (socket_room() in tcp.c), and
+		 * ACKs meanwhile would read to the guest as duplicates, a
+		 * loss to retransmit and a window to halve.
+		 */
 		if (room)
 			return 0;
 		conn->dupacks_owed =
@@ -1210,8 +1201,6 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 	}
 	if (take_in_order(c, conn, data, len, fin, false, &n))
 		return TCP_RELEASED;
-	if (!n && len && waits_for_room(conn))
-		return 0;
 	/* A hole filled, or partly: the guest hears of it at once. */
 	if (n == len && conn->ooo) {
 		if (tcp_take_held(c, conn))

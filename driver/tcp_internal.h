@@ -183,6 +183,7 @@ bool tcp_ooo_hold(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
 struct tcp_ooo_seg *tcp_ooo_ready(struct ctx *c, struct tcp_conn *conn);
 void tcp_ooo_pop(struct ctx *c, struct tcp_conn *conn);
 void tcp_ooo_free(struct ctx *c, struct tcp_conn *conn);
+bool tcp_ooo_waits(const struct tcp_conn *conn);
 
 /* tcp_later.c: delayed ACKs, host socket checks and discards */
 void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn);

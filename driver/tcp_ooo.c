@@ -159,3 +159,16 @@ void tcp_ooo_free(struct ctx *c, struct tcp_conn *conn)
 	while (conn->ooo)
 		tcp_ooo_pop(c, conn);
 }
+
+/**
+ * tcp_ooo_waits() - do the bytes at rcv_nxt wait, held, for the host
+ *		     socket's room (it refused them), rather than for the
+ *		     guest to fill a hole
+ * @conn:	connection
+ *
+ * Return: true if the first held segment covers rcv_nxt
+ */
+bool tcp_ooo_waits(const struct tcp_conn *conn)
+{
+	return conn->ooo && !seq_lt(conn->rcv_nxt, conn->ooo->seq);
+}

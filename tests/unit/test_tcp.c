@@ -492,22 +492,45 @@ static void ooo_full_socket_body(void)
 }
 
 /**
+ * queue_pattern() - the guest queues the test stream's segment at an offset
+ * @g:		guest
+ * @sport:	its port
+ * @isn:	tapir's initial sequence number
+ * @off:	offset in the stream
+ * @len:	bytes, at most TCPGUEST_PAYLOAD_MAX
+ */
+static void queue_pattern(struct guest *g, uint16_t sport, uint32_t isn,
+                          size_t off, size_t len)
+{
+	uint8_t seg[TCPGUEST_PAYLOAD_MAX];
+
+	for (size_t k = 0; k < len && k < sizeof(seg); k++)
+		seg[k] = pattern_at(off + k);
+	queue_seg(g, sport, TH_ACK, GUEST_ISN + 1 + (uint32_t)off, isn + 1,
+	          65535, seg, len);
+}
+
+/**
  * refused_tail_body() - a guest that sends more than the host socket takes
- *			 (past a window it was told): what the socket
- *			 refuses waits in tapir, nothing is dropped or asked
- *			 for again, and the host gets every byte in order
- *			 once it reads
+ *			 (past a window it was told), with one segment lost
+ *			 on the way: what the socket refuses waits in
+ *			 tapir, nothing is dropped, no three equal ACKs
+ *			 while it waits, a retransmission is answered, and
+ *			 once the host reads, the hole is asked for with
+ *			 three duplicates and every byte arrives in order
  *
  * Dropped, the refused bytes cost the guest a retransmission, and the
- * duplicate ACKs for what followed them a halved window.
+ * duplicate ACKs for what followed them a halved window; unanswered, a
+ * retransmission makes a guest give up on a host that stopped reading.
  */
 static void refused_tail_body(void)
 {
-	enum { SEGS = 400, SEG = TCPGUEST_PAYLOAD_MAX };
-	static uint8_t seg[SEG], got[SEGS * SEG];
+	enum { SEGS = 400, SEG = TCPGUEST_PAYLOAD_MAX, HOLE = 350 };
+	static uint8_t got[SEGS * SEG];
 	size_t total = SEGS * SEG, have = 0;
-	uint32_t isn, last = 0;
-	int fd, same = 0, most = 0;
+	int fd, same = 0, most = 0, at_hole = 0;
+	uint32_t isn, last = 0, hole = GUEST_ISN + 1 + HOLE * SEG;
+	bool answered = false;
 	struct guest g;
 	struct seg s;
 
@@ -516,11 +539,8 @@ static void refused_tail_body(void)
 	CHECK(fd >= 0);
 	flow_walk(g.c.flows, FLOW_TCP, small_sndbuf, NULL);
 	for (size_t i = 0; i < SEGS; i++) {
-		for (size_t k = 0; k < SEG; k++)
-			seg[k] = pattern_at(i * SEG + k);
-		queue_seg(&g, 40033, TH_ACK,
-		          GUEST_ISN + 1 + (uint32_t)(i * SEG), isn + 1, 65535,
-		          seg, SEG);
+		if (i != HOLE)
+			queue_pattern(&g, 40033, isn, i * SEG, SEG);
 		if (i % 32 == 31 || i == SEGS - 1) {
 			event_base_loop(g.c.base, EVLOOP_NONBLOCK);
 			while (take_seg(&g, &s)) {
@@ -534,6 +554,22 @@ static void refused_tail_body(void)
 	CHECK(g.c.stats.drops[DROP_TCP_OUT_OF_ORDER] == 0);
 	/* No three duplicates: nothing for the guest to send again. */
 	CHECK(most < TCP_DUPTHRESH);
+	/* The guest's timer sends the oldest bytes again: answered. */
+	queue_pattern(&g, 40033, isn, last - GUEST_ISN - 1, SEG);
+	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+	while (take_seg(&g, &s))
+		answered |= s.flags == TH_ACK && s.ack == last;
+	CHECK(answered);
+	for (int i = 0; i < 2000 && have < HOLE * SEG; i++) {
+		have += recv_all(fd, got + have, total - have);
+		spin(&g, 1);
+		while (take_seg(&g, &s))
+			at_hole += s.ack == hole && !s.len;
+	}
+	CHECK(have == HOLE * SEG);
+	CHECK(at_hole >= 1 + TCP_DUPTHRESH);
+	queue_pattern(&g, 40033, isn, HOLE * SEG, SEG);
+	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
 	for (int i = 0; i < 2000 && have < total; i++) {
 		have += recv_all(fd, got + have, total - have);
 		spin(&g, 1);
@@ -598,8 +634,10 @@ const struct unit_case unit_cases[] = {
         {"a hole fills while the host reads nothing: the held segments wait "
          "for the socket's room and arrive whole and in order",
          test_ooo_full_socket},
-        {"more than the host socket takes: the rest waits in tapir, no "
-         "drop, no duplicate ACKs, every byte in order once the host reads",
+        {"more than the host socket takes, one segment lost: the rest "
+         "waits in tapir, no drop, no three equal ACKs, a retransmission "
+         "answered, the hole asked for once the host reads, every byte in "
+         "order",
          test_refused_tail},
         {"the host closes first: the guest's FIN is still ACKed, no RST",
          test_last_ack},
