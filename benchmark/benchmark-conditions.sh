@@ -18,7 +18,9 @@
 #   download  16 MB from the host at 100 ms round trip and 1 % loss each
 #             way (iperf3 -R -n): the bytes and the seconds
 #   upload    the same, 16 MB to the host (iperf3 -n): a guest sender
-#             recovers from losses by what tapir tells it alone (no SACK)
+#             recovers from losses by what tapir tells it alone (no SACK).
+#             iperf3 ends it once the client has written the bytes: what
+#             the server had by then, and its rate
 #   neutral   iperf3 download with no rule and with the neutral rule
 #             delay=0, three times each, in the order none, neutral,
 #             neutral, none, none, neutral: the cost of a rule that holds
