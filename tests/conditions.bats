@@ -159,9 +159,18 @@ within() {
 				done
 				echo null
 			}
+			# off BPS MBIT: more than 5 % from the rate.
+			off() { awk -v v="$1" -v m="$2" "BEGIN { x = v / (m * 1e6); exit !(x < 0.95 || x > 1.05) }"; }
 			for r in 1 10 100 1000; do
 				setc "\"rate=${r}mbit\""
-				echo "rate $r $(bps) $(bps -R)"
+				up=$(bps)
+				down=$(bps -R)
+				# One more run of a direction off by over 5 %: the
+				# load of a 2-CPU machine can hold iperf3 back at
+				# 1 Gbit/s; a wrong rate is wrong every time.
+				if off "$up" "$r"; then up=$(bps); fi
+				if off "$down" "$r"; then down=$(bps -R); fi
+				echo "rate $r $up $down"
 			done
 			# UDP at three times the rate: the rate passes, the rest
 			# is dropped as a full link drops it.
