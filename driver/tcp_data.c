@@ -1079,7 +1079,7 @@ static int take_in_order(struct ctx *c, struct tcp_conn *conn,
 		c->stats.to_host[PROTO_TCP].packets++;
 		c->stats.to_host[PROTO_TCP].bytes += (uint64_t)n;
 		/* What the socket refused waits with the segments held after
-		 * a hole, for its room (sock_write_cb()): only past their
+		 * a hole, for its room (socket_room()): only past their
 		 * bounds is it dropped, for the guest to send again.
 		 */
 		if ((uint32_t)n < len) {
@@ -1180,9 +1180,7 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		 * frame is many), or the guest never counts to its DupThresh
 		 * and waits for its retransmission timer.
 		 */
-		uint32_t mss = conn->mss ? conn->mss : 1U;
-		uint32_t segs = conn->dupacks_owed + (len + mss - 1) / mss;
-
+		uint32_t mss = conn->mss ? conn->mss : 1U, segs;
 		bool room = tcp_ooo_waits(conn);
 
 		if (!tcp_ooo_hold(c, conn, seq, data, len, fin))
@@ -1194,6 +1192,7 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 		 */
 		if (room)
 			return 0;
+		segs = conn->dupacks_owed + (len + mss - 1) / mss;
 		conn->dupacks_owed =
 		        (uint8_t)(segs < TCP_DUPTHRESH ? segs : TCP_DUPTHRESH);
 		tcp_schedule_ack(c, conn);

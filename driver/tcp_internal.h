@@ -181,7 +181,6 @@ struct tcp_ooo_seg {
 bool tcp_ooo_hold(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
                   const uint8_t *data, uint32_t len, bool fin);
 struct tcp_ooo_seg *tcp_ooo_ready(struct ctx *c, struct tcp_conn *conn);
-void tcp_ooo_pop(struct ctx *c, struct tcp_conn *conn);
 void tcp_ooo_free(struct ctx *c, struct tcp_conn *conn);
 bool tcp_ooo_waits(const struct tcp_conn *conn);
 

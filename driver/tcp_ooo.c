@@ -107,11 +107,11 @@ bool tcp_ooo_hold(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
 }
 
 /**
- * tcp_ooo_pop() - free the first held segment
+ * ooo_pop() - free the first held segment
  * @c:		context
  * @conn:	connection with at least one held
  */
-void tcp_ooo_pop(struct ctx *c, struct tcp_conn *conn)
+static void ooo_pop(struct ctx *c, struct tcp_conn *conn)
 {
 	struct tcp_ooo_seg *h = conn->ooo;
 
@@ -143,7 +143,7 @@ struct tcp_ooo_seg *tcp_ooo_ready(struct ctx *c, struct tcp_conn *conn)
 		if (seq_lt(conn->rcv_nxt, end) ||
 		    (end == conn->rcv_nxt && h->fin))
 			return h;
-		tcp_ooo_pop(c, conn);
+		ooo_pop(c, conn);
 	}
 	return NULL;
 }
@@ -157,7 +157,7 @@ struct tcp_ooo_seg *tcp_ooo_ready(struct ctx *c, struct tcp_conn *conn)
 void tcp_ooo_free(struct ctx *c, struct tcp_conn *conn)
 {
 	while (conn->ooo)
-		tcp_ooo_pop(c, conn);
+		ooo_pop(c, conn);
 }
 
 /**
