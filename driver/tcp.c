@@ -432,6 +432,8 @@ static void open_outbound(struct ctx *c, const struct pkt *p,
 		conn->flags |= CONN_WS_OK;
 		conn->snd_ws = (uint8_t)s->ws;
 	}
+	if (s->sack_ok)
+		conn->flags |= CONN_SACK_OK;
 	conn->snd_wnd = conn->max_wnd = s->win;
 	conn->last_active = clock_s();
 	err = host_socket(c, conn, sa.sa.sa_family);
@@ -475,6 +477,8 @@ synack_from_guest(struct ctx *c, struct tcp_conn *conn, const struct tcp_seg *s)
 		conn->flags &= ~CONN_WS_OK;
 		conn->snd_ws = 0;
 	}
+	if (!s->sack_ok)
+		conn->flags &= ~CONN_SACK_OK;
 	conn->snd_wnd = conn->max_wnd = s->win;
 	conn->flags &= ~CONN_SYN_SENT;
 	conn->flags |= CONN_ESTABLISHED;
@@ -720,8 +724,8 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 		tcp_release(c, conn, false);
 		return -1;
 	}
-	conn->flags |=
-	        CONN_SYN_SENT | CONN_WS_OK | (inany_is_v4(dst) ? 0 : CONN_V6);
+	conn->flags |= CONN_SYN_SENT | CONN_WS_OK | CONN_SACK_OK |
+	               (inany_is_v4(dst) ? 0 : CONN_V6);
 	conn->mss = guest_mss(c, conn, 0);
 	conn->snd_una = tcp_isn(c->flows, dst, dport, src, sport);
 	conn->snd_nxt = conn->snd_max = conn->snd_una + 1;

@@ -42,6 +42,7 @@ enum tcp_conn_flag {
 	CONN_NO_INQ = 1 << 25,     /* peeks don't report TCP_INQ */
 	CONN_TURN = 1 << 26,    /* host data went out since our last lone ACK */
 	CONN_DISCARD = 1 << 27, /* a discard of ACKed bytes waits (later) */
+	CONN_SACK_OK = 1 << 28, /* SACK permitted both ways (RFC 2018) */
 };
 
 /**
@@ -83,6 +84,8 @@ enum tcp_conn_flag {
  *		segments, one each, at most TCP_DUPTHRESH
  * @ooo_segs:	segments held after a hole (tcp_ooo.c)
  * @ooo_cost:	what they cost, bytes and overhead
+ * @ooo_last:	sequence number of the one that came last: its SACK
+ *		block goes first (RFC 2018 section 4)
  * @ooo:	the first of them, in sequence order
  * @later_next:	next on the later list (tcp_later.c)
  * @later_prev:	previous on it, NULL at its head
@@ -123,6 +126,7 @@ struct tcp_conn {
 	uint8_t dupacks_owed;
 	uint16_t ooo_segs;
 	uint32_t ooo_cost;
+	uint32_t ooo_last;
 	struct tcp_ooo_seg *ooo;
 	struct tcp_conn *later_next;
 	struct tcp_conn *later_prev;

@@ -62,7 +62,8 @@ struct tcp_seg;
 #define TCP_LATER_MS 10
 #define TCP_QUICKACKS 8
 /* Duplicate ACKs that start the guest's fast retransmit (RFC 5681's
- * DupThresh): without SACK, its sender counts them to find a hole.
+ * DupThresh): its sender counts them to find a hole, with SACK too
+ * (RFC 6675's DupThresh).
  */
 #define TCP_DUPTHRESH 3
 /* With SO_PEEK_OFF, bytes the guest ACKed leave the receive queue once
@@ -177,12 +178,19 @@ struct tcp_ooo_seg {
 	uint8_t data[];
 };
 
+/* SACK blocks a pure ACK carries: 4 fit in the 40 bytes of options,
+ * with 2 NOPs for alignment (RFC 2018 section 3).
+ */
+#define TCP_SACK_BLOCKS 4
+#define TCP_SACK_OPTLEN_MAX (4 + 8 * TCP_SACK_BLOCKS)
+
 /* tcp_ooo.c: segments after a hole */
 bool tcp_ooo_hold(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
                   const uint8_t *data, uint32_t len, bool fin);
 struct tcp_ooo_seg *tcp_ooo_ready(struct ctx *c, struct tcp_conn *conn);
 void tcp_ooo_free(struct ctx *c, struct tcp_conn *conn);
 bool tcp_ooo_waits(const struct tcp_conn *conn);
+size_t tcp_ooo_sack(const struct tcp_conn *conn, uint32_t wnd, uint8_t *opt);
 
 /* tcp_later.c: delayed ACKs, host socket checks and discards */
 void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn);

@@ -2,16 +2,20 @@
 /* tapir - the guest's TCP segments that arrive after a hole, held until
  * the hole fills
  *
- * tapir offers the guest no SACK, so its sender (Reno) learns of a lost
- * segment from duplicate ACKs and its timer alone. Thrown away, the
- * segments after a hole made each loss cost the whole flight behind it,
- * and worse: the new data the guest sends while it recovers from a
- * timeout (F-RTO, RFC 5682) lands after the hole too, and Linux's Reno
- * keeps its loss state until data above the recovery point is ACKed
- * (RFC 6582), so it waited for a timer that doubled each time. An upload
- * at 1 % loss took a minute for 10 MB. Held here, those segments go to
- * the host socket as soon as the hole fills, as from a kernel receiver's
- * out-of-order queue.
+ * Thrown away, the segments after a hole made each loss cost the whole
+ * flight behind it, and worse: the new data the guest sends while it
+ * recovers from a timeout (F-RTO, RFC 5682) lands after the hole too, and
+ * Linux's Reno keeps its loss state until data above the recovery point
+ * is ACKed (RFC 6582), so it waited for a timer that doubled each time.
+ * An upload at 1 % loss took a minute for 10 MB. Held here, those
+ * segments go to the host socket as soon as the hole fills, as from a
+ * kernel receiver's out-of-order queue.
+ *
+ * A guest that asked for SACK hears which ranges are held (RFC 2018), so
+ * it resends only the holes, several in one round trip, where duplicate
+ * ACKs alone tell of one hole per round trip and a lost retransmission
+ * costs a timeout. What is held is never dropped before the connection
+ * ends, so a range once reported stays true (no reneging).
  *
  * Only data within the largest window tapir offers is held, and only up to
  * TCP_OOO_CONN_MAX per connection and TCP_OOO_THREAD_MAX per thread,
@@ -21,6 +25,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/tcp.h>
 
 #include "tcp_internal.h"
 
@@ -69,8 +75,9 @@ static bool ooo_fits(const struct ctx *c, const struct tcp_conn *conn,
  * @fin:	it carries the guest's FIN
  *
  * Segments stay sorted by @seq. One that a held segment already covers
- * is a retransmission and adds nothing; partial overlaps are kept, and
- * tcp_ooo_ready() skips what was taken already.
+ * is a retransmission and adds nothing but its place at the head of the
+ * next SACK option; partial overlaps are kept, and tcp_ooo_ready() skips
+ * what was taken already.
  *
  * Return: true if it is held (now or already), false if it was dropped
  */
@@ -84,11 +91,15 @@ bool tcp_ooo_hold(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
 		pp = &(*pp)->next;
 	}
 	if (prev && !seq_lt(prev->seq + prev->len, seq + len) &&
-	    (prev->fin || !fin))
+	    (prev->fin || !fin)) {
+		conn->ooo_last = prev->seq;
 		return true;
+	}
 	if (*pp && (*pp)->seq == seq && (*pp)->len >= len &&
-	    ((*pp)->fin || !fin))
+	    ((*pp)->fin || !fin)) {
+		conn->ooo_last = seq;
 		return true;
+	}
 	if (!ooo_fits(c, conn, seq, len))
 		return false;
 	n = malloc(sizeof(*n) + len);
@@ -100,6 +111,7 @@ bool tcp_ooo_hold(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
 	memcpy(n->data, data, len);
 	n->next = *pp;
 	*pp = n;
+	conn->ooo_last = seq;
 	conn->ooo_segs++;
 	conn->ooo_cost += ooo_cost(len);
 	c->tcp->ooo_cost += ooo_cost(len);
@@ -171,4 +183,136 @@ void tcp_ooo_free(struct ctx *c, struct tcp_conn *conn)
 bool tcp_ooo_waits(const struct tcp_conn *conn)
 {
 	return conn->ooo && !seq_lt(conn->rcv_nxt, conn->ooo->seq);
+}
+
+/**
+ * struct sack_blk - one SACK block: a range of held bytes
+ * @left:	its first sequence number
+ * @right:	the one after its last
+ */
+struct sack_blk {
+	uint32_t left;
+	uint32_t right;
+};
+
+/**
+ * next_range() - the next range of held bytes, segments that touch or
+ *		  overlap merged, within [rcv_nxt, @limit)
+ * @conn:	connection
+ * @hp:		the held segment to start from; left at the first one past
+ *		the range
+ * @limit:	the right edge of the window the ACK offers
+ * @r:		filled with the range
+ * @last:	set if the range holds the segment that came last
+ *
+ * Return: true if there is one
+ */
+static bool next_range(const struct tcp_conn *conn,
+                       const struct tcp_ooo_seg **hp, uint32_t limit,
+                       struct sack_blk *r, bool *last)
+{
+	const struct tcp_ooo_seg *h;
+	bool have = false;
+
+	*last = false;
+	for (h = *hp; h && seq_lt(h->seq, limit); h = h->next) {
+		uint32_t left = h->seq,
+		         right = h->seq + h->len + (h->fin ? 1 : 0);
+
+		if (!seq_lt(conn->rcv_nxt, right))
+			continue;
+		if (seq_lt(left, conn->rcv_nxt))
+			left = conn->rcv_nxt;
+		if (seq_lt(limit, right))
+			right = limit;
+		if (have && seq_lt(r->right, left))
+			break;
+		if (!have)
+			*r = (struct sack_blk){left, right};
+		else if (seq_lt(r->right, right))
+			r->right = right;
+		have = true;
+		*last |= h->seq == conn->ooo_last;
+	}
+	*hp = h;
+	return have;
+}
+
+/**
+ * sack_blocks() - the held ranges a SACK option reports: the one holding
+ *		   the segment that came last first, as RFC 2018 section 4
+ *		   requires, then the lowest others
+ * @conn:	connection, with segments held after a hole
+ * @limit:	the right edge of the window this ACK offers: beyond it,
+ *		nothing is reported
+ * @b:		TCP_SACK_BLOCKS entries to fill
+ *
+ * RFC 2018 would rather have the other blocks repeat the ones reported
+ * last, against lost ACKs. The lowest are the ones nearest the holes,
+ * which the guest resends first, and its scoreboard keeps what earlier
+ * ACKs said.
+ *
+ * Only what the window offers is reported: the host socket should take
+ * it once the hole fills. An ACK that then stopped inside a reported
+ * range would read as reneging, and a Linux guest would drop its
+ * scoreboard and resend everything from a window of one.
+ *
+ * Return: how many were filled
+ */
+static size_t sack_blocks(const struct tcp_conn *conn, uint32_t limit,
+                          struct sack_blk *b)
+{
+	const struct tcp_ooo_seg *h = conn->ooo;
+	struct sack_blk low[TCP_SACK_BLOCKS], r;
+	size_t nlow = 0, n = 0;
+	bool last, found = false;
+
+	while (next_range(conn, &h, limit, &r, &last)) {
+		if (last && !found) {
+			b[n++] = r;
+			found = true;
+		} else if (nlow < TCP_SACK_BLOCKS) {
+			low[nlow++] = r;
+		}
+		if (found && nlow >= TCP_SACK_BLOCKS - 1)
+			break;
+	}
+	for (size_t i = 0; i < nlow && n < TCP_SACK_BLOCKS; i++)
+		b[n++] = low[i];
+	return n;
+}
+
+/**
+ * tcp_ooo_sack() - the SACK option for an ACK to the guest
+ * @conn:	connection
+ * @wnd:	the window that ACK offers, in bytes
+ * @opt:	TCP_SACK_OPTLEN_MAX bytes to fill
+ *
+ * None unless the guest permitted SACK and segments wait after a hole: not
+ * while the bytes at rcv_nxt wait for the host socket's room, which the
+ * guest would take, below ranges reported held, for a loss to resend.
+ *
+ * Return: the option's length, a multiple of 4, 0 for none
+ */
+size_t tcp_ooo_sack(const struct tcp_conn *conn, uint32_t wnd, uint8_t *opt)
+{
+	struct sack_blk b[TCP_SACK_BLOCKS];
+	size_t n, len;
+
+	if (!(conn->flags & CONN_SACK_OK) || !conn->ooo || tcp_ooo_waits(conn))
+		return 0;
+	n = sack_blocks(conn, conn->rcv_nxt + wnd, b);
+	if (!n)
+		return 0;
+	len = 2 + 8 * n;
+	opt[0] = TCPOPT_NOP;
+	opt[1] = TCPOPT_NOP;
+	opt[2] = TCPOPT_SACK;
+	opt[3] = (uint8_t)len;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t edges[2] = {htonl(b[i].left), htonl(b[i].right)};
+
+		memcpy(opt + 4 + 8 * i, edges, sizeof(edges));
+	}
+	return 2 + len;
 }

@@ -19,10 +19,11 @@
 #define TCP_GSO_MAX 65495
 
 /**
- * parse_options() - read MSS and window scale from a SYN's options
+ * parse_options() - read MSS, window scale and SACK-permitted from a SYN's
+ *		     options
  * @opt:	options
  * @len:	their length
- * @s:		segment to fill (mss, ws)
+ * @s:		segment to fill (mss, ws, sack_ok)
  *
  * Return: 0, or -1 if an option overruns the header
  */
@@ -48,6 +49,9 @@ static int parse_options(const uint8_t *opt, size_t len, struct tcp_seg *s)
 			s->mss = (uint16_t)(opt[i + 2] << 8 | opt[i + 3]);
 		else if (kind == TCPOPT_WINDOW && olen == TCPOLEN_WINDOW)
 			s->ws = opt[i + 2] > 14 ? 14 : opt[i + 2];
+		else if (kind == TCPOPT_SACK_PERMITTED &&
+		         olen == TCPOLEN_SACK_PERMITTED)
+			s->sack_ok = true;
 		i += olen;
 	}
 	return 0;
@@ -144,20 +148,31 @@ static uint16_t window_field(const struct tcp_conn *conn, uint8_t flags,
  * @data:	payload, or NULL
  * @len:	payload length; above conn->mss it goes out as one GSO frame
  *
+ * A pure ACK carries SACK blocks for the segments held after a hole. A
+ * data segment doesn't: its options would push each GSO segment past
+ * the MSS, and the guest counts only pure ACKs as duplicates anyway.
+ *
  * Return: 0 on success, -1 if the frame was dropped
  */
 static int send_segment(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
                         uint32_t seq, uint32_t wnd, const uint8_t *opts,
                         size_t optlen, const uint8_t *data, size_t len)
 {
-	size_t hlen = sizeof(struct tcphdr) + optlen;
 	struct virtio_net_hdr vh = {0};
-	uint8_t hdr[sizeof(struct tcphdr) + 40];
+	uint8_t hdr[sizeof(struct tcphdr) + 40], sack[TCP_SACK_OPTLEN_MAX];
 	struct tcphdr *th = (struct tcphdr *)hdr;
-	struct iovec iov[2] = {{hdr, hlen}, {(void *)data, len}};
+	struct iovec iov[2] = {{hdr, 0}, {(void *)data, len}};
+	size_t hlen;
 	uint32_t sum;
 	uint16_t ck;
 
+	if (conn->ooo && !optlen && !len && (flags & TH_ACK) &&
+	    !(flags & (TH_SYN | TH_RST))) {
+		optlen = tcp_ooo_sack(conn, wnd, sack);
+		opts = sack;
+	}
+	hlen = sizeof(struct tcphdr) + optlen;
+	iov[0].iov_len = hlen;
 	memset(th, 0, sizeof(*th));
 	th->source = htons(conn->flow.key.fport);
 	th->dest = htons(conn->flow.key.gport);
@@ -199,10 +214,45 @@ static int send_segment(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 }
 
 /**
+ * syn_options() - the options of our SYN or SYN-ACK: MSS, then window
+ *		   scale and SACK-permitted if the connection has them
+ * @c:		context, for the MTU
+ * @conn:	connection
+ * @opts:	buffer of 12 bytes
+ *
+ * Return: their length, a multiple of 4
+ */
+static size_t syn_options(const struct ctx *c, const struct tcp_conn *conn,
+                          uint8_t *opts)
+{
+	uint16_t mss =
+	        (uint16_t)(c->tap.mtu - ((conn->flags & CONN_V6) ? 60 : 40));
+	const uint8_t ws[4] = {TCPOPT_NOP, TCPOPT_WINDOW, TCPOLEN_WINDOW,
+	                       TCP_WS_SHIFT};
+	const uint8_t sack[4] = {TCPOPT_NOP, TCPOPT_NOP, TCPOPT_SACK_PERMITTED,
+	                         TCPOLEN_SACK_PERMITTED};
+	size_t n = 4;
+
+	opts[0] = TCPOPT_MAXSEG;
+	opts[1] = TCPOLEN_MAXSEG;
+	opts[2] = (uint8_t)(mss >> 8);
+	opts[3] = (uint8_t)mss;
+	if (conn->flags & CONN_WS_OK) {
+		memcpy(opts + n, ws, sizeof(ws));
+		n += sizeof(ws);
+	}
+	if (conn->flags & CONN_SACK_OK) {
+		memcpy(opts + n, sack, sizeof(sack));
+		n += sizeof(sack);
+	}
+	return n;
+}
+
+/**
  * tcp_send_flags() - send a segment without payload: SYN, ACK, FIN, RST
  * @c:		context
  * @conn:	connection
- * @flags:	TH_* flags; SYN segments carry MSS and window scale options
+ * @flags:	TH_* flags; SYN segments carry the options of syn_options()
  * @seq:	sequence number
  * @wnd:	window to advertise, in bytes
  *
@@ -211,15 +261,11 @@ static int send_segment(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 int tcp_send_flags(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
                    uint32_t seq, uint32_t wnd)
 {
-	uint16_t mss =
-	        (uint16_t)(c->tap.mtu - ((conn->flags & CONN_V6) ? 60 : 40));
-	uint8_t opts[8] = {TCPOPT_MAXSEG,  TCPOLEN_MAXSEG, (uint8_t)(mss >> 8),
-	                   (uint8_t)mss,   TCPOPT_NOP,     TCPOPT_WINDOW,
-	                   TCPOLEN_WINDOW, TCP_WS_SHIFT};
+	uint8_t opts[12];
 	size_t optlen = 0;
 
 	if (flags & TH_SYN)
-		optlen = (conn->flags & CONN_WS_OK) ? 8 : 4;
+		optlen = syn_options(c, conn, opts);
 	return send_segment(c, conn, flags, seq, wnd, opts, optlen, NULL, 0);
 }
 

@@ -34,6 +34,7 @@ struct pkt;
  * @len:	data length
  * @mss:	MSS option, 0 if absent
  * @ws:		window scale option, -1 if absent
+ * @sack_ok:	SACK-permitted option present
  */
 struct tcp_seg {
 	uint16_t sport;
@@ -46,6 +47,7 @@ struct tcp_seg {
 	size_t len;
 	uint16_t mss;
 	int ws;
+	bool sack_ok;
 };
 
 int tcp_seg_parse(struct ctx *c, const struct pkt *p, struct tcp_seg *s);

@@ -333,10 +333,9 @@ void queue_udp_frags(struct guest *g, uint16_t sport, uint16_t dport,
  * @data:	payload, or NULL
  * @len:	payload bytes, at most TCPGUEST_PAYLOAD_MAX
  */
-static void queue_frame(struct guest *g, uint16_t sport, uint8_t flags,
-                        uint32_t seq, uint32_t ack, uint16_t win,
-                        const uint8_t *opts, size_t optlen, const void *data,
-                        size_t len)
+void queue_frame(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
+                 uint32_t ack, uint16_t win, const uint8_t *opts, size_t optlen,
+                 const void *data, size_t len)
 {
 	uint8_t seg[60 + TCPGUEST_PAYLOAD_MAX] = {0};
 	size_t thl = 20 + optlen;
@@ -453,7 +452,10 @@ bool take_seg(struct guest *g, struct seg *s)
 		s->seq = ntohl(th.seq);
 		s->ack = ntohl(th.ack_seq);
 		s->flags = f[14 + ip.ihl * 4 + 13];
+		s->win = ntohs(th.window);
 		s->len = (size_t)n - 14 - ip.ihl * 4 - th.doff * 4;
+		s->optlen = th.doff * 4U - 20U;
+		memcpy(s->opt, f + 14 + ip.ihl * 4 + 20, s->optlen);
 		memcpy(s->data, f + n - s->len,
 		       s->len < sizeof(s->data) ? s->len : sizeof(s->data));
 		return true;
@@ -524,6 +526,7 @@ static int connect_guest(struct guest *g, uint16_t sport, const uint8_t *opts,
 	if (!got || s.flags != (TH_SYN | TH_ACK) || s.ack != GUEST_ISN + 1 ||
 	    !addressed_right(&s))
 		return -1;
+	g->synack = s;
 	*isn = s.seq;
 	send_seg(g, sport, TH_ACK, GUEST_ISN + 1, *isn + 1, win, NULL, 0);
 	return accept(g->listener, NULL, NULL);
@@ -567,6 +570,31 @@ int handshake_opts(struct guest *g, uint16_t sport, uint16_t mss, uint8_t ws,
 	                         TCPOLEN_WINDOW,      ws};
 
 	return connect_guest(g, sport, opts, sizeof(opts), syn_win, win, isn);
+}
+
+/**
+ * handshake_sack() - handshake() from a guest that permits SACK, with MSS
+ *		      1460 and no window scaling; tapir's SYN-ACK is left in
+ *		      g->synack
+ * @g:		guest
+ * @sport:	guest port
+ * @win:	window field of its final ACK
+ * @isn:	filled with tapir's initial sequence number
+ *
+ * Return: the host's accepted socket, or -1
+ */
+int handshake_sack(struct guest *g, uint16_t sport, uint16_t win, uint32_t *isn)
+{
+	const uint8_t opts[8] = {TCPOPT_MAXSEG,
+	                         TCPOLEN_MAXSEG,
+	                         1460 >> 8,
+	                         1460 & 0xff,
+	                         TCPOPT_NOP,
+	                         TCPOPT_NOP,
+	                         TCPOPT_SACK_PERMITTED,
+	                         TCPOLEN_SACK_PERMITTED};
+
+	return connect_guest(g, sport, opts, sizeof(opts), win, win, isn);
 }
 
 /**

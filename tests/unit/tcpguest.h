@@ -21,25 +21,6 @@
 #define TCPGUEST_PAYLOAD_MAX 1460
 
 /**
- * struct guest - the test's side of one context
- * @c:		context under test
- * @o:		its options
- * @tap:	the guest's end of the queue the helpers below use: queue
- *		0's, unless the test points it elsewhere
- * @taps:	the guest's end of each queue, -1 past the last
- * @threaded:	@c has a context per queue (guest_open_threads())
- * @listener:	host listener on 127.0.0.1:HOST_PORT
- */
-struct guest {
-	struct ctx c;
-	struct opts o;
-	int tap;
-	int taps[TCPGUEST_QUEUES];
-	bool threaded;
-	int listener;
-};
-
-/**
  * struct seg - what a frame from tapir carried
  * @src:	IPv4 source, network order
  * @dst:	IPv4 destination, network order
@@ -48,8 +29,11 @@ struct guest {
  * @seq:	sequence number
  * @ack:	acknowledgement number
  * @flags:	TCP flags
+ * @win:	raw window field
  * @len:	payload bytes
  * @data:	the first of them
+ * @opt:	TCP options
+ * @optlen:	their length
  */
 struct seg {
 	uint32_t src;
@@ -59,8 +43,32 @@ struct seg {
 	uint32_t seq;
 	uint32_t ack;
 	uint8_t flags;
+	uint16_t win;
 	size_t len;
 	uint8_t data[64];
+	uint8_t opt[40];
+	size_t optlen;
+};
+
+/**
+ * struct guest - the test's side of one context
+ * @c:		context under test
+ * @o:		its options
+ * @tap:	the guest's end of the queue the helpers below use: queue
+ *		0's, unless the test points it elsewhere
+ * @taps:	the guest's end of each queue, -1 past the last
+ * @threaded:	@c has a context per queue (guest_open_threads())
+ * @listener:	host listener on 127.0.0.1:HOST_PORT
+ * @synack:	tapir's SYN-ACK of the last handshake
+ */
+struct guest {
+	struct ctx c;
+	struct opts o;
+	int tap;
+	int taps[TCPGUEST_QUEUES];
+	bool threaded;
+	int listener;
+	struct seg synack;
 };
 
 int guest_open(struct guest *g, bool discard);
@@ -68,6 +76,9 @@ int guest_open_queues(struct guest *g, bool discard, unsigned int queues);
 int guest_open_threads(struct guest *g, unsigned int queues);
 void guest_run(struct guest *g, unsigned int i);
 void guest_close(struct guest *g);
+void queue_frame(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
+                 uint32_t ack, uint16_t win, const uint8_t *opts, size_t optlen,
+                 const void *data, size_t len);
 void queue_seg(struct guest *g, uint16_t sport, uint8_t flags, uint32_t seq,
                uint32_t ack, uint16_t win, const void *data, size_t len);
 void queue_udp(struct guest *g, uint16_t sport, uint16_t dport, size_t len,
@@ -83,6 +94,8 @@ bool addressed_right(const struct seg *s);
 int handshake(struct guest *g, uint16_t sport, uint16_t win, uint32_t *isn);
 int handshake_opts(struct guest *g, uint16_t sport, uint16_t mss, uint8_t ws,
                    uint16_t syn_win, uint16_t win, uint32_t *isn);
+int handshake_sack(struct guest *g, uint16_t sport, uint16_t win,
+                   uint32_t *isn);
 int guest_vnet(struct guest *g);
 void reset_by_host(int fd);
 

@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "driver/ctx.h"
+#include "driver/inany.h"
 #include "driver/tcp.h"
 #include "driver/tcp_internal.h"
 #include "tests/unit/tcpguest.h"
@@ -304,6 +305,56 @@ static size_t recv_all(int fd, uint8_t *buf, size_t size)
 }
 
 /**
+ * opt_at() - where a segment's options hold an option
+ * @s:		segment from tapir
+ * @kind:	TCPOPT_*
+ *
+ * Return: its offset in s->opt, or -1 if absent
+ */
+static int opt_at(const struct seg *s, uint8_t kind)
+{
+	size_t i = 0;
+
+	while (i < s->optlen && s->opt[i] != TCPOPT_EOL) {
+		if (s->opt[i] == TCPOPT_NOP) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= s->optlen || s->opt[i + 1] < 2)
+			break;
+		if (s->opt[i] == kind)
+			return (int)i;
+		i += s->opt[i + 1];
+	}
+	return -1;
+}
+
+/**
+ * sack_of() - the SACK blocks a segment carries, as stream offsets
+ * @s:		segment from tapir
+ * @edges:	2 * TCP_SACK_BLOCKS to fill: left, right, left, ...
+ *
+ * Return: how many blocks, -1 for no SACK option
+ */
+static int sack_of(const struct seg *s, uint32_t *edges)
+{
+	int at = opt_at(s, TCPOPT_SACK), n;
+
+	if (at < 0)
+		return -1;
+	n = (s->opt[at + 1] - 2) / 8;
+	if (n > TCP_SACK_BLOCKS)
+		return -1;
+	for (int k = 0; k < 2 * n; k++) {
+		uint32_t v;
+
+		memcpy(&v, s->opt + at + 2 + 4 * k, 4);
+		edges[k] = ntohl(v) - (GUEST_ISN + 1);
+	}
+	return n;
+}
+
+/**
  * out_of_order_body() - segments after a hole: a duplicate ACK for each
  *			 segment they hold (a GSO frame holds several), at
  *			 most three a batch; they are held, a retransmission
@@ -329,6 +380,8 @@ static void out_of_order_body(void)
 	/* MSS 536: the guest sent no option. */
 	fd = handshake(&g, 40030, 65535, &isn);
 	CHECK(fd >= 0);
+	/* It didn't permit SACK: none offered, none sent. */
+	CHECK(opt_at(&g.synack, TCPOPT_SACK_PERMITTED) < 0);
 	while (take_seg(&g, &s))
 		;
 	/* Bytes 100..199, then 200..1659 in one frame: 1 and 3 segments. */
@@ -340,7 +393,7 @@ static void out_of_order_body(void)
 		event_base_loop(g.c.base, EVLOOP_NONBLOCK);
 		while (take_seg(&g, &s))
 			dups[i] += s.flags == TH_ACK && !s.len &&
-			           s.ack == GUEST_ISN + 1;
+			           s.ack == GUEST_ISN + 1 && !s.optlen;
 	}
 	CHECK(dups[0] == 1 && dups[1] == 3);
 	/* The same frame again, and the last 100 bytes with the FIN. */
@@ -369,6 +422,198 @@ static void out_of_order_body(void)
 	(void)fin;
 	close(fd);
 	guest_close(&g);
+}
+
+/**
+ * queue_range() - the guest queues stream bytes [@from, @to) of a
+ *		   connection, in one segment
+ * @g:		guest
+ * @sport:	its port
+ * @isn:	tapir's initial sequence number
+ * @data:	the stream
+ * @from:	first offset
+ * @to:		offset after the last
+ */
+static void queue_range(struct guest *g, uint16_t sport, uint32_t isn,
+                        const uint8_t *data, uint32_t from, uint32_t to)
+{
+	queue_seg(g, sport, TH_ACK, GUEST_ISN + 1 + from, isn + 1, 65535,
+	          data + from, to - from);
+}
+
+/**
+ * last_ack_sack() - run a batch, and read the blocks of tapir's last ACK
+ * @g:		guest
+ * @ack:	filled with its acknowledgement, as a stream offset
+ * @edges:	2 * TCP_SACK_BLOCKS, filled as sack_of() does
+ *
+ * Return: its number of blocks, -1 for none (or no ACK)
+ */
+static int last_ack_sack(struct guest *g, uint32_t *ack, uint32_t *edges)
+{
+	struct seg s;
+	int n = -1;
+
+	event_base_loop(g->c.base, EVLOOP_NONBLOCK);
+	*ack = 0;
+	while (take_seg(g, &s)) {
+		*ack = s.ack - (GUEST_ISN + 1);
+		n = sack_of(&s, edges);
+	}
+	return n;
+}
+
+/**
+ * blocks_are() - the blocks read are these, in this order
+ * @n:		how many were read
+ * @edges:	their edges
+ * @want:	the expected edges, ending with 0, 0
+ *
+ * Return: true if they match
+ */
+static bool blocks_are(int n, const uint32_t *edges, const uint32_t *want)
+{
+	int k = 0;
+
+	while (want[2 * k] || want[2 * k + 1])
+		k++;
+	return n == k && !memcmp(edges, want, sizeof(*edges) * 2 * (size_t)k);
+}
+
+/**
+ * sack_body() - a guest that permits SACK is offered it, and hears which
+ *		 ranges after a hole are held: the one it sent last first,
+ *		 then the lowest, at most 4, merged as holes fill, none
+ *		 once the stream is whole; every byte reaches the host in
+ *		 order
+ *
+ * Without SACK the guest learns of one hole per round trip, and a lost
+ * retransmission costs it a timeout.
+ */
+static void sack_body(void)
+{
+	static uint8_t data[1000], got[1100];
+	uint32_t isn, ack, e[2 * TCP_SACK_BLOCKS];
+	struct guest g;
+	struct seg s;
+	int fd, n;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + i / 256);
+	CHECK(!guest_open(&g, false));
+	fd = handshake_sack(&g, 40034, 65535, &isn);
+	CHECK(fd >= 0);
+	CHECK(opt_at(&g.synack, TCPOPT_SACK_PERMITTED) >= 0);
+	while (take_seg(&g, &s))
+		;
+	queue_range(&g, 40034, isn, data, 100, 200);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(ack == 0 && blocks_are(n, e, (uint32_t[]){100, 200, 0, 0}));
+	queue_range(&g, 40034, isn, data, 300, 400);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(blocks_are(n, e, (uint32_t[]){300, 400, 100, 200, 0, 0}));
+	/* Five ranges held: the last one sent, then the three lowest. */
+	for (uint32_t from = 500; from < 1000; from += 200)
+		queue_range(&g, 40034, isn, data, from, from + 100);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(blocks_are(
+	        n, e,
+	        (uint32_t[]){900, 1000, 100, 200, 300, 400, 500, 600, 0, 0}));
+	/* A hole between two ranges fills: one block. */
+	queue_range(&g, 40034, isn, data, 200, 300);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(blocks_are(
+	        n, e,
+	        (uint32_t[]){100, 400, 500, 600, 700, 800, 900, 1000, 0, 0}));
+	/* The first hole fills: the ACK moves, the rest is still held. */
+	queue_range(&g, 40034, isn, data, 0, 100);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(ack == 400 &&
+	      blocks_are(n, e,
+	                 (uint32_t[]){500, 600, 700, 800, 900, 1000, 0, 0}));
+	for (uint32_t from = 400; from < 1000; from += 200)
+		queue_range(&g, 40034, isn, data, from, from + 100);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(ack == 1000 && n == -1);
+	CHECK(recv_all(fd, got, sizeof(got)) == sizeof(data));
+	CHECK(!memcmp(got, data, sizeof(data)));
+	CHECK(g.c.tcp->ooo_cost == 0);
+	close(fd);
+	guest_close(&g);
+}
+
+/**
+ * inbound_sack() - a forwarded connection: tapir's SYN permits SACK, and
+ *		    the guest's SYN-ACK decides
+ * @guest_sack:	the guest's SYN-ACK permits it too
+ *
+ * ACKs after a hole carry blocks only if it did; either way the bytes
+ * reach the host client in order.
+ */
+static void inbound_sack(bool guest_sack)
+{
+	const uint8_t opts[8] = {
+	        TCPOPT_MAXSEG,
+	        TCPOLEN_MAXSEG,
+	        1460 >> 8,
+	        1460 & 0xff,
+	        TCPOPT_NOP,
+	        TCPOPT_NOP,
+	        guest_sack ? TCPOPT_SACK_PERMITTED : TCPOPT_NOP,
+	        guest_sack ? TCPOLEN_SACK_PERMITTED : TCPOPT_NOP};
+	struct sockaddr_in to = {.sin_family = AF_INET,
+	                         .sin_port = htons(HOST_PORT)};
+	uint32_t isn, ack, e[2 * TCP_SACK_BLOCKS];
+	static uint8_t data[300], got[400];
+	struct in_addr gw, guest;
+	struct in6_addr src, dst;
+	struct guest g;
+	struct seg s;
+	int cl, fd, n;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 5 + 1);
+	CHECK(!guest_open(&g, false));
+	inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+	cl = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(cl >= 0 && !connect(cl, (struct sockaddr *)&to, sizeof(to)));
+	fd = accept(g.listener, NULL, NULL);
+	CHECK(fd >= 0);
+	inet_pton(AF_INET, GW_IP, &gw);
+	inet_pton(AF_INET, GUEST_IP, &guest);
+	inany_from_v4(&src, gw);
+	inany_from_v4(&dst, guest);
+	CHECK(!tcp_accept_inbound(&g.c, fd, &src, HOST_PORT, &dst, 40035));
+	CHECK(next_seg(&g, &s) && s.flags == TH_SYN);
+	CHECK(opt_at(&s, TCPOPT_SACK_PERMITTED) >= 0);
+	isn = s.seq;
+	queue_frame(&g, 40035, TH_SYN | TH_ACK, GUEST_ISN, isn + 1, 65535, opts,
+	            sizeof(opts), NULL, 0);
+	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+	while (take_seg(&g, &s))
+		;
+	queue_range(&g, 40035, isn, data, 200, 300);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(ack == 0);
+	CHECK(guest_sack ? blocks_are(n, e, (uint32_t[]){200, 300, 0, 0})
+	                 : n == -1);
+	queue_range(&g, 40035, isn, data, 0, 200);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(ack == 300 && n == -1);
+	CHECK(recv_all(cl, got, sizeof(got)) == sizeof(data));
+	CHECK(!memcmp(got, data, sizeof(data)));
+	close(cl);
+	guest_close(&g);
+}
+
+static void inbound_sack_body(void)
+{
+	inbound_sack(true);
+}
+
+static void inbound_no_sack_body(void)
+{
+	inbound_sack(false);
 }
 
 /**
@@ -511,31 +756,84 @@ static void queue_pattern(struct guest *g, uint16_t sport, uint32_t isn,
 }
 
 /**
- * refused_tail_body() - a guest that sends more than the host socket takes
- *			 (past a window it was told), with one segment lost
- *			 on the way: what the socket refuses waits in
- *			 tapir, nothing is dropped, no three equal ACKs
- *			 while it waits, a retransmission is answered, and
- *			 once the host reads, the hole is asked for with
- *			 three duplicates and every byte arrives in order
+ * struct sack_seen - the SACK blocks a guest was told, as a Linux sender
+ *		      keeps them in its scoreboard
+ * @edges:	left, right, ... as stream offsets
+ * @n:		blocks kept
+ */
+struct sack_seen {
+	uint32_t edges[2 * 64];
+	int n;
+};
+
+/**
+ * seen_reneging() - note a segment's blocks; did its ACK stop at or inside
+ *		     a range reported before, or a block pass the window
+ * @seen:	what was reported so far
+ * @s:		segment from tapir, its window unscaled
+ *
+ * A Linux sender takes an ACK that leaves a range it was told is held
+ * unacknowledged at its head for reneging (tcp_check_sack_reneging()):
+ * it drops its scoreboard and resends all from a window of one.
+ *
+ * Return: true if it did, or a block passed the window
+ */
+static bool seen_reneging(struct sack_seen *seen, const struct seg *s)
+{
+	uint32_t ack = s->ack - (GUEST_ISN + 1), e[2 * TCP_SACK_BLOCKS];
+	int n = sack_of(s, e);
+
+	for (int i = 0; i < seen->n; i++)
+		if (!seq_lt(ack, seen->edges[2 * i]) &&
+		    seq_lt(ack, seen->edges[2 * i + 1]))
+			return true;
+	for (int k = 0; k < n; k++) {
+		if (seq_lt(ack + s->win, e[2 * k + 1]))
+			return true;
+		if (seen->n < 64) {
+			seen->edges[2 * seen->n] = e[2 * k];
+			seen->edges[2 * seen->n + 1] = e[2 * k + 1];
+			seen->n++;
+		}
+	}
+	return false;
+}
+
+/**
+ * refused_tail() - a guest that sends more than the host socket takes
+ *		    (past a window it was told), with one segment lost on
+ *		    the way: what the socket refuses waits in tapir, nothing
+ *		    is dropped, no three equal ACKs while it waits, a
+ *		    retransmission is answered, and once the host reads, the
+ *		    hole is asked for with three duplicates and every byte
+ *		    arrives in order
+ * @sack:	the guest permits SACK: no blocks while bytes wait for the
+ *		socket, then the duplicates for the hole report the rest
+ *		that the window offers, and no ACK reads as reneging
  *
  * Dropped, the refused bytes cost the guest a retransmission, and the
  * duplicate ACKs for what followed them a halved window; unanswered, a
  * retransmission makes a guest give up on a host that stopped reading.
+ * Ranges reported held above bytes that wait would read to the guest as
+ * those bytes lost, and ranges past the window the socket's room, once it
+ * took less, as reneging.
  */
-static void refused_tail_body(void)
+static void refused_tail(bool sack)
 {
 	enum { SEGS = 400, SEG = TCPGUEST_PAYLOAD_MAX, HOLE = 350 };
 	static uint8_t got[SEGS * SEG];
 	size_t total = SEGS * SEG, have = 0;
-	int fd, same = 0, most = 0, at_hole = 0;
+	int fd, same = 0, most = 0, at_hole = 0, blocks = 0, told = 0;
 	uint32_t isn, last = 0, hole = GUEST_ISN + 1 + HOLE * SEG;
+	uint32_t e[2 * TCP_SACK_BLOCKS];
+	struct sack_seen seen = {0};
 	bool answered = false;
 	struct guest g;
 	struct seg s;
 
 	CHECK(!guest_open(&g, false));
-	fd = handshake(&g, 40033, 65535, &isn);
+	fd = sack ? handshake_sack(&g, 40033, 65535, &isn)
+	          : handshake(&g, 40033, 65535, &isn);
 	CHECK(fd >= 0);
 	flow_walk(g.c.flows, FLOW_TCP, small_sndbuf, NULL);
 	for (size_t i = 0; i < SEGS; i++) {
@@ -547,6 +845,7 @@ static void refused_tail_body(void)
 				same = s.ack == last ? same + 1 : 0;
 				most = same > most ? same : most;
 				last = s.ack;
+				blocks += sack_of(&s, e) >= 0;
 			}
 		}
 	}
@@ -557,24 +856,35 @@ static void refused_tail_body(void)
 	/* The guest's timer sends the oldest bytes again: answered. */
 	queue_pattern(&g, 40033, isn, last - GUEST_ISN - 1, SEG);
 	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
-	while (take_seg(&g, &s))
+	while (take_seg(&g, &s)) {
 		answered |= s.flags == TH_ACK && s.ack == last;
+		blocks += sack_of(&s, e) >= 0;
+	}
 	CHECK(answered);
+	CHECK(blocks == 0);
 	for (int i = 0; i < 2000 && have < HOLE * SEG; i++) {
 		have += recv_all(fd, got + have, total - have);
 		spin(&g, 1);
-		while (take_seg(&g, &s))
+		while (take_seg(&g, &s)) {
 			at_hole += s.ack == hole && !s.len;
+			told += s.ack == hole && sack_of(&s, e) == 1 &&
+			        e[0] == (HOLE + 1) * SEG &&
+			        e[1] == HOLE * SEG + (uint32_t)s.win;
+			CHECK(!seen_reneging(&seen, &s));
+		}
 	}
 	CHECK(have == HOLE * SEG);
 	CHECK(at_hole >= 1 + TCP_DUPTHRESH);
+	CHECK(sack ? told >= TCP_DUPTHRESH : told == 0);
 	queue_pattern(&g, 40033, isn, HOLE * SEG, SEG);
 	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
 	for (int i = 0; i < 2000 && have < total; i++) {
 		have += recv_all(fd, got + have, total - have);
 		spin(&g, 1);
-		while (take_seg(&g, &s))
+		while (take_seg(&g, &s)) {
 			last = s.ack;
+			CHECK(!seen_reneging(&seen, &s));
+		}
 	}
 	CHECK(have == total);
 	for (size_t k = 0; k < have; k++)
@@ -588,9 +898,24 @@ static void refused_tail_body(void)
 	guest_close(&g);
 }
 
+static void refused_tail_body(void)
+{
+	refused_tail(false);
+}
+
+static void refused_tail_sack_body(void)
+{
+	refused_tail(true);
+}
+
 static void test_refused_tail(void)
 {
 	CHECK(unit_netns_run(refused_tail_body));
+}
+
+static void test_refused_tail_sack(void)
+{
+	CHECK(unit_netns_run(refused_tail_sack_body));
 }
 
 static void test_ooo_full_socket(void)
@@ -606,6 +931,17 @@ static void test_ooo_bound(void)
 static void test_out_of_order(void)
 {
 	CHECK(unit_netns_run(out_of_order_body));
+}
+
+static void test_sack(void)
+{
+	CHECK(unit_netns_run(sack_body));
+}
+
+static void test_inbound_sack(void)
+{
+	CHECK(unit_netns_run(inbound_sack_body));
+	CHECK(unit_netns_run(inbound_no_sack_body));
 }
 
 const struct unit_case unit_cases[] = {
@@ -628,6 +964,13 @@ const struct unit_case unit_cases[] = {
          "hold, at most three a batch; held, and once the hole fills the "
          "host gets every byte in order and the FIN",
          test_out_of_order},
+        {"a guest that permits SACK hears which ranges after a hole are "
+         "held: the newest first, then the lowest, at most 4, merged as "
+         "holes fill",
+         test_sack},
+        {"a forwarded connection: tapir's SYN permits SACK; blocks only if "
+         "the guest's SYN-ACK permits it too",
+         test_inbound_sack},
         {"more than a connection may hold after a hole: the rest dropped "
          "and counted, all freed by a reset",
          test_ooo_bound},
@@ -639,6 +982,9 @@ const struct unit_case unit_cases[] = {
          "answered, the hole asked for once the host reads, every byte in "
          "order",
          test_refused_tail},
+        {"the same from a guest that permits SACK: no blocks while bytes "
+         "wait for the socket, the rest reported with the hole",
+         test_refused_tail_sack},
         {"the host closes first: the guest's FIN is still ACKed, no RST",
          test_last_ack},
         {NULL, NULL},

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tapir - unit tests: the SACK option built from the segments held after
+ * a hole (tcp_ooo.c), on a connection of its own without sockets
+ *
+ * test_tcp.c drives SACK through real frames from a guest whose sequence
+ * numbers start at 1000; here they cross 2^32, and the cases a frame
+ * sequence reaches only slowly (a window that cuts a range, a range sent
+ * again) are set up directly.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/tcp.h>
+
+#include "driver/ctx.h"
+#include "driver/tcp_internal.h"
+#include "tests/unit/unit.h"
+
+/* The guest's next byte: ranges after it cross 2^32. */
+#define BASE 0xffffff00U
+
+/**
+ * struct ooo_test - a context and a connection with SACK permitted
+ * @c:		context, only its TCP state is used
+ * @conn:	connection expecting BASE
+ * @data:	payload bytes for any segment
+ */
+struct ooo_test {
+	struct ctx c;
+	struct tcp_conn conn;
+	uint8_t data[0x400];
+};
+
+/**
+ * ooo_open() - a connection that expects BASE and permits SACK
+ *
+ * Return: the test's state, NULL if out of memory
+ */
+static struct ooo_test *ooo_open(void)
+{
+	struct ooo_test *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->c.tcp = calloc(1, sizeof(*t->c.tcp));
+	if (!t->c.tcp) {
+		free(t);
+		return NULL;
+	}
+	t->conn.rcv_nxt = BASE;
+	t->conn.flags = CONN_ESTABLISHED | CONN_SACK_OK;
+	return t;
+}
+
+/**
+ * ooo_close() - free what the connection holds, and the state
+ * @t:		test state
+ */
+static void ooo_close(struct ooo_test *t)
+{
+	tcp_ooo_free(&t->c, &t->conn);
+	CHECK(t->c.tcp->ooo_cost == 0);
+	free(t->c.tcp);
+	free(t);
+}
+
+/**
+ * hold() - hold bytes [BASE + @from, BASE + @to)
+ * @t:		test state
+ * @from:	offset of the first
+ * @to:		offset after the last
+ */
+static void hold(struct ooo_test *t, uint32_t from, uint32_t to)
+{
+	CHECK(tcp_ooo_hold(&t->c, &t->conn, BASE + from, t->data, to - from,
+	                   false));
+}
+
+/**
+ * sack_is() - the option for a window of @wnd bytes holds these blocks,
+ *	       in this order, aligned behind two NOPs
+ * @t:		test state
+ * @wnd:	window the ACK offers
+ * @want:	edges as offsets from BASE, ending with 0, 0; none for no
+ *		option at all
+ *
+ * Return: true if so
+ */
+static bool sack_is(struct ooo_test *t, uint32_t wnd, const uint32_t *want)
+{
+	uint8_t opt[TCP_SACK_OPTLEN_MAX];
+	size_t len = tcp_ooo_sack(&t->conn, wnd, opt), n = 0;
+
+	while (want[2 * n] || want[2 * n + 1])
+		n++;
+	if (!n)
+		return len == 0;
+	if (len != 4 + 8 * n || opt[0] != TCPOPT_NOP || opt[1] != TCPOPT_NOP ||
+	    opt[2] != TCPOPT_SACK || opt[3] != 2 + 8 * n)
+		return false;
+	for (size_t k = 0; k < 2 * n; k++) {
+		uint32_t v;
+
+		memcpy(&v, opt + 4 + 4 * k, 4);
+		if (ntohl(v) != BASE + want[k])
+			return false;
+	}
+	return true;
+}
+
+/* Ranges that cross 2^32 merge when they touch, and order by recency. */
+static void test_wrap(void)
+{
+	struct ooo_test *t = ooo_open();
+
+	CHECK(t);
+	if (!t)
+		return;
+	hold(t, 0x300, 0x400);
+	hold(t, 0x0c0, 0x140);
+	CHECK(sack_is(t, 0x1000,
+	              (uint32_t[]){0x0c0, 0x140, 0x300, 0x400, 0, 0}));
+	hold(t, 0x140, 0x200);
+	CHECK(sack_is(t, 0x1000,
+	              (uint32_t[]){0x0c0, 0x200, 0x300, 0x400, 0, 0}));
+	/* The hole fills from a retransmission: ranges behind are freed. */
+	t->conn.rcv_nxt = BASE + 0x200;
+	CHECK(!tcp_ooo_ready(&t->c, &t->conn));
+	CHECK(sack_is(t, 0x1000, (uint32_t[]){0x300, 0x400, 0, 0}));
+	ooo_close(t);
+}
+
+/* Only what the window offers is reported: a range it cuts ends at its
+ * edge, and one past it is left out.
+ */
+static void test_window(void)
+{
+	struct ooo_test *t = ooo_open();
+
+	CHECK(t);
+	if (!t)
+		return;
+	hold(t, 0x100, 0x200);
+	hold(t, 0x300, 0x400);
+	CHECK(sack_is(t, 0x380,
+	              (uint32_t[]){0x300, 0x380, 0x100, 0x200, 0, 0}));
+	CHECK(sack_is(t, 0x180, (uint32_t[]){0x100, 0x180, 0, 0}));
+	CHECK(sack_is(t, 0x100, (uint32_t[]){0, 0}));
+	CHECK(sack_is(t, 0, (uint32_t[]){0, 0}));
+	ooo_close(t);
+}
+
+/* A range the guest sends again goes first (RFC 2018 section 4), even one
+ * the four blocks would otherwise leave out.
+ */
+static void test_resent_first(void)
+{
+	struct ooo_test *t = ooo_open();
+
+	CHECK(t);
+	if (!t)
+		return;
+	for (uint32_t from = 0x40; from < 0x400; from += 0x80)
+		hold(t, from, from + 0x20);
+	CHECK(sack_is(t, 0x1000,
+	              (uint32_t[]){0x3c0, 0x3e0, 0x040, 0x060, 0x0c0, 0x0e0,
+	                           0x140, 0x160, 0, 0}));
+	hold(t, 0x240, 0x260);
+	CHECK(sack_is(t, 0x1000,
+	              (uint32_t[]){0x240, 0x260, 0x040, 0x060, 0x0c0, 0x0e0,
+	                           0x140, 0x160, 0, 0}));
+	ooo_close(t);
+}
+
+/* None without permission, and none while the bytes at rcv_nxt wait for
+ * the host socket's room.
+ */
+static void test_none(void)
+{
+	struct ooo_test *t = ooo_open();
+
+	CHECK(t);
+	if (!t)
+		return;
+	hold(t, 0x100, 0x200);
+	t->conn.flags &= ~CONN_SACK_OK;
+	CHECK(sack_is(t, 0x1000, (uint32_t[]){0, 0}));
+	t->conn.flags |= CONN_SACK_OK;
+	hold(t, 0x000, 0x080);
+	CHECK(tcp_ooo_waits(&t->conn));
+	CHECK(sack_is(t, 0x1000, (uint32_t[]){0, 0}));
+	ooo_close(t);
+}
+
+const struct unit_case unit_cases[] = {
+        {"SACK: ranges across 2^32 merge, the newest first", test_wrap},
+        {"SACK: nothing past the window the ACK offers", test_window},
+        {"SACK: a range sent again goes first", test_resent_first},
+        {"SACK: none unless permitted, none while bytes wait", test_none},
+        {NULL, NULL},
+};
