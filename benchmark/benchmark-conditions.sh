@@ -18,9 +18,14 @@
 #   download  16 MB from the host at 100 ms round trip and 1 % loss each
 #             way (iperf3 -R -n): the bytes and the seconds
 #   upload    the same, 16 MB to the host (iperf3 -n): a guest sender
-#             recovers from losses by what tapir tells it alone (no SACK).
-#             iperf3 ends it once the client has written the bytes: what
-#             the server had by then, and its rate
+#             recovers from losses by what tapir tells it alone (duplicate
+#             ACKs and SACK blocks). iperf3 ends it once the client has
+#             written the bytes: what the server had by then, and its rate
+#   upload_whole  16 MB from socat in the namespace to socat on the host,
+#             timed until the host has the last byte, which iperf3 can't
+#             tell: at 100 ms round trip and 1 % loss, and at 50 ms and
+#             2 % bursty loss (loss-corr=25%), where a window loses
+#             several frames
 #   neutral   iperf3 download with no rule and with the neutral rule
 #             delay=0, three times each, in the order none, neutral,
 #             neutral, none, none, neutral: the cost of a rule that holds
@@ -124,20 +129,56 @@ for m in 1 10 100 1000; do
 	done
 done
 
-set_rules "delay=50ms,loss=1%"
-for kind in download upload; do
-	args=(-n 16M)
+# transfer KIND TARGET: 16 MB down or up under the rules in force, as a
+# result line for TARGET.
+transfer() {
+	local kind=$1 target=$2 args=(-n 16M) t0 t1 bytes seconds bps
 	[[ "$kind" == download ]] && args+=(-R)
 	t0=$EPOCHREALTIME
 	read -r bytes seconds bps <<<"$(iperf "${args[@]}")"
 	t1=$EPOCHREALTIME
 	payload=$((payload + bytes))
-	results+=("$(jq -cn --arg kind "$kind" --argjson bytes "$bytes" --argjson s "$seconds" \
+	results+=("$(jq -cn --arg kind "$kind" --arg target "$target" --argjson bytes "$bytes" \
+		--argjson s "$seconds" \
 		--argjson wall "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" '{
-		bench: "conditions", kind: $kind, target: "delay=50ms,loss=1% (100 ms round trip)",
+		bench: "conditions", kind: $kind, target: $target,
 		bytes: $bytes, seconds: ($s * 1000 | round / 1000), wall_seconds: $wall,
 		mbps: ($bytes * 8 / $s / 1e6 * 1000 | round / 1000)}')")
-done
+}
+
+# upload_whole TARGET: 16 MB from the namespace to a sink on the host,
+# timed until the sink has the last byte, as a result line for TARGET.
+upload_whole() {
+	local target=$1 count=$SCEN_DIR/upload-whole.count t0 t1 pid bytes i
+	rm -f "$count"
+	bg_start_user upload-sink bash -c "socat -u TCP-LISTEN:5303,bind=$BENCH_SRV_BIND,reuseaddr - |
+		wc -c >'$count'"
+	wait_for 5 bench_listening 5303 || bench_die "the upload sink did not start"
+	pid=$(bg_pid upload-sink)
+	t0=$EPOCHREALTIME
+	bench_in_ns timeout -k 5 200 bash -c \
+		"head -c 16777216 /dev/zero | socat -u - TCP:$BENCH_TARGET:5303" ||
+		bench_die "the upload to the sink failed"
+	for ((i = 0; i < 20000; i++)); do
+		_scen_alive "$pid" || break
+		sleep 0.01
+	done
+	t1=$EPOCHREALTIME
+	bg_stop upload-sink
+	bytes=$(cat "$count" 2>/dev/null) || bench_die "the upload sink counted nothing"
+	payload=$((payload + bytes))
+	results+=("$(jq -cn --arg target "$target" --argjson bytes "$bytes" \
+		--argjson s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" '{
+		bench: "conditions", kind: "upload_whole", target: $target,
+		bytes: $bytes, seconds: $s, mbps: ($bytes * 8 / $s / 1e6 * 1000 | round / 1000)}')")
+}
+
+set_rules "delay=50ms,loss=1%"
+transfer download "delay=50ms,loss=1% (100 ms round trip)"
+transfer upload "delay=50ms,loss=1% (100 ms round trip)"
+upload_whole "delay=50ms,loss=1% (100 ms round trip)"
+set_rules "delay=25ms,loss=2%,loss-corr=25%"
+upload_whole "delay=25ms,loss=2%,loss-corr=25% (50 ms round trip, bursts)"
 
 # The neutral rule against none in the same namespace, in an order that
 # gives neither the first turn more often: ABBAAB.

@@ -367,9 +367,11 @@ def conditions:
 		["target", "measured"]; [["target_pct", "pct"], ["measured_pct", "pct"]]),
 	cond_table("rate"; "Rate: iperf3, the first second omitted (Mbit/s)";
 		["target", "measured", "÷ target"]; [["target_mbps", "n"], ["mbps", "n"], ["ratio", "x"]]),
-	cond_table("download"; "A 16 MB download at 100 ms round trip and 1 % loss each way (iperf3 -R -n)";
+	cond_table("download"; "A 16 MB download under loss each way (iperf3 -R -n)";
 		["bytes", "seconds", "Mbit/s"]; [["bytes", "n"], ["seconds", "n"], ["mbps", "n"]]),
-	cond_table("upload"; "A 16 MB upload at 100 ms round trip and 1 % loss each way (iperf3 -n; bytes the host had when the client had written them all)";
+	cond_table("upload"; "A 16 MB upload under loss each way (iperf3 -n; bytes the host had when the client had written them all)";
+		["bytes", "seconds", "Mbit/s"]; [["bytes", "n"], ["seconds", "n"], ["mbps", "n"]]),
+	cond_table("upload_whole"; "A 16 MB upload under loss each way, until the host had the last byte (socat)";
 		["bytes", "seconds", "Mbit/s"]; [["bytes", "n"], ["seconds", "n"], ["mbps", "n"]]),
 	cond_table("neutral"; "A neutral rule (delay=0) against none: iperf3 download, in the order none, neutral, neutral, none, none, neutral; medians";
 		["no rule Gbit/s", "delay=0 Gbit/s", "÷ no rule"]; [["gbps_none", "n"], ["gbps_neutral", "n"], ["ratio", "x"]]),

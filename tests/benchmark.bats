@@ -251,20 +251,22 @@ no_number() {
 	[ "$status" -eq 0 ]
 	local jsonl=$BATS_TEST_TMPDIR/results/latest/results.jsonl
 	# Four delays, two losses, four rates both ways, the download, the
-	# upload and the neutral rule, each verified; nothing dropped for want
-	# of memory. iperf3 ends an upload once the client has written its
-	# bytes: the server has most of them by then.
-	jq -se '[.[] | select(.bench == "conditions")] | length == 17 and
+	# iperf3 upload, two whole uploads and the neutral rule, each
+	# verified; nothing dropped for want of memory. iperf3 ends an upload
+	# once the client has written its bytes: the server has most of them
+	# by then. A whole upload ends when the host has them all.
+	jq -se '[.[] | select(.bench == "conditions")] | length == 19 and
 		all(.[]; .verified == true and .suite == "conditions" and
 			.driver == "tapir" and .dropped_overflow == 0 and
 			.proof.stats_tcp_bytes > 0) and
 		([.[] | .kind] | group_by(.) | map("\(.[0]) \(length)")) ==
-			["delay 4", "download 1", "loss 2", "neutral 1", "rate 8", "upload 1"] and
+			["delay 4", "download 1", "loss 2", "neutral 1", "rate 8", "upload 1", "upload_whole 2"] and
 		all(.[] | select(.kind == "delay"); .p50_ms > 0 and (.error_ms | type) == "number") and
 		all(.[] | select(.kind == "loss"); (.measured_pct | type) == "number" and .sent == 10000) and
 		all(.[] | select(.kind == "rate"); .mbps > 0) and
 		all(.[] | select(.kind == "download"); .bytes == 16777216 and .seconds > 0) and
-		all(.[] | select(.kind == "upload"); .bytes > 0 and .bytes <= 16777216 and .mbps > 0)' "$jsonl"
+		all(.[] | select(.kind == "upload"); .bytes > 0 and .bytes <= 16777216 and .mbps > 0) and
+		all(.[] | select(.kind == "upload_whole"); .bytes == 16777216 and .seconds > 0)' "$jsonl"
 	# tapir and the build without conditions, both ways, proven.
 	jq -se '[.[] | select(.bench == "iperf3-net")] |
 		([.[] | "\(.driver) \(.direction)"] | sort) == ["tapir host-ns",
