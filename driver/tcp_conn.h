@@ -43,6 +43,7 @@ enum tcp_conn_flag {
 	CONN_TURN = 1 << 26,    /* host data went out since our last lone ACK */
 	CONN_DISCARD = 1 << 27, /* a discard of ACKed bytes waits (later) */
 	CONN_SACK_OK = 1 << 28, /* SACK permitted both ways (RFC 2018) */
+	CONN_DSACK = 1 << 29,   /* a duplicate to report in the next ACK */
 };
 
 /**
@@ -86,6 +87,9 @@ enum tcp_conn_flag {
  * @ooo_cost:	what they cost, bytes and overhead
  * @ooo_last:	sequence number of the one that came last: its SACK
  *		block goes first (RFC 2018 section 4)
+ * @dsack_left:	first byte of the duplicate the next ACK reports as its
+ *		first SACK block (D-SACK, RFC 2883), with CONN_DSACK
+ * @dsack_right: the byte after its last
  * @ooo:	the first of them, in sequence order
  * @later_next:	next on the later list (tcp_later.c)
  * @later_prev:	previous on it, NULL at its head
@@ -127,6 +131,8 @@ struct tcp_conn {
 	uint16_t ooo_segs;
 	uint32_t ooo_cost;
 	uint32_t ooo_last;
+	uint32_t dsack_left;
+	uint32_t dsack_right;
 	struct tcp_ooo_seg *ooo;
 	struct tcp_conn *later_next;
 	struct tcp_conn *later_prev;

@@ -1166,6 +1166,7 @@ int tcp_process_data(struct ctx *c, struct tcp_conn *conn,
 	if (seq_lt(seq, conn->rcv_nxt)) {
 		uint32_t skip = conn->rcv_nxt - seq;
 
+		tcp_ooo_dsack(conn, seq, skip < len ? skip : len);
 		if (skip > len) {
 			tcp_schedule_ack(c, conn);
 			return 0;

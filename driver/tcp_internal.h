@@ -190,6 +190,7 @@ bool tcp_ooo_hold(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
 struct tcp_ooo_seg *tcp_ooo_ready(struct ctx *c, struct tcp_conn *conn);
 void tcp_ooo_free(struct ctx *c, struct tcp_conn *conn);
 bool tcp_ooo_waits(const struct tcp_conn *conn);
+void tcp_ooo_dsack(struct tcp_conn *conn, uint32_t seq, uint32_t len);
 size_t tcp_ooo_sack(const struct tcp_conn *conn, uint32_t wnd, uint8_t *opt);
 
 /* tcp_later.c: delayed ACKs, host socket checks and discards */

@@ -204,7 +204,8 @@ void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn)
 void tcp_ack_sent(struct tcp_conn *conn)
 {
 	conn->rcv_acked = conn->rcv_nxt;
-	conn->flags &= ~(CONN_ACK_PENDING | CONN_ACK_NOW);
+	/* A D-SACK reports the latest duplicate once (RFC 2883). */
+	conn->flags &= ~(CONN_ACK_PENDING | CONN_ACK_NOW | CONN_DSACK);
 	tcp_later_done(conn, CONN_DELACK);
 }
 

@@ -148,8 +148,8 @@ static uint16_t window_field(const struct tcp_conn *conn, uint8_t flags,
  * @data:	payload, or NULL
  * @len:	payload length; above conn->mss it goes out as one GSO frame
  *
- * A pure ACK carries SACK blocks for the segments held after a hole. A
- * data segment doesn't: its options would push each GSO segment past
+ * A pure ACK carries SACK blocks: the latest duplicate, and the segments
+ * held after a hole (tcp_ooo_sack()). A data segment doesn't: its options would push each GSO segment past
  * the MSS, and the guest counts only pure ACKs as duplicates anyway.
  *
  * Return: 0 on success, -1 if the frame was dropped
@@ -166,8 +166,8 @@ static int send_segment(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 	uint32_t sum;
 	uint16_t ck;
 
-	if (conn->ooo && !optlen && !len && (flags & TH_ACK) &&
-	    !(flags & (TH_SYN | TH_RST))) {
+	if ((conn->ooo || (conn->flags & CONN_DSACK)) && !optlen && !len &&
+	    (flags & TH_ACK) && !(flags & (TH_SYN | TH_RST))) {
 		optlen = tcp_ooo_sack(conn, wnd, sack);
 		opts = sack;
 	}

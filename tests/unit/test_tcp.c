@@ -484,8 +484,8 @@ static bool blocks_are(int n, const uint32_t *edges, const uint32_t *want)
  * sack_body() - a guest that permits SACK is offered it, and hears which
  *		 ranges after a hole are held: the one it sent last first,
  *		 then the lowest, at most 4, merged as holes fill, none
- *		 once the stream is whole; every byte reaches the host in
- *		 order
+ *		 once the stream is whole, then of bytes it sent twice
+ *		 (D-SACK); every byte reaches the host in order, once
  *
  * Without SACK the guest learns of one hole per round trip, and a lost
  * retransmission costs it a timeout.
@@ -535,6 +535,10 @@ static void sack_body(void)
 		queue_range(&g, 40034, isn, data, from, from + 100);
 	n = last_ack_sack(&g, &ack, e);
 	CHECK(ack == 1000 && n == -1);
+	/* Bytes sent twice: a D-SACK below the ACK says the first came. */
+	queue_range(&g, 40034, isn, data, 100, 300);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(ack == 1000 && blocks_are(n, e, (uint32_t[]){100, 300, 0, 0}));
 	CHECK(recv_all(fd, got, sizeof(got)) == sizeof(data));
 	CHECK(!memcmp(got, data, sizeof(data)));
 	CHECK(g.c.tcp->ooo_cost == 0);
@@ -966,7 +970,7 @@ const struct unit_case unit_cases[] = {
          test_out_of_order},
         {"a guest that permits SACK hears which ranges after a hole are "
          "held: the newest first, then the lowest, at most 4, merged as "
-         "holes fill",
+         "holes fill; and of bytes it sent twice (D-SACK)",
          test_sack},
         {"a forwarded connection: tapir's SYN permits SACK; blocks only if "
          "the guest's SYN-ACK permits it too",

@@ -193,10 +193,33 @@ static void test_none(void)
 	ooo_close(t);
 }
 
+/* A duplicate goes first, below the ACK (D-SACK, RFC 2883), then the
+ * held ranges; the next ACK no longer has it. None without SACK.
+ */
+static void test_dsack(void)
+{
+	struct ooo_test *t = ooo_open();
+
+	CHECK(t);
+	if (!t)
+		return;
+	hold(t, 0x100, 0x200);
+	tcp_ooo_dsack(&t->conn, BASE - 0x40, 0x20);
+	CHECK(sack_is(t, 0x1000,
+	              (uint32_t[]){-0x40U, -0x20U, 0x100, 0x200, 0, 0}));
+	tcp_ack_sent(&t->conn);
+	CHECK(sack_is(t, 0x1000, (uint32_t[]){0x100, 0x200, 0, 0}));
+	t->conn.flags &= ~CONN_SACK_OK;
+	tcp_ooo_dsack(&t->conn, BASE - 0x40, 0x20);
+	CHECK(!(t->conn.flags & CONN_DSACK));
+	ooo_close(t);
+}
+
 const struct unit_case unit_cases[] = {
         {"SACK: ranges across 2^32 merge, the newest first", test_wrap},
         {"SACK: nothing past the window the ACK offers", test_window},
         {"SACK: a range sent again goes first", test_resent_first},
         {"SACK: none unless permitted, none while bytes wait", test_none},
+        {"D-SACK: the latest duplicate first, once", test_dsack},
         {NULL, NULL},
 };
