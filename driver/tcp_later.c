@@ -204,8 +204,7 @@ void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn)
 void tcp_ack_sent(struct tcp_conn *conn)
 {
 	conn->rcv_acked = conn->rcv_nxt;
-	/* A D-SACK reports the latest duplicate once (RFC 2883). */
-	conn->flags &= ~(CONN_ACK_PENDING | CONN_ACK_NOW | CONN_DSACK);
+	conn->flags &= ~(CONN_ACK_PENDING | CONN_ACK_NOW);
 	tcp_later_done(conn, CONN_DELACK);
 }
 

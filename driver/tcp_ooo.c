@@ -291,18 +291,36 @@ static size_t sack_blocks(const struct tcp_conn *conn, uint32_t limit,
 
 /**
  * tcp_ooo_dsack() - the guest sent bytes tapir has taken already: the
- *		     next ACK reports them (D-SACK, RFC 2883)
+ *		     next pure ACK reports them (D-SACK, RFC 2883)
  * @conn:	connection
  * @seq:	first of them, before conn->rcv_nxt
  * @len:	how many, all before conn->rcv_nxt
+ *
+ * A duplicate that touches the one still to report extends it, as
+ * several retransmissions in one batch do: without timestamps, a Linux
+ * guest undoes a window cut only once every segment it resent is
+ * reported. A pure ACK is owed at the end of the batch, ahead of any
+ * data (flush_one() in tcp.c), since data segments carry no options.
  */
 void tcp_ooo_dsack(struct tcp_conn *conn, uint32_t seq, uint32_t len)
 {
+	uint32_t end = seq + len;
+
 	if (!(conn->flags & CONN_SACK_OK) || !len)
 		return;
-	conn->dsack_left = seq;
-	conn->dsack_right = seq + len;
+	if ((conn->flags & CONN_DSACK) && !seq_lt(conn->dsack_right, seq) &&
+	    !seq_lt(end, conn->dsack_left)) {
+		if (seq_lt(seq, conn->dsack_left))
+			conn->dsack_left = seq;
+		if (seq_lt(conn->dsack_right, end))
+			conn->dsack_right = end;
+	} else {
+		conn->dsack_left = seq;
+		conn->dsack_right = end;
+	}
 	conn->flags |= CONN_DSACK;
+	if (!conn->dupacks_owed)
+		conn->dupacks_owed = 1;
 }
 
 /**

@@ -149,8 +149,11 @@ static uint16_t window_field(const struct tcp_conn *conn, uint8_t flags,
  * @len:	payload length; above conn->mss it goes out as one GSO frame
  *
  * A pure ACK carries SACK blocks: the latest duplicate, and the segments
- * held after a hole (tcp_ooo_sack()). A data segment doesn't: its options would push each GSO segment past
- * the MSS, and the guest counts only pure ACKs as duplicates anyway.
+ * held after a hole (tcp_ooo_sack()). A data segment doesn't: its
+ * options would push each GSO segment past the MSS, and the guest counts
+ * only pure ACKs as duplicates anyway. Nor does a keepalive (seq before
+ * snd_nxt), which the guest takes for an old segment and reads no
+ * further.
  *
  * Return: 0 on success, -1 if the frame was dropped
  */
@@ -167,9 +170,12 @@ static int send_segment(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 	uint16_t ck;
 
 	if ((conn->ooo || (conn->flags & CONN_DSACK)) && !optlen && !len &&
-	    (flags & TH_ACK) && !(flags & (TH_SYN | TH_RST))) {
+	    seq == conn->snd_nxt && (flags & TH_ACK) &&
+	    !(flags & (TH_SYN | TH_RST))) {
 		optlen = tcp_ooo_sack(conn, wnd, sack);
 		opts = sack;
+		/* A D-SACK reports a duplicate once (RFC 2883). */
+		conn->flags &= ~CONN_DSACK;
 	}
 	hlen = sizeof(struct tcphdr) + optlen;
 	iov[0].iov_len = hlen;

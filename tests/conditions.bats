@@ -54,7 +54,8 @@ host_has() {
 }
 tcp_counters() {
 	nstat -az TcpExtTCPSackRecovery TcpExtTCPRenoRecovery TcpExtTCPSACKReneging \
-		TcpExtTCPTimeouts TcpRetransSegs | grep "^Tcp" | sed "s/^/guest /"
+		TcpExtTCPTimeouts TcpRetransSegs TcpExtTCPDSACKRecv TcpExtTCPDSACKUndo \
+		TcpExtTCPDSACKIgnoredDubious | grep "^Tcp" | sed "s/^/guest /"
 }
 '
 

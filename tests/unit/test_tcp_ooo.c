@@ -194,7 +194,8 @@ static void test_none(void)
 }
 
 /* A duplicate goes first, below the ACK (D-SACK, RFC 2883), then the
- * held ranges; the next ACK no longer has it. None without SACK.
+ * held ranges, and a pure ACK is owed for it; duplicates that touch
+ * merge. None without SACK.
  */
 static void test_dsack(void)
 {
@@ -205,10 +206,29 @@ static void test_dsack(void)
 		return;
 	hold(t, 0x100, 0x200);
 	tcp_ooo_dsack(&t->conn, BASE - 0x40, 0x20);
+	CHECK(t->conn.dupacks_owed == 1);
 	CHECK(sack_is(t, 0x1000,
 	              (uint32_t[]){-0x40U, -0x20U, 0x100, 0x200, 0, 0}));
-	tcp_ack_sent(&t->conn);
-	CHECK(sack_is(t, 0x1000, (uint32_t[]){0x100, 0x200, 0, 0}));
+	/* Another in the same batch that touches it extends it; one apart
+	 * takes its place.
+	 */
+	tcp_ooo_dsack(&t->conn, BASE - 0x20, 0x10);
+	tcp_ooo_dsack(&t->conn, BASE - 0x80, 0x40);
+	CHECK(sack_is(t, 0x1000,
+	              (uint32_t[]){-0x80U, -0x10U, 0x100, 0x200, 0, 0}));
+	tcp_ooo_dsack(&t->conn, BASE - 0x200, 0x10);
+	CHECK(sack_is(t, 0x1000,
+	              (uint32_t[]){-0x200U, -0x1f0U, 0x100, 0x200, 0, 0}));
+	/* With five ranges held: the duplicate, the newest, the lowest two. */
+	for (uint32_t from = 0x300; from < 0x700; from += 0x100)
+		hold(t, from, from + 0x80);
+	CHECK(sack_is(t, 0x1000,
+	              (uint32_t[]){-0x200U, -0x1f0U, 0x600, 0x680, 0x100, 0x200,
+	                           0x300, 0x380, 0, 0}));
+	t->conn.flags &= ~CONN_DSACK;
+	CHECK(sack_is(t, 0x1000,
+	              (uint32_t[]){0x600, 0x680, 0x100, 0x200, 0x300, 0x380,
+	                           0x400, 0x480, 0, 0}));
 	t->conn.flags &= ~CONN_SACK_OK;
 	tcp_ooo_dsack(&t->conn, BASE - 0x40, 0x20);
 	CHECK(!(t->conn.flags & CONN_DSACK));
@@ -220,6 +240,7 @@ const struct unit_case unit_cases[] = {
         {"SACK: nothing past the window the ACK offers", test_window},
         {"SACK: a range sent again goes first", test_resent_first},
         {"SACK: none unless permitted, none while bytes wait", test_none},
-        {"D-SACK: the latest duplicate first, once", test_dsack},
+        {"D-SACK: the latest duplicate first, merged with those it touches",
+         test_dsack},
         {NULL, NULL},
 };
