@@ -8,8 +8,9 @@
  *
  * ROLE is one of:
  *   send-rst	write BYTES, and more until the kernel holds UNSENT_MIN it
- *		has not sent (a peer that reads as fast as we write would
- *		otherwise get the whole stream before the reset), then
+ *		has not sent, for STUCK_MS (a peer that reads as fast as we
+ *		write would otherwise get the whole stream before the
+ *		reset), then
  *		close with SO_LINGER {1, 0}: the kernel drops what is still
  *		queued and sends an RST, in the middle of the stream as the
  *		peer sees it
@@ -54,6 +55,12 @@
 #define UNSENT_MIN (256 * 1024)
 /* How long a sink given BYTES stops reading, in ms. */
 #define PAUSE_MS 2000
+/* How long UNSENT_MIN must stay unsent: a writer faster than its TCP
+ * (pacing, the congestion window) sees a backlog that goes out at once
+ * while the window is open; one that lasts this long waits for a window
+ * that has shut.
+ */
+#define STUCK_MS 50
 
 static volatile sig_atomic_t timed_out;
 
@@ -93,7 +100,7 @@ static int arm_reset(int fd)
 
 /**
  * top_up() - write to @fd until the kernel holds UNSENT_MIN bytes it has
- *	      not sent
+ *	      not sent, still STUCK_MS later
  * @fd:		connected TCP socket
  * @buf:	bytes to write
  * @len:	their length
@@ -106,6 +113,8 @@ static int arm_reset(int fd)
 static long top_up(int fd, const char *buf, size_t len,
                    unsigned long long *done, ssize_t *n)
 {
+	const struct timespec stuck = {0, STUCK_MS * 1000000L};
+	bool seen = false;
 	int left;
 
 	while (!timed_out) {
@@ -113,8 +122,13 @@ static long top_up(int fd, const char *buf, size_t len,
 			perror("rstpeer: ioctl(SIOCOUTQNSD)");
 			return -1;
 		}
-		if (left >= UNSENT_MIN)
+		if (left >= UNSENT_MIN && seen)
 			return left;
+		seen = left >= UNSENT_MIN;
+		if (seen) {
+			nanosleep(&stuck, NULL);
+			continue;
+		}
 		*n = send(fd, buf, len, MSG_NOSIGNAL);
 		if (*n <= 0)
 			return 0;
