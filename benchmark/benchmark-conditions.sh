@@ -129,6 +129,11 @@ for m in 1 10 100 1000; do
 	done
 done
 
+# elapsed T0 T1: seconds from one $EPOCHREALTIME to another, to the ms.
+elapsed() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'
+}
+
 # transfer KIND TARGET: 16 MB down or up under the rules in force, as a
 # result line for TARGET.
 transfer() {
@@ -140,7 +145,7 @@ transfer() {
 	payload=$((payload + bytes))
 	results+=("$(jq -cn --arg kind "$kind" --arg target "$target" --argjson bytes "$bytes" \
 		--argjson s "$seconds" \
-		--argjson wall "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" '{
+		--argjson wall "$(elapsed "$t0" "$t1")" '{
 		bench: "conditions", kind: $kind, target: $target,
 		bytes: $bytes, seconds: ($s * 1000 | round / 1000), wall_seconds: $wall,
 		mbps: ($bytes * 8 / $s / 1e6 * 1000 | round / 1000)}')")
@@ -168,7 +173,7 @@ upload_whole() {
 	bytes=$(cat "$count" 2>/dev/null) || bench_die "the upload sink counted nothing"
 	payload=$((payload + bytes))
 	results+=("$(jq -cn --arg target "$target" --argjson bytes "$bytes" \
-		--argjson s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" '{
+		--argjson s "$(elapsed "$t0" "$t1")" '{
 		bench: "conditions", kind: "upload_whole", target: $target,
 		bytes: $bytes, seconds: $s, mbps: ($bytes * 8 / $s / 1e6 * 1000 | round / 1000)}')")
 }
