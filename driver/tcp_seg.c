@@ -165,6 +165,7 @@ static int send_segment(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 	uint8_t hdr[sizeof(struct tcphdr) + 40], sack[TCP_SACK_OPTLEN_MAX];
 	struct tcphdr *th = (struct tcphdr *)hdr;
 	struct iovec iov[2] = {{hdr, 0}, {(void *)data, len}};
+	bool dsack = false;
 	size_t hlen;
 	uint32_t sum;
 	uint16_t ck;
@@ -174,8 +175,7 @@ static int send_segment(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 	    !(flags & (TH_SYN | TH_RST))) {
 		optlen = tcp_ooo_sack(conn, wnd, sack);
 		opts = sack;
-		/* A D-SACK reports a duplicate once (RFC 2883). */
-		conn->flags &= ~CONN_DSACK;
+		dsack = conn->flags & CONN_DSACK;
 	}
 	hlen = sizeof(struct tcphdr) + optlen;
 	iov[0].iov_len = hlen;
@@ -212,6 +212,11 @@ static int send_segment(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 	              IPPROTO_TCP, iov, len ? 2 : 1,
 	              c->vnet_len && len ? &vh : NULL))
 		return -1;
+	/* A D-SACK reports a duplicate once (RFC 2883): once it has left.
+	 * An ACK the full tap refused leaves it for the next one.
+	 */
+	if (dsack)
+		conn->flags &= ~CONN_DSACK;
 	c->stats.to_guest[PROTO_TCP].packets++;
 	c->stats.to_guest[PROTO_TCP].bytes += len;
 	if (flags & TH_ACK)

@@ -633,6 +633,67 @@ static void inbound_no_sack_body(void)
 }
 
 /**
+ * fill_tap() - fill the guest's end of queue 0 with frames it skips, so
+ *		that tapir's next writes are refused, as a full tap's are
+ * @g:		guest
+ *
+ * Return: frames written
+ */
+static int fill_tap(struct guest *g)
+{
+	uint8_t junk[60] = {[12] = 0x88, [13] = 0xb5};
+	int n = 0;
+
+	while (n < 100000 && write(g->c.tapfd[0], junk, sizeof(junk)) > 0)
+		n++;
+	return n;
+}
+
+/**
+ * dsack_refused_body() - a D-SACK whose ACK the full tap refused goes in
+ *			  the next ACK: the guest still learns that its
+ *			  resend was needless
+ */
+static void dsack_refused_body(void)
+{
+	static uint8_t data[400], got[500];
+	uint32_t isn, ack, e[2 * TCP_SACK_BLOCKS];
+	uint64_t refused;
+	struct guest g;
+	struct seg s;
+	int fd, n;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 3);
+	CHECK(!guest_open(&g, false));
+	fd = handshake_sack(&g, 40036, 65535, &isn);
+	CHECK(fd >= 0);
+	queue_range(&g, 40036, isn, data, 0, 200);
+	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+	while (take_seg(&g, &s))
+		;
+	refused = g.c.stats.drops[DROP_TAP_WRITE];
+	CHECK(fill_tap(&g) > 0);
+	queue_range(&g, 40036, isn, data, 100, 200);
+	event_base_loop(g.c.base, EVLOOP_NONBLOCK);
+	CHECK(g.c.stats.drops[DROP_TAP_WRITE] > refused);
+	while (take_seg(&g, &s))
+		CHECK(false);
+	/* A hole: the duplicate ACK reports the resend first. */
+	queue_range(&g, 40036, isn, data, 300, 400);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(ack == 200);
+	CHECK(blocks_are(n, e, (uint32_t[]){100, 200, 300, 400, 0, 0}));
+	queue_range(&g, 40036, isn, data, 200, 300);
+	n = last_ack_sack(&g, &ack, e);
+	CHECK(ack == 400 && n == -1);
+	CHECK(recv_all(fd, got, sizeof(got)) == sizeof(data));
+	CHECK(!memcmp(got, data, sizeof(data)));
+	close(fd);
+	guest_close(&g);
+}
+
+/**
  * ooo_bound_body() - a guest that sends a hole and then more than a
  *		      connection may hold after it: the rest is dropped and
  *		      counted, and a reset frees what was held
@@ -960,6 +1021,11 @@ static void test_inbound_sack(void)
 	CHECK(unit_netns_run(inbound_no_sack_body));
 }
 
+static void test_dsack_refused(void)
+{
+	CHECK(unit_netns_run(dsack_refused_body));
+}
+
 const struct unit_case unit_cases[] = {
         {"two tap queues: a connection's frames leave on the queue it came "
          "in on, not the one read last",
@@ -987,6 +1053,8 @@ const struct unit_case unit_cases[] = {
         {"a forwarded connection: tapir's SYN permits SACK; blocks only if "
          "the guest's SYN-ACK permits it too",
          test_inbound_sack},
+        {"a D-SACK whose ACK the full tap refused goes in the next ACK",
+         test_dsack_refused},
         {"more than a connection may hold after a hole: the rest dropped "
          "and counted, all freed by a reset",
          test_ooo_bound},
