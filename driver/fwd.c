@@ -288,14 +288,23 @@ int fwd_bind_outbound(const struct ctx *c, int fd, int family)
  */
 void fwd_reset_close(int fd)
 {
+	if (fd < 0)
+		return;
+	fwd_reset_on_close(fd);
+	close(fd);
+}
+
+/**
+ * fwd_reset_on_close() - make a TCP socket's close() reset its peer
+ * @fd:		socket, or -1
+ */
+void fwd_reset_on_close(int fd)
+{
 	static struct log_limit limit;
 	const struct linger l = {.l_onoff = 1, .l_linger = 0};
 
-	if (fd < 0)
-		return;
-	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)))
+	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)))
 		err_limited(&limit, errno,
 		            "SO_LINGER for a reset: the peer "
 		            "sees a FIN instead");
-	close(fd);
 }

@@ -43,5 +43,6 @@ void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
                          const struct in6_addr *addr, uint16_t port);
 
 void fwd_reset_close(int fd);
+void fwd_reset_on_close(int fd);
 
 #endif /* TAPIR_FWD_H */

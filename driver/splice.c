@@ -607,6 +607,23 @@ struct splice_state *splice_new(struct ctx *c, struct nssock_pool *pool)
 }
 
 /**
+ * conn_close_at_exit() - close a connection tapir stops carrying
+ * @sc:		connection
+ *
+ * A socket whose peer already had the other side's FIN closes as usual:
+ * the kernel still delivers what it holds. The peer of any other socket
+ * gets a reset, as a FIN would tell it that the other side sent all it
+ * meant to.
+ */
+static void conn_close_at_exit(struct splice_conn *sc)
+{
+	for (int s = 0; s < 2; s++)
+		if (!sc->shut[!s])
+			fwd_reset_on_close(sc->fd[s]);
+	conn_close(sc, false);
+}
+
+/**
  * splice_free() - close every connection and free @st
  * @st:		splice state, or NULL
  */
@@ -615,7 +632,7 @@ void splice_free(struct splice_state *st)
 	if (!st)
 		return;
 	while (st->conns)
-		conn_close(st->conns, false);
+		conn_close_at_exit(st->conns);
 	free(st);
 }
 

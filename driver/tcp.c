@@ -816,11 +816,23 @@ int tcp_init(struct ctx *c)
  * release_one() - flow_walk() callback: close one connection at exit
  * @f:		a TCP flow
  * @arg:	unused
+ *
+ * The guest gets a reset: its path to the host is gone, and a namespace
+ * that outlives tapir would otherwise retransmit into the void. So does
+ * the host peer of a connection the guest never closed: a FIN would tell
+ * it that the guest sent all it meant to.
  */
 static void release_one(struct flow_common *f, void *arg)
 {
+	struct tcp_conn *conn = (struct tcp_conn *)f;
+	struct ctx *c = flow_enter(f);
+
 	(void)arg;
-	tcp_release(f->c, (struct tcp_conn *)f, false);
+	/* A full or vanished tap refuses it (counted): then the guest's
+	 * own timeouts end the connection, as they would have anyway.
+	 */
+	(void)tcp_send_flags(c, conn, TH_RST | TH_ACK, conn->snd_nxt, 0);
+	tcp_release(c, conn, !(conn->flags & CONN_GUEST_FIN));
 }
 
 /**

@@ -3,6 +3,7 @@
 # exits, as slirp4netns does: "1" on the ready fd, then close; exit 0 when
 # the exit fd hangs up (data on it is ignored), on SIGTERM or SIGINT, and
 # when the target namespace goes away; the API socket is removed each time.
+# Host peers of the connections still open then see a reset.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
@@ -67,6 +68,113 @@ sbx() {
 exited_fast() {
 	[[ "$output" =~ $1:\ status\ 0\ after\ ([0-9]+)\ ms ]] &&
 		((BASH_REMATCH[1] < 1000))
+}
+
+# A host peer of a connection tapir still carries when it stops: prints
+# "eof N" for an end of stream, "reset N" for a reset, N the bytes read
+# before it. `listen PORT` takes one client on 127.0.0.1:PORT; `connect
+# PORT` connects there. With FILE, it reads nothing until FILE exists,
+# with a small receive buffer: what the guest sent then waits in tapir's
+# host socket, where a reset would throw it away.
+# shellcheck disable=SC2034 # passed into the sandbox
+PEER_PY='
+import os, socket, sys, time
+mode, port, late = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+s = socket.socket()
+if late:
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+if mode == "listen":
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(1)
+    s, _ = s.accept()
+else:
+    s.settimeout(5)
+    s.connect(("127.0.0.1", port))
+    s.settimeout(None)
+for _ in range(300):
+    if not late or os.path.exists(late[0]):
+        break
+    time.sleep(0.1)
+n = 0
+try:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            print("eof", n, flush=True)
+            break
+        n += len(b)
+except ConnectionResetError:
+    print("reset", n, flush=True)
+'
+
+# stopped_mid_stream MODE: tapir run --forward-mode=MODE carries four
+# streams to host peers, and stops when its command is killed. Two are
+# endless: one the guest opened (up), one through a -p forward (down).
+# Two are 100000 bytes the guest sent whole and closed, to peers that
+# read only after tapir is gone (upfin, downfin). Prints what each peer
+# saw, how the guest's endless senders ended, and any sanitizer report of
+# tapir's.
+stopped_mid_stream() {
+	run sbx '
+		printf "%s" "$1" >"$SCEN_DIR/peer.py"
+		peer() { bg_start "$1" python3 "$SCEN_DIR/peer.py" "${@:2}"; }
+		peer up listen 7011
+		peer upfin listen 7013 "$SCEN_DIR/stopped"
+		wait_for 5 tcp_listening 7011
+		wait_for 5 tcp_listening 7013
+		bg_start_user t "$TAPIR_BIN" run --forward-mode="$2" \
+			-p 127.0.0.1:7012:7012 -p 127.0.0.1:7014:7014 -- bash -c "
+			(socat -u /dev/zero TCP-LISTEN:7012,reuseaddr
+				echo \$? >$SCEN_DIR/guest-down) &
+			head -c 100000 /dev/zero |
+				socat -u - TCP-LISTEN:7014,reuseaddr &
+			for i in \$(seq 50); do
+				ss -Hltn \"sport = :7012 or sport = :7014\" |
+					grep -c . | grep -qx 2 && break
+				sleep 0.1
+			done
+			touch $SCEN_DIR/ns-ready
+			(socat -u /dev/zero TCP:10.0.2.2:7011
+				echo \$? >$SCEN_DIR/guest-up) &
+			head -c 100000 /dev/zero | socat -u - TCP:10.0.2.2:7013 &
+			wait"
+		wait_for 10 test -e "$SCEN_DIR/ns-ready"
+		peer down connect 7012
+		peer downfin connect 7014 "$SCEN_DIR/stopped"
+		# Each endless stream is flowing, the others have had time.
+		wait_for 10 eval "[ \$(ss -Htn state established \
+			\"( sport = :7011 or dport = :7012 )\" | wc -l) -ge 2 ]"
+		sleep 1
+		T0=$(now_ms)
+		kill -TERM "$(bg_pid t)"
+		exits_within 5 t
+		touch "$SCEN_DIR/stopped"
+		for p in up down upfin downfin; do
+			wait_for 10 eval "! _scen_alive $(bg_pid $p)"
+			echo "$p: $(cat "$SCEN_DIR/$p.log")"
+		done
+		for p in up down; do
+			wait_for 5 test -e "$SCEN_DIR/guest-$p"
+			echo "guest $p: status $(cat "$SCEN_DIR/guest-$p")"
+		done
+		echo "sanitizer: $(grep -c -E "Sanitizer|runtime error" "$SCEN_DIR/t.log")"
+	' "$PEER_PY" "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# A FIN would say the guest sent all it meant to: the peer would
+	# take a cut stream for a whole one.
+	[[ "$output" =~ up:\ reset\ ([0-9]+) ]]
+	((BASH_REMATCH[1] > 0))
+	[[ "$output" =~ down:\ reset\ ([0-9]+) ]]
+	((BASH_REMATCH[1] > 0))
+	# A stream the guest ended arrives whole, however late it is read.
+	[[ "$output" == *"upfin: eof 100000"* ]]
+	[[ "$output" == *"downfin: eof 100000"* ]]
+	# The guest's ends are reset too, not left to retransmit.
+	[[ "$output" =~ guest\ up:\ status\ [1-9] ]]
+	[[ "$output" =~ guest\ down:\ status\ [1-9] ]]
+	[[ "$output" == *"sanitizer: 0"* ]]
 }
 
 @test "ready fd: exactly \"1\", no newline, then closed while tapir runs" {
@@ -223,4 +331,12 @@ exited_fast() {
 	exited_fast gone
 	[[ "$output" == *"e99: status 0"* ]]
 	[[ "$output" != *"socket left"* ]]
+}
+
+@test "stopped mid-stream: a host peer sees a reset where the guest had not ended its stream, the whole stream where it had (forwards through the tap)" {
+	stopped_mid_stream tap
+}
+
+@test "stopped mid-stream: a host peer sees a reset where the guest had not ended its stream, the whole stream where it had (spliced forwards)" {
+	stopped_mid_stream splice
 }
