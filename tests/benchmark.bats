@@ -22,6 +22,10 @@ bench() {
 		env BENCH_TIME="${BENCH_TIME:-2}" \
 		"$TAPIR_ROOT/benchmark/$script" "$@"
 	printf '%s\n' "$stderr" >"$BATS_TEST_TMPDIR/err"
+	# A run-matrix cell that failed, and the last lines of its log, go
+	# first: a long run's log is cut in the middle, and the why with it.
+	grep -E -A5 '^run-matrix: [^ ]+: (failed|refused|timed out) \(status' \
+		<<<"$stderr" || true
 	echo "status $status; stdout:"
 	echo "$output"
 	echo "stderr:"
@@ -250,6 +254,8 @@ no_number() {
 		bench run-matrix.sh
 	[ "$status" -eq 0 ]
 	local jsonl=$BATS_TEST_TMPDIR/results/latest/results.jsonl
+	# No cell failed (run-matrix records a failed cell and goes on).
+	jq -se '[.[] | select(.error)] | length == 0' "$jsonl"
 	# Four delays, two losses, four rates both ways, the download, the
 	# iperf3 upload, two whole uploads and the neutral rule, each
 	# verified; nothing dropped for want of memory. iperf3 ends an upload
