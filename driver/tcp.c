@@ -813,6 +813,29 @@ int tcp_init(struct ctx *c)
 }
 
 /**
+ * reset_guest_at_exit() - send the guest an RST it takes, whatever it got
+ * @c:		context
+ * @conn:	connection
+ *
+ * The guest takes an RST only at the sequence number it expects next
+ * (RFC 5961). That is snd_una once it ACKed all it got; but segments may
+ * be in flight, held by the conditions (freed unsent at exit), or above
+ * snd_nxt after a timeout rewound it. So one RST goes at each of snd_una,
+ * snd_nxt and snd_max that differ; one the guest doesn't take costs a
+ * challenge ACK at most. A full or vanished tap refuses them (counted):
+ * then the guest's own timeouts end the connection, as they would have.
+ */
+static void reset_guest_at_exit(struct ctx *c, struct tcp_conn *conn)
+{
+	const uint32_t seqs[3] = {conn->snd_una, conn->snd_nxt, conn->snd_max};
+
+	for (int i = 0; i < 3; i++)
+		if (!i || (seqs[i] != seqs[0] && seqs[i] != seqs[i - 1]))
+			(void)tcp_send_flags(c, conn, TH_RST | TH_ACK, seqs[i],
+			                     0);
+}
+
+/**
  * release_one() - flow_walk() callback: close one connection at exit
  * @f:		a TCP flow
  * @arg:	unused
@@ -828,10 +851,7 @@ static void release_one(struct flow_common *f, void *arg)
 	struct ctx *c = flow_enter(f);
 
 	(void)arg;
-	/* A full or vanished tap refuses it (counted): then the guest's
-	 * own timeouts end the connection, as they would have anyway.
-	 */
-	(void)tcp_send_flags(c, conn, TH_RST | TH_ACK, conn->snd_nxt, 0);
+	reset_guest_at_exit(c, conn);
 	tcp_release(c, conn, !(conn->flags & CONN_GUEST_FIN));
 }
 

@@ -208,6 +208,46 @@ static void test_last_ack(void)
 	CHECK(unit_netns_run(last_ack_body));
 }
 
+/**
+ * exit_reset_body() - at exit, a connection with data in flight to the
+ *		       guest: RSTs at the ACK the guest sent and at snd_nxt,
+ *		       as either may be what it expects; the host peer of a
+ *		       stream the guest never ended is reset, not sent a FIN
+ */
+static void exit_reset_body(void)
+{
+	static uint8_t data[3000];
+	uint32_t rsts[4] = {0};
+	struct guest g;
+	struct seg s;
+	uint32_t isn;
+	size_t sent = 0;
+	int fd, n = 0;
+	char b;
+
+	CHECK(!guest_open(&g, false));
+	fd = handshake(&g, 40037, 65535, &isn);
+	CHECK(fd >= 0);
+	CHECK(send(fd, data, sizeof(data), 0) == (ssize_t)sizeof(data));
+	while (sent < sizeof(data) && next_seg(&g, &s))
+		sent += s.len;
+	CHECK(sent == sizeof(data));
+	/* Not acknowledged: the guest may have any of it, or none. */
+	tcp_cleanup(&g.c);
+	while (n < 4 && take_seg(&g, &s))
+		if (s.flags & TH_RST)
+			rsts[n++] = s.seq - (isn + 1);
+	CHECK(n == 2 && rsts[0] == 0 && rsts[1] == sizeof(data));
+	CHECK(recv(fd, &b, 1, 0) < 0 && errno == ECONNRESET);
+	close(fd);
+	guest_close(&g);
+}
+
+static void test_exit_reset(void)
+{
+	CHECK(unit_netns_run(exit_reset_body));
+}
+
 static void reset_then_window_body(void)
 {
 	window_update_after_reset(false);
@@ -1071,5 +1111,8 @@ const struct unit_case unit_cases[] = {
          test_refused_tail_sack},
         {"the host closes first: the guest's FIN is still ACKed, no RST",
          test_last_ack},
+        {"at exit: RSTs the guest takes whatever it got, and a reset for "
+         "the host peer of a stream the guest never ended",
+         test_exit_reset},
         {NULL, NULL},
 };
