@@ -519,8 +519,11 @@ wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 	[ "$status" -eq 0 ]
 	has_line "paused false"
 	has_line "paused true"
+	# Half a millisecond per delayed crossing: a connect, request and
+	# response cross four times (80 ms), a UDP echo twice (40 ms). One
+	# loaded CI run measured 81.003 ms for the four.
 	awk '
-		$1 == "tcp" { e = $4 - $3 - 80; if (e < 0) e = -e; if (e > 1) bad++; n++ }
+		$1 == "tcp" { e = $4 - $3 - 80; if (e < 0) e = -e; if (e > 2) bad++; n++ }
 		$1 == "udp" { e = $4 - $3 - 40; if (e < 0) e = -e; if (e > 1) bad++; n++ }
 		$1 == "udp-other" { if ($3 - $2 > 1) bad++; n++ }
 		$1 == "rate" { r = $3 / 50e6; if (r < 0.95 || r > 1.05) bad++; n++ }
