@@ -3,7 +3,8 @@
 # exits, as slirp4netns does: "1" on the ready fd, then close; exit 0 when
 # the exit fd hangs up (data on it is ignored), on SIGTERM or SIGINT, and
 # when the target namespace goes away; the API socket is removed each time.
-# Host peers of the connections still open then see a reset.
+# Connections still open then end in a reset at both ends, except that a
+# host peer gets the whole stream, and a FIN, where the guest had ended it.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
