@@ -69,6 +69,7 @@ add_summary() {
 
 jobs=$(nproc)
 status=0
+deb_failed=0
 
 echo "=== make"
 if ! make -j"$jobs"; then
@@ -108,6 +109,7 @@ else
 		passed=$((passed + 1))
 	else
 		echo "not ok - make deb: see above"
+		deb_failed=1
 		failed=$((failed + 1))
 		status=1
 	fi
@@ -116,6 +118,17 @@ else
 	make soak SOAK_TIME=120 2>&1 | tee "$work/soak.log" || status=1
 	add_summary "$work/soak.log"
 fi
+
+# Each failing case again, named by its suite, just above the summary:
+# a CI page that shows only the head and tail of this output still says
+# what failed.
+for suite in test asan tsan fuzz soak; do
+	[[ -f "$work/$suite.log" ]] || continue
+	grep -E '^not ok' "$work/$suite.log" | sed "s/^/$suite: /" || true
+	grep -qE '^[0-9]+ passed, [0-9]+ failed' "$work/$suite.log" ||
+		echo "$suite: not ok - no summary line: it did not finish"
+done
+((deb_failed)) && echo "deb: not ok - make deb"
 
 ((failed > 0)) && status=1
 summary="$passed passed, $failed failed"
