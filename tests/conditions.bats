@@ -2,14 +2,14 @@
 # tests/conditions.bats - network conditions (docs/conditions.md) as a
 # user sets them: with --conditions, and live over the API socket, also
 # the one rootlesskit makes in its state dir. Measured through tapir, not
-# read back from it: delay by ping, UDP echo and TCP connections to within
-# 1 ms; loss over 10 000 datagrams against the binomial 99 % interval;
-# rate by iperf3 to within 5 %, both ways; a partition that stops a
-# download and a ping, and heals without a reset; TCP under loss both ways
-# delivers every byte. The frames tapir makes itself (gateway echo, ARP,
-# NDP, DNS answers, DHCP, resets, ICMP errors) and port forwards, spliced
-# or not, are delayed and cut too, and the rest of the paths × conditions
-# is one test through rootlesskit. The delay line's own logic is
+# read back from it: delay by ping, UDP echo and TCP connections to
+# within 0.5 ms a crossing; loss over 10 000 datagrams against the
+# binomial 99 % interval; rate by iperf3 to within 5 %, both ways; a
+# partition that stops a download and a ping, and heals without a reset;
+# TCP under loss both ways delivers every byte. The frames tapir makes
+# itself (gateway echo, ARP, NDP, DNS answers, DHCP, resets, ICMP errors)
+# and port forwards, spliced or not, are delayed and cut too, and the rest
+# of the paths × conditions is one test through rootlesskit. The delay line's own logic is
 # unit-tested in tests/unit/test_cond.c.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
@@ -87,22 +87,26 @@ sbx() {
 		$script" "$COND_SH" "$@"
 }
 
-# within MS: every "KIND D BASE GOT" line of $output has GOT within MS of
-# BASE plus the round trip D adds: 2 D for ICMP and UDP, 4 D for a TCP
-# connection and its exchange.
+# within MS: every "KIND D BASE GOT" line of $output has GOT within MS
+# per delayed crossing of BASE plus the round trip D adds: two crossings
+# (2 D) for ICMP and UDP, four (4 D) for a TCP connection and its
+# exchange. Each crossing wakes an idle vCPU or two, which a virtual
+# machine does 0.1-0.3 ms late (docs/conditions.md, "Never early"); a
+# loaded CI run measured 1.14 ms over a TCP connection's four at 200 ms.
 within() {
 	awk -v tol="$1" '
 		$1 == "icmp" || $1 == "udp" || $1 == "tcp" {
-			want = $3 + $2 * ($1 == "tcp" ? 4 : 2)
+			k = $1 == "tcp" ? 4 : 2
+			want = $3 + $2 * k
 			err = $4 - want
 			if (err < 0) err = -err
 			n++
-			if (err > tol) { print "off: " $0 " want " want; bad++ }
+			if (err > tol * k) { print "off: " $0 " want " want; bad++ }
 		}
 		END { exit bad || n != 12 }' <<<"$output"
 }
 
-@test "conditions: delay within 1 ms on ICMP, UDP and TCP at 1, 10, 50 and 200 ms (rootlesskit's API)" {
+@test "conditions: delay within 0.5 ms a crossing on ICMP, UDP and TCP at 1, 10, 50 and 200 ms (rootlesskit's API)" {
 	run sbx '
 		cat >"$SCEN_DIR/guest.sh" <<-"EOF"
 			. "$SCEN_DIR/cond.sh"
@@ -122,7 +126,7 @@ within() {
 	'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	within 1
+	within 0.5
 	[[ "$output" == *'"dropped_overflow":0'* ]]
 }
 
