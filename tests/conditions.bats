@@ -322,13 +322,15 @@ within() {
 			sleep 3
 			s2=$(size)
 			echo "down grew $((s2 - s1))"
-			setc "\"rate=40mbit\""
+			# Before the heal is asked for: a reply to a ping sent
+			# after it may come back before a later date(1) returns.
 			t1=$(ms)
+			setc "\"rate=40mbit\""
 			wait "$dl"
 			echo "download rc=$? size $(size)"
 			kill "$pp"
 			awk -v a="$t0" -v b="$t1" "{ t = substr(\$1, 2) * 1000 }
-				/bytes from/ && t > a + 250 && t < b { late++ }
+				/bytes from/ && t > a + 250 && t < b { late++; printf \"reply while down at +%d ms, healed at +%d ms\\n\", t - a, b - a }
 				/bytes from/ && t > b { after++ }
 				END { print \"replies while down \" late + 0; print \"replies after \" (after > 0) }" "$d/ping"
 			cmp "$d/got" <("$TAPIR_BIN_DIR/pattern" 40000000 5) && echo "same bytes"
