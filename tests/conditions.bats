@@ -486,6 +486,13 @@ wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 			"$TAPIR_BIN_DIR/rr" server -p 5300 -s 1 &
 			"$TAPIR_BIN_DIR/udpecho" 5301 &
 			iperf3 -s -p 5201 >/dev/null &
+			# tapir listens on the host from its start: the servers
+			# here must listen before the host side is told to go.
+			for i in $(seq 50); do
+				ss -ltn | grep -q ":5300 " && ss -lun | grep -q ":5301 " &&
+					ss -ltn | grep -q ":5201 " && break
+				sleep 0.1
+			done
 			touch "$SCEN_DIR/ready"
 			for i in $(seq 600); do [ -e "$SCEN_DIR/stop" ] && break; sleep 0.1; done
 			kill %1 %2 %3

@@ -406,8 +406,10 @@ flows_ok() {
 		pid=$(userns_holder)
 		start_tapir t --configure --mtu 1500 "$pid" tap0
 		t=$(bg_pid t)
-		start=$(date +%s%N)
 		nsrun "$pid" ip link del tap0
+		# From when the tap is gone: the namespace tools take their
+		# own time to start on a loaded machine.
+		start=$(date +%s%N)
 		wait_for 3 bash -c "! kill -0 $t 2>/dev/null"
 		echo "ms=$((($(date +%s%N) - start) / 1000000))"
 		rc=0
@@ -523,7 +525,7 @@ flows_ok() {
 	for mode in tap splice; do
 		has_line "$mode add: {\"return\":{\"id\":1}}"
 		has_line "$mode warm: ok"
-		! has_line "$mode before: failed"
+		! has_line "$mode before: failed" || false
 		has_line "$mode remove: {\"return\":{}}"
 		has_line "$mode listeners: 0"
 		has_line "$mode new: refused"

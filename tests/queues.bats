@@ -298,9 +298,17 @@ exec 3>&-
 # connections are still open: a frame counted then belonged to a live
 # connection that was not found. (Once they close, a late duplicate ACK
 # may rightly find none, more often in a tapir slowed by ThreadSanitizer.)
+# A thread takes its name when it first runs, which under a sanitizer can
+# be after the command started: the count is read until it is 1, for 5 s
+# at most.
 IDLE='
 set -euo pipefail
-echo "datapath threads: $(cat /proc/$PPID/task/*/comm | grep -c "^tapir-q")"
+for _ in $(seq 20); do
+	n=$(cat /proc/$PPID/task/*/comm | grep -c "^tapir-q" || true)
+	[ "$n" -ge 1 ] && break
+	sleep 0.25
+done
+echo "datapath threads: $n"
 socat TCP-LISTEN:8080,reuseaddr,fork \
 	SYSTEM:"read l; echo got-\$l; sleep 7; echo late-\$l" &
 srv=$!
