@@ -52,12 +52,13 @@ trap cleanup EXIT
 
 # add_summary LOG: add the `N passed, N failed[, N skipped]` line of one
 # tests/run.sh run to the totals; a run without one (a build failure)
-# counts as one failure.
+# counts as one failure, and is named in $unfinished.
 add_summary() {
 	local line
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1 || true)
 	if [[ -z "$line" ]]; then
 		failed=$((failed + 1))
+		unfinished+=("$(basename "$1" .log): not ok - no summary line: it did not finish")
 		return 0
 	fi
 	local re='^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?'
@@ -69,7 +70,8 @@ add_summary() {
 
 jobs=$(nproc)
 status=0
-deb_failed=0
+# Failures no suite's log holds as a "not ok" line, for the recap.
+unfinished=()
 
 echo "=== make"
 if ! make -j"$jobs"; then
@@ -109,7 +111,7 @@ else
 		passed=$((passed + 1))
 	else
 		echo "not ok - make deb: see above"
-		deb_failed=1
+		unfinished+=("deb: not ok - make deb")
 		failed=$((failed + 1))
 		status=1
 	fi
@@ -125,10 +127,8 @@ fi
 for suite in test asan tsan fuzz soak; do
 	[[ -f "$work/$suite.log" ]] || continue
 	grep -E '^not ok' "$work/$suite.log" | sed "s/^/$suite: /" || true
-	grep -qE '^[0-9]+ passed, [0-9]+ failed' "$work/$suite.log" ||
-		echo "$suite: not ok - no summary line: it did not finish"
 done
-((deb_failed)) && echo "deb: not ok - make deb"
+((${#unfinished[@]} == 0)) || printf '%s\n' "${unfinished[@]}"
 
 ((failed > 0)) && status=1
 summary="$passed passed, $failed failed"

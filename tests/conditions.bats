@@ -9,8 +9,8 @@
 # TCP under loss both ways delivers every byte. The frames tapir makes
 # itself (gateway echo, ARP, NDP, DNS answers, DHCP, resets, ICMP errors)
 # and port forwards, spliced or not, are delayed and cut too, and the rest
-# of the paths × conditions is one test through rootlesskit. The delay line's own logic is
-# unit-tested in tests/unit/test_cond.c.
+# of the paths × conditions is one test through rootlesskit. The delay
+# line's own logic is unit-tested in tests/unit/test_cond.c.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
