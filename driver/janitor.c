@@ -32,12 +32,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "clock.h"
+#include "fds.h"
 #include "janitor.h"
 #include "log.h"
 #include "seccomp.h"
@@ -139,26 +139,6 @@ static void remove_entries(void)
 }
 
 /**
- * close_range_or_each() - close fds @first to @last
- * @first:	lowest
- * @last:	highest, or ~0U for all above @first
- *
- * close_range() (Linux 5.9) may be refused by a container's seccomp
- * profile: then one by one, up to the fd limit.
- */
-static void close_range_or_each(unsigned int first, unsigned int last)
-{
-	struct rlimit rl;
-
-	if (first > last || !close_range(first, last, 0))
-		return;
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)last)
-		last = rl.rlim_cur ? (unsigned int)rl.rlim_cur - 1 : 0;
-	for (unsigned int fd = first; fd <= last && fd <= INT_MAX; fd++)
-		close((int)fd);
-}
-
-/**
  * close_all_but() - close every fd of the janitor but @sock, stderr and the
  *		     directories
  * @sock:	its socket to tapir
@@ -169,26 +149,13 @@ static void close_range_or_each(unsigned int first, unsigned int last)
 static void close_all_but(int sock)
 {
 	int keep[JANITOR_MAX + 2];
-	unsigned int n = 0, next = 0;
+	unsigned int n = 0;
 
 	keep[n++] = STDERR_FILENO;
 	keep[n++] = sock;
 	for (unsigned int i = 0; i < nentries; i++)
 		keep[n++] = entries[i].dirfd;
-	/* Few entries: insertion sort, then close the gaps between them. */
-	for (unsigned int i = 1; i < n; i++)
-		for (unsigned int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
-			int t = keep[j];
-
-			keep[j] = keep[j - 1];
-			keep[j - 1] = t;
-		}
-	for (unsigned int i = 0; i < n; i++) {
-		if ((unsigned int)keep[i] > next)
-			close_range_or_each(next, (unsigned int)keep[i] - 1);
-		next = (unsigned int)keep[i] + 1;
-	}
-	close_range_or_each(next, ~0U);
+	fds_close_except(keep, n);
 }
 
 /**
@@ -312,6 +279,7 @@ static bool wait_answer(void)
  */
 void janitor_finish(void)
 {
+	bool reap = true;
 	int status;
 
 	if (!janitor_pid) {
@@ -320,12 +288,17 @@ void janitor_finish(void)
 	}
 	if (send(janitor_sock, "1", 1, MSG_NOSIGNAL) != 1 || !wait_answer()) {
 		debug_msg("janitor: no answer; files may be left");
-		if (kill(janitor_pid, SIGKILL))
+		if (kill(janitor_pid, SIGKILL)) {
 			debug_msg("janitor: kill: %s", strerror(errno));
+			/* Root's janitor, tapir nobody now (runas.c): left
+			 * to finish on its own, not waited for.
+			 */
+			reap = errno != EPERM;
+		}
 	}
 	close(janitor_sock);
 	janitor_sock = -1;
-	while (waitpid(janitor_pid, &status, 0) < 0 && errno == EINTR)
+	while (reap && waitpid(janitor_pid, &status, 0) < 0 && errno == EINTR)
 		;
 	janitor_pid = 0;
 	nentries = 0;

@@ -60,28 +60,6 @@ static int target_exists(const struct opts *o)
 }
 
 /**
- * target_pid() - the process whose exit means the namespace is going away
- * @o:		options
- *
- * In path mode the tap pins the netns, so it never disappears while we
- * run; but a path under /proc/PID/ (rootlesskit's detach mode passes
- * /proc/<child>/root/<statedir>/netns) names the process that owns it.
- *
- * Return: the PID, or 0 if there is none to watch
- */
-static pid_t target_pid(const struct opts *o)
-{
-	int pid, n = 0;
-
-	if (o->netns_type == NETNS_PID)
-		return o->pid;
-	if (sscanf(o->netns_path, "/proc/%d/%n", &pid, &n) == 1 && n > 0 &&
-	    pid > 0)
-		return pid;
-	return 0;
-}
-
-/**
  * forbidden_cb() - make a syscall no allow-list has: getcpu()
  * @fd:		unused
  * @what:	unused
@@ -126,13 +104,17 @@ static void test_hook(struct ctx *c)
  */
 static int isolate(struct ctx *c)
 {
-	if ((c->o->sandbox || c->o->seccomp) && janitor_start(c->o->seccomp))
+	const struct opts *o = c->o;
+
+	/* Once nobody, tapir could not remove root's files itself either. */
+	if ((o->sandbox || o->seccomp || o->runas) && janitor_start(o->seccomp))
 		return -1;
-	if (c->o->sandbox && isolation_sandbox(c->o))
+	if (o->sandbox ? isolation_sandbox(o)
+	               : o->runas && isolation_serve_as(o))
 		return -1;
-	if (c->o->seccomp && seccomp_apply())
+	if (o->seccomp && seccomp_apply())
 		return -1;
-	c->isolated = c->o->sandbox || c->o->seccomp;
+	c->isolated = o->sandbox || o->seccomp || o->runas;
 	test_hook(c);
 	return 0;
 }
@@ -160,7 +142,8 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	ctx_set_addresses(c);
 	if (target_exists(o))
 		return -1;
-	if ((target_pid(o) > 0 && lifecycle_watch_target(c, target_pid(o))) ||
+	if ((lifecycle_target_pid(o) > 0 &&
+	     lifecycle_watch_target(c, lifecycle_target_pid(o))) ||
 	    lifecycle_watch_path(c))
 		return -1;
 	if (nshelper_setup_tap(o, &c->tap, c->tapfd, c->ns_tables))

@@ -350,7 +350,10 @@ static void helper_stop(struct nssock_pool *p)
 	p->sock = -1;
 	if (!p->pid)
 		return;
-	if (kill(p->pid, SIGKILL) && errno != ESRCH)
+	/* EPERM: tapir, started as root, serves as nobody now (runas.c);
+	 * the helper, root, ends at the EOF of its socket, closed above.
+	 */
+	if (kill(p->pid, SIGKILL) && errno != ESRCH && errno != EPERM)
 		err_errno(errno, "namespace socket helper: kill pid %d",
 		          (int)p->pid);
 	while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)

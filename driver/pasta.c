@@ -25,12 +25,16 @@
 
 #include "cli.h"
 #include "ctx.h"
+#include "fds.h"
+#include "isolation.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "netlink.h"
 #include "loop.h"
 #include "pasta.h"
 #include "pasta_cli.h"
 #include "run.h"
+#include "runas.h"
 #include "version.h"
 
 /**
@@ -547,6 +551,11 @@ static int background(struct opts *o, int pidfd, const char *pidfile)
 		err_errno(errno, "%s", devnull < 0 ? "open /dev/null" : "pipe");
 		return 1;
 	}
+	/* The daemon is pid 1 of a namespace of its own, as pasta's: the
+	 * target's pidfd first, which its pid would not reach from there.
+	 */
+	if (lifecycle_open_target(o) || isolation_pid_namespace(o))
+		return 1;
 	pid = fork();
 	if (pid < 0) {
 		err_errno(errno, "fork");
@@ -624,6 +633,9 @@ int pasta_main(int argc, char **argv)
 		return 0;
 	if (pasta_to_opts(&po, &o))
 		return 1;
+	/* As pasta: not even a command gets the caller's other fds. */
+	fds_close_inherited(&o, -1);
+	runas_default(&o, po.quiet);
 	pidfd = open_pidfile(po.pidfile);
 	if (pidfd == -1)
 		return 1;

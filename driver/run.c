@@ -16,10 +16,12 @@
 #include <sys/wait.h>
 
 #include "cli.h"
+#include "fds.h"
 #include "janitor.h"
 #include "log.h"
 #include "loop.h"
 #include "run.h"
+#include "runas.h"
 #include "seccomp.h"
 
 /* Syscalls of tapir run once running: the command's end. Its resolv.conf
@@ -105,10 +107,25 @@ static void __attribute__((noreturn))
 child_main(const struct opts *o, const char *resolv, int to_parent,
            int from_parent)
 {
-	uid_t uid = getuid();
-	gid_t gid = getgid();
+	uid_t uid;
+	gid_t gid;
 	char go;
 
+	/* Started as root: the command is nobody too (root in its
+	 * namespaces), whom tapir, nobody once set up, may still signal.
+	 * Before the death signal, which a change of uid clears.
+	 */
+	if (runas_switch(o, false))
+		_exit(125);
+	/* A change of uid made us undumpable, and /proc/self ours no more:
+	 * the namespace's maps below could not be written.
+	 */
+	if (o->runas && prctl(PR_SET_DUMPABLE, 1)) {
+		err_errno(errno, "run: prctl(PR_SET_DUMPABLE)");
+		_exit(125);
+	}
+	uid = getuid();
+	gid = getgid();
 	/* Killed with tapir: the command must not outlive its network. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL)) {
 		err_errno(errno, "run: prctl(PR_SET_PDEATHSIG)");
@@ -180,6 +197,11 @@ static int make_resolv_conf(const struct opts *o, char *dir, size_t dirlen,
 	} else if (fclose(f)) {
 		err = errno ? errno : EIO;
 	}
+	/* The command, nobody when started as root, binds the file. */
+	if (!err && o->runas &&
+	    (chown(dir, o->runas_uid, o->runas_gid) ||
+	     chown(file, o->runas_uid, o->runas_gid)))
+		err = errno;
 	if (err) {
 		err_errno(err, "run: write %s", file);
 		unlink(file);
@@ -249,6 +271,7 @@ int run_main(int argc, char **argv)
 	ret = cli_parse(argc, argv, CLI_RUN, &o);
 	if (ret)
 		return ret == CLI_EXIT_OK ? 0 : 125;
+	runas_default(&o, false);
 	return run_command(&o);
 }
 
@@ -269,11 +292,13 @@ int run_command(struct opts *o)
 	if (!o->disable_dns &&
 	    make_resolv_conf(o, dir, sizeof(dir), resolv, sizeof(resolv)))
 		return 125;
+	pid = start_child(o, dir[0] ? resolv : NULL, &go_fd);
+	/* The command keeps what the caller passed it; tapir keeps none. */
+	fds_close_inherited(o, go_fd);
 	/* The sandbox hides the paths by the time they go: the janitor's. */
 	if (dir[0] && ((ret = janitor_remove_at_exit(resolv, false)) ||
 	               (ret = janitor_remove_at_exit(dir, true))))
 		err_errno(-ret, "run: warning: %s will be left at exit", dir);
-	pid = start_child(o, dir[0] ? resolv : NULL, &go_fd);
 	ret = 125;
 	if (pid < 0)
 		goto out;
