@@ -131,6 +131,28 @@ static void target_gone_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /**
+ * lifecycle_target_exists() - check the target before forking anything
+ * @o:		options
+ *
+ * Return: 0 if the target PID exists (or a path is used), -1 after
+ *	   printing one error line
+ */
+int lifecycle_target_exists(const struct opts *o)
+{
+	char path[32];
+	struct stat st;
+
+	if (o->netns_type != NETNS_PID)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d", o->pid);
+	if (stat(path, &st)) {
+		err_errno(errno, "target PID %d", o->pid);
+		return -1;
+	}
+	return 0;
+}
+
+/**
  * lifecycle_target_pid() - the process whose exit means the namespace is
  *			    going away
  * @o:		options
@@ -179,6 +201,8 @@ int lifecycle_open_target(struct opts *o)
 {
 	pid_t pid = lifecycle_target_pid(o);
 
+	if (lifecycle_target_exists(o))
+		return -1;
 	if (pid > 0 && o->target_pidfd < 0)
 		o->target_pidfd = open_pidfd(pid);
 	return pid > 0 && o->target_pidfd < 0 ? -1 : 0;

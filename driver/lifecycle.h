@@ -8,6 +8,7 @@
 
 #include "ctx.h"
 
+int lifecycle_target_exists(const struct opts *o);
 pid_t lifecycle_target_pid(const struct opts *o);
 int lifecycle_open_target(struct opts *o);
 int lifecycle_watch_target(struct ctx *c, pid_t pid);

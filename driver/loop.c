@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <event2/event.h>
 
@@ -36,28 +35,6 @@ const char *const loop_syscalls[] = {
         "epoll_wait", "epoll_pwait", "epoll_ctl", "read", "write",
         "recvfrom",   "sendto",      "close",     NULL,
 };
-
-/**
- * target_exists() - check the target before forking anything
- * @o:		options
- *
- * Return: 0 if the target PID exists (or a path is used), -1 after
- *	   printing one error line
- */
-static int target_exists(const struct opts *o)
-{
-	char path[32];
-	struct stat st;
-
-	if (o->netns_type != NETNS_PID)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d", o->pid);
-	if (stat(path, &st)) {
-		err_errno(errno, "target PID %d", o->pid);
-		return -1;
-	}
-	return 0;
-}
 
 /**
  * forbidden_cb() - make a syscall no allow-list has: getcpu()
@@ -140,7 +117,7 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	for (int i = 0; i < CTX_NS_TABLES; i++)
 		c->ns_tables[i] = -1;
 	ctx_set_addresses(c);
-	if (target_exists(o))
+	if (lifecycle_target_exists(o))
 		return -1;
 	if ((lifecycle_target_pid(o) > 0 &&
 	     lifecycle_watch_target(c, lifecycle_target_pid(o))) ||
