@@ -534,13 +534,15 @@ static int api_path_error(const char *path, int err, const char *step)
  * A live socket stays: a second instance on the same path must not take
  * the first one's API away (and remove the path at its exit). A socket a
  * killed run left is replaced, as slirp4netns does. Anything else at the
- * path, a file or a directory, is the user's and is never removed.
+ * path, a file or a directory, is the user's and is never removed. Left:
+ * an instance between its bind() and listen() looks stale, which
+ * listen_at() makes a window of two system calls for tapir's own.
  *
  * Return: 0 if the path is free now, -1 after printing one error line
  */
 static int take_stale(const char *path, const struct sockaddr_un *sa)
 {
-	struct stat st;
+	struct stat st, again;
 	int fd, err;
 
 	if (lstat(path, &st))
@@ -557,6 +559,10 @@ static int take_stale(const char *path, const struct sockaddr_un *sa)
 		return api_path_error(path, errno, "socket");
 	err = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) ? errno : 0;
 	close(fd);
+	/* The same socket still, not one a new instance put there since. */
+	if (err == ECONNREFUSED && !lstat(path, &again) &&
+	    (again.st_dev != st.st_dev || again.st_ino != st.st_ino))
+		err = EAGAIN;
 	if (err == ECONNREFUSED) {
 		if (unlink(path) && errno != ENOENT)
 			return api_path_error(path, errno,
@@ -601,11 +607,12 @@ static int listen_at(struct api_state *st, const char *path)
 	}
 	if (ret)
 		return api_path_error(path, ret, "bind");
+	/* At once: until then, another instance's probe takes it for stale. */
+	if (listen(st->fd, API_BACKLOG))
+		return api_path_error(path, errno, "listen");
 	if ((ret = janitor_remove_at_exit(path, false)))
 		debug_msg("API socket %s: can't be removed at exit: %s", path,
 		          strerror(-ret));
-	if (listen(st->fd, API_BACKLOG))
-		return api_path_error(path, errno, "listen");
 	return 0;
 }
 

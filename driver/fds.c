@@ -9,10 +9,12 @@
  */
 
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
 
@@ -127,6 +129,34 @@ void fds_close_except(const int *keep, size_t n)
 }
 
 /**
+ * fd_in_path() - the fd a path like /proc/self/fd/N or /dev/fd/N names
+ * @path:	a namespace path from the command line, or empty
+ *
+ * A caller may pass a namespace as an open fd and name it so (bubblejail
+ * does): that fd is named by the command line as much as -r is.
+ *
+ * Return: N, or -1 if @path names no fd
+ */
+static int fd_in_path(const char *path)
+{
+	static const char *const dirs[] = {"/proc/self/fd/", "/dev/fd/"};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		size_t len = strlen(dirs[i]);
+		unsigned long fd;
+		char *end;
+
+		if (strncmp(path, dirs[i], len) ||
+		    !isdigit((unsigned char)path[len]))
+			continue;
+		fd = strtoul(path + len, &end, 10);
+		if (!*end && fd <= INT_MAX)
+			return (int)fd;
+	}
+	return -1;
+}
+
+/**
  * fds_close_inherited() - close every fd the caller passed but did not name
  * @o:		options: its ready and exit fds stay open
  * @own:	an fd of tapir's own to keep as well, or -1
@@ -136,9 +166,16 @@ void fds_close_except(const int *keep, size_t n)
  */
 void fds_close_inherited(const struct opts *o, int own)
 {
-	const int keep[] = {
-	        STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, o->ready_fd,
-	        o->exit_fd,   log_own_fd(),  o->detach_fd,  own};
+	const int keep[] = {STDIN_FILENO,
+	                    STDOUT_FILENO,
+	                    STDERR_FILENO,
+	                    o->ready_fd,
+	                    o->exit_fd,
+	                    log_own_fd(),
+	                    o->detach_fd,
+	                    own,
+	                    fd_in_path(o->netns_path),
+	                    fd_in_path(o->userns_path)};
 
 	fds_close_except(keep, sizeof(keep) / sizeof(keep[0]));
 }

@@ -110,6 +110,7 @@ static bool have_sys_admin(void)
 /**
  * userns_fd() - the user namespace to join for the sandbox
  * @o:		options naming the target
+ * @why:	what joins it, for the error line ("sandbox")
  *
  * --userns-path if given; else the target's, from /proc/PID/ns/user; for
  * a netns path, the user namespace that owns it (NS_GET_USERNS), which
@@ -117,7 +118,7 @@ static bool have_sys_admin(void)
  *
  * Return: an fd, or -1 after printing one error line
  */
-static int userns_fd(const struct opts *o)
+static int userns_fd(const struct opts *o, const char *why)
 {
 	char path[PATH_MAX + 32];
 	int nfd, ufd;
@@ -131,19 +132,19 @@ static int userns_fd(const struct opts *o)
 	if (path[0]) {
 		ufd = open(path, O_RDONLY | O_CLOEXEC);
 		if (ufd < 0)
-			err_errno(errno, "sandbox: open user namespace %s",
+			err_errno(errno, "%s: open user namespace %s", why,
 			          path);
 		return ufd;
 	}
 	nfd = open(o->netns_path, O_RDONLY | O_CLOEXEC);
 	if (nfd < 0) {
-		err_errno(errno, "sandbox: open network namespace %s",
+		err_errno(errno, "%s: open network namespace %s", why,
 		          o->netns_path);
 		return -1;
 	}
 	ufd = ioctl(nfd, NS_GET_USERNS);
 	if (ufd < 0)
-		err_errno(errno, "sandbox: user namespace owning %s",
+		err_errno(errno, "%s: user namespace owning %s", why,
 		          o->netns_path);
 	close(nfd);
 	return ufd;
@@ -152,21 +153,23 @@ static int userns_fd(const struct opts *o)
 /**
  * join_userns() - become privileged in the target's user namespace
  * @o:		options naming the target
+ * @why:	what needs it, for the error line ("sandbox")
  *
  * Return: 0 on success, -1 after printing one error line
  */
-static int join_userns(const struct opts *o)
+static int join_userns(const struct opts *o, const char *why)
 {
 	int fd;
 
 	if (have_sys_admin())
 		return 0;
-	fd = userns_fd(o);
+	fd = userns_fd(o, why);
 	if (fd < 0)
 		return -1;
 	if (setns(fd, CLONE_NEWUSER)) {
+		err_errno(errno, "%s: join the target's user namespace", why);
 		close(fd);
-		return fail(errno, "join the target's user namespace");
+		return -1;
 	}
 	close(fd);
 	return 0;
@@ -188,15 +191,18 @@ static int join_userns(const struct opts *o)
  */
 int isolation_pid_namespace(const struct opts *o)
 {
+	static const char why[] = "the daemon's PID namespace";
+
 	if (!unshare(CLONE_NEWPID))
 		return 0;
-	if (errno != EPERM)
-		return fail(errno, "new PID namespace");
-	if (join_userns(o))
-		return -1;
-	if (unshare(CLONE_NEWPID))
-		return fail(errno, "new PID namespace");
-	return 0;
+	if (errno == EPERM) {
+		if (join_userns(o, why))
+			return -1;
+		if (!unshare(CLONE_NEWPID))
+			return 0;
+	}
+	err_errno(errno, "%s: unshare", why);
+	return -1;
 }
 
 /**
@@ -606,7 +612,7 @@ static int keep_caps(uint32_t keep, const struct opts *o)
 				return -1;
 		}
 	}
-	if (o && runas_switch(o, true)) {
+	if (o && runas_switch(o)) {
 		errno = EPERM;
 		return -1;
 	}
@@ -653,8 +659,8 @@ int isolation_drop_all(void)
  */
 int isolation_sandbox(const struct opts *o)
 {
-	if (join_userns(o) || build_root() || close_dir_fds() || pivot() ||
-	    isolation_serve_as(o))
+	if (join_userns(o, "sandbox") || build_root() || close_dir_fds() ||
+	    pivot() || isolation_serve_as(o))
 		return -1;
 	debug_msg("sandbox: root is an empty tmpfs with /etc and the "
 	          "resolver's directory; no capability but "

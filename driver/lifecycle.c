@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "seccomp.h"
+#include "janitor.h"
 #include "lifecycle.h"
 #include "log.h"
 
@@ -93,11 +94,13 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct ctx *c = arg;
 
 	(void)what;
-	/* Under `tapir run` the command decides; its exit ends the loop. */
-	if (c->run_child > 0)
-		kill(c->run_child, (int)sig);
-	else
+	/* Under `tapir run` the command decides; its exit ends the loop.
+	 * Root's command, tapir nobody (runas.c): the janitor passes it on.
+	 */
+	if (c->run_child <= 0)
 		stop_loop(c, strsignal((int)sig));
+	else if (janitor_signal_command((int)sig))
+		kill(c->run_child, (int)sig);
 }
 
 /**

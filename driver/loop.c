@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <event2/event.h>
 
@@ -86,6 +87,13 @@ static int isolate(struct ctx *c)
 	/* Once nobody, tapir could not remove root's files itself either. */
 	if ((o->sandbox || o->seccomp || o->runas) && janitor_start(o->seccomp))
 		return -1;
+	/* As pasta: /proc/PID/mem and ptrace() closed to processes of the
+	 * same uid, a container's root in a user namespace among them.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
+		err_errno(errno, "prctl(PR_SET_DUMPABLE)");
+		return -1;
+	}
 	if (o->sandbox ? isolation_sandbox(o)
 	               : o->runas && isolation_serve_as(o))
 		return -1;

@@ -534,6 +534,21 @@ static int wait_ready(pid_t child, int ready, int pidfd, const char *pidfile)
 }
 
 /**
+ * remove_pidfile() - remove the --pid file a daemon that never got ready
+ *		      left empty
+ * @pidfd:	the file, or -2 for none
+ * @pidfile:	its name
+ *
+ * Return: 1, the exit status of a failed start
+ */
+static int remove_pidfile(int pidfd, const char *pidfile)
+{
+	if (pidfd >= 0 && unlink(pidfile))
+		err_errno(errno, "remove PID file %s", pidfile);
+	return 1;
+}
+
+/**
  * background() - fork the daemon; the first process waits for it to be ready
  * @o:		options; the daemon's ready and detach fds are set here
  * @pidfd:	the --pid file, or -2
@@ -546,28 +561,28 @@ static int background(struct opts *o, int pidfd, const char *pidfile)
 	int p[2], devnull, ret;
 	pid_t pid;
 
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull < 0 || pipe2(p, O_CLOEXEC)) {
-		err_errno(errno, "%s", devnull < 0 ? "open /dev/null" : "pipe");
-		return 1;
-	}
 	/* The daemon is pid 1 of a namespace of its own, as pasta's: the
 	 * target's pidfd first, which its pid would not reach from there.
 	 */
 	if (lifecycle_open_target(o) || isolation_pid_namespace(o))
-		return 1;
+		return remove_pidfile(pidfd, pidfile);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0 || pipe2(p, O_CLOEXEC)) {
+		err_errno(errno, "%s", devnull < 0 ? "open /dev/null" : "pipe");
+		return remove_pidfile(pidfd, pidfile);
+	}
 	pid = fork();
 	if (pid < 0) {
 		err_errno(errno, "fork");
-		return 1;
+		return remove_pidfile(pidfd, pidfile);
 	}
 	if (pid > 0) {
 		close(p[1]);
 		close(devnull);
 		ret = wait_ready(pid, p[0], pidfd, pidfile);
 		/* Ours to remove: the daemon never got as far. */
-		if (ret && pidfd >= 0 && unlink(pidfile))
-			err_errno(errno, "remove PID file %s", pidfile);
+		if (ret)
+			remove_pidfile(pidfd, pidfile);
 		return ret;
 	}
 	close(p[0]);

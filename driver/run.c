@@ -107,25 +107,10 @@ static void __attribute__((noreturn))
 child_main(const struct opts *o, const char *resolv, int to_parent,
            int from_parent)
 {
-	uid_t uid;
-	gid_t gid;
+	uid_t uid = getuid();
+	gid_t gid = getgid();
 	char go;
 
-	/* Started as root: the command is nobody too (root in its
-	 * namespaces), whom tapir, nobody once set up, may still signal.
-	 * Before the death signal, which a change of uid clears.
-	 */
-	if (runas_switch(o, false))
-		_exit(125);
-	/* A change of uid made us undumpable, and /proc/self ours no more:
-	 * the namespace's maps below could not be written.
-	 */
-	if (o->runas && prctl(PR_SET_DUMPABLE, 1)) {
-		err_errno(errno, "run: prctl(PR_SET_DUMPABLE)");
-		_exit(125);
-	}
-	uid = getuid();
-	gid = getgid();
 	/* Killed with tapir: the command must not outlive its network. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL)) {
 		err_errno(errno, "run: prctl(PR_SET_PDEATHSIG)");
@@ -197,11 +182,6 @@ static int make_resolv_conf(const struct opts *o, char *dir, size_t dirlen,
 	} else if (fclose(f)) {
 		err = errno ? errno : EIO;
 	}
-	/* The command, nobody when started as root, binds the file. */
-	if (!err && o->runas &&
-	    (chown(dir, o->runas_uid, o->runas_gid) ||
-	     chown(file, o->runas_uid, o->runas_gid)))
-		err = errno;
 	if (err) {
 		err_errno(err, "run: write %s", file);
 		unlink(file);
@@ -302,6 +282,16 @@ int run_command(struct opts *o)
 	ret = 125;
 	if (pid < 0)
 		goto out;
+	/* Started as root, the command stays root's (root in its own
+	 * namespaces, as a user's is the user's); tapir, nobody once set
+	 * up, has the janitor pass its signals on.
+	 */
+	if (o->runas && janitor_relay_signals(pid)) {
+		close(go_fd);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		goto out;
+	}
 	o->netns_type = NETNS_PID;
 	o->pid = pid;
 	if (loop_prepare(&c, o)) {
@@ -317,7 +307,8 @@ int run_command(struct opts *o)
 	close(go_fd);
 	ret = loop_run(&c);
 	if (c.run_child > 0) {
-		kill(c.run_child, SIGKILL);
+		if (janitor_signal_command(SIGKILL))
+			kill(c.run_child, SIGKILL);
 		waitpid(c.run_child, &status, 0);
 	}
 	loop_cleanup(&c);

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,18 +68,26 @@ void runas_default(struct opts *o, bool quiet)
 }
 
 /**
- * runas_switch() - become o->runas_uid and o->runas_gid, with no other group
+ * runas_switch() - become o->runas_uid and o->runas_gid, with no other
+ *		    group, the permitted capabilities kept
  * @o:		options
- * @keep_caps:	keep the permitted capabilities through the change (for
- *		CAP_NET_BIND_SERVICE, raised again by the caller)
+ *
+ * The caller raises what it keeps of the permitted set again. A change of
+ * uid clears the parent-death signal, which a caller that runs tapir as
+ * root may rely on (rootlesskit's children have SIGKILL): it is set again,
+ * and if the parent died meanwhile tapir dies of it now.
  *
  * Return: 0 on success (or nothing to do), -1 after one error line
  */
-int runas_switch(const struct opts *o, bool keep_caps)
+int runas_switch(const struct opts *o)
 {
+	pid_t parent = getppid();
+	int pdeath = 0;
+
 	if (!o->runas)
 		return 0;
-	if (keep_caps && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)) {
+	if (prctl(PR_GET_PDEATHSIG, &pdeath, 0, 0, 0) ||
+	    prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)) {
 		err_errno(errno, "keep capabilities through the uid change");
 		return -1;
 	}
@@ -90,7 +99,13 @@ int runas_switch(const struct opts *o, bool keep_caps)
 		          (unsigned int)o->runas_gid);
 		return -1;
 	}
-	if (keep_caps && prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0))
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0))
 		debug_msg("prctl(PR_SET_KEEPCAPS, 0): %s", strerror(errno));
+	if (pdeath && prctl(PR_SET_PDEATHSIG, pdeath, 0, 0, 0)) {
+		err_errno(errno, "set the parent-death signal again");
+		return -1;
+	}
+	if (pdeath && getppid() != parent)
+		raise(pdeath);
 	return 0;
 }

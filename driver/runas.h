@@ -9,6 +9,6 @@
 #include "cli.h"
 
 void runas_default(struct opts *o, bool quiet);
-int runas_switch(const struct opts *o, bool keep_caps);
+int runas_switch(const struct opts *o);
 
 #endif /* TAPIR_RUNAS_H */

@@ -476,7 +476,8 @@ static int allow_threads(scmp_filter_ctx f)
 }
 
 /**
- * allow_on_dirfds() - @name only on the directory fds in @fds
+ * allow_on_fds() - @name only on the fds in @fds (directories, or the
+ *		       janitor's pidfd)
  * @f:		filter
  * @name:	a syscall whose first argument is a directory fd
  * @fds:	the fds
@@ -484,8 +485,8 @@ static int allow_threads(scmp_filter_ctx f)
  *
  * Return: 0 on success (or if this architecture lacks @name), -errno
  */
-static int allow_on_dirfds(scmp_filter_ctx f, const char *name, const int *fds,
-                           size_t n)
+static int allow_on_fds(scmp_filter_ctx f, const char *name, const int *fds,
+                        size_t n)
 {
 	int nr = seccomp_syscall_resolve_name(name), ret = 0;
 
@@ -593,10 +594,11 @@ int seccomp_apply_nssock(void)
  * seccomp_apply_janitor() - filter the janitor (janitor.c)
  * @dirfds:	the directory fds it removes files from
  * @n:		how many
+ * @pidfd:	the pidfd of the command it passes signals on to, or -1
  *
  * Return: 0 on success, -1 with errno set
  */
-int seccomp_apply_janitor(const int *dirfds, size_t n)
+int seccomp_apply_janitor(const int *dirfds, size_t n, int pidfd)
 {
 	static const char *const at_calls[] = {"newfstatat", "fstatat64",
 	                                       "statx", "unlinkat"};
@@ -607,7 +609,9 @@ int seccomp_apply_janitor(const int *dirfds, size_t n)
 
 	for (size_t i = 0;
 	     f && !ret && i < sizeof(at_calls) / sizeof(*at_calls); i++)
-		ret = allow_on_dirfds(f, at_calls[i], dirfds, n);
+		ret = allow_on_fds(f, at_calls[i], dirfds, n);
+	if (f && !ret && pidfd >= 0)
+		ret = allow_on_fds(f, "pidfd_send_signal", &pidfd, 1);
 	if (ret) {
 		seccomp_release(f);
 		errno = -ret;

@@ -204,7 +204,7 @@ isolated_root() {
 	has_line "caller-mount-kept"
 }
 
-@test "isolation: started as root, tapir run (and its command), attach mode and pasta serve as nobody with CAP_NET_BIND_SERVICE only; pasta's daemon is pid 1 of its own PID namespace" {
+@test "isolation: started as root, tapir run, attach mode and pasta serve as nobody with CAP_NET_BIND_SERVICE only, undumpable, still dying with a parent that asked for it; run's command stays root and gets its SIGTERM; pasta's daemon is pid 1 of its own PID namespace" {
 	run in_sandbox '
 		creds() { # NAME PID
 			echo "$1: $(awk "/^(Uid|Gid|Groups|CapEff):/ {
@@ -218,11 +218,33 @@ isolated_root() {
 			wait_for 5 _scen_other_netns "$(bg_pid "$1")"
 			bg_pid "$1"
 		}
-		bg_start r "$TAPIR_BIN" run -- sleep 60
-		r=$(bg_pid r)
+		# tapir run, its parent asking for SIGKILL when it dies, as
+		# rootlesskit asks of its children; the command says which
+		# signal came, and exits 7.
+		cat >"$SCEN_DIR/cmd.sh" <<"EOF"
+trap "echo got-TERM; exit 7" TERM
+echo up
+sleep 60 &
+wait
+EOF
+		bg_start r bash -c "setpriv --pdeathsig KILL \"\$0\" run -- sh $SCEN_DIR/cmd.sh & echo \$! >$SCEN_DIR/r.tapir; wait" "$TAPIR_BIN"
+		wait_for 5 grep -q up "$SCEN_DIR/r.log"
+		r=$(cat "$SCEN_DIR/r.tapir")
 		wait_for 5 nobody "$r"
 		creds run "$r"
-		creds "run command" "$(pgrep -P "$r" -x sleep)"
+		creds "run command" "$(pgrep -P "$r" -x sh)"
+		echo "run mem owner: $(stat -c %u "/proc/$r/mem")"
+		kill -TERM "$r"
+		wait_for 5 grep -q got-TERM "$SCEN_DIR/r.log"
+		wait_for 5 bash -c "! kill -0 $r 2>/dev/null" && echo "run: gone after TERM"
+		grep got-TERM "$SCEN_DIR/r.log"
+		# The same with a parent that dies: tapir dies too.
+		bg_start r2 bash -c "setpriv --pdeathsig KILL \"\$0\" run -- sleep 60 & echo \$! >$SCEN_DIR/r2.tapir; wait" "$TAPIR_BIN"
+		wait_for 5 test -s "$SCEN_DIR/r2.tapir"
+		r2=$(cat "$SCEN_DIR/r2.tapir")
+		wait_for 5 nobody "$r2"
+		kill -KILL "$(bg_pid r2)"
+		wait_for 5 bash -c "! kill -0 $r2 2>/dev/null" && echo "run: gone with its parent"
 		h=$(netns_holder h1)
 		bg_start a bash -c "exec \"\$0\" -r 3 --configure $h tap0 3>$SCEN_DIR/a.ready" "$TAPIR_BIN"
 		wait_for 5 grep -q 1 "$SCEN_DIR/a.ready"
@@ -239,7 +261,7 @@ isolated_root() {
 		echo "pasta nspid: $(awk "/^NSpid:/ { print NF - 1, \$NF }" "/proc/$p/status")"
 		nsenter -t "$h" -n ip -4 -o addr show dev tap0 >/dev/null && echo "pasta tap0: up"
 		kill "$p"
-		head -n 1 "$SCEN_DIR/r.log" "$SCEN_DIR/a.log" | grep "^tapir"
+		grep -h "^tapir" "$SCEN_DIR/r.log" "$SCEN_DIR/a.log"
 	'
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -247,9 +269,13 @@ isolated_root() {
 	for mode in run attach pasta; do
 		has_line "$mode: $nobody"
 	done
-	# The command is nobody outside, root in its namespaces, with the
-	# capabilities its namespace gives it.
-	grep -q "^run command: Uid:6553465534 Gid:6553465534 Groups: " <<<"$output"
+	# The command is root's, as the caller is: root in its namespaces.
+	grep -q "^run command: Uid:00 Gid:00 " <<<"$output"
+	# Not dumpable: /proc/PID/mem is root's, not the process's uid's.
+	has_line "run mem owner: 0"
+	has_line "got-TERM"
+	has_line "run: gone after TERM"
+	has_line "run: gone with its parent"
 	has_line "pasta rc=0: tapir: started as root: serving as nobody (65534:65534)"
 	has_line "pasta nspid: 2 1"
 	has_line "pasta tap0: up"
@@ -285,6 +311,11 @@ isolated_root() {
 		# The ready fd, which -r names, stays: "1" comes through it.
 		wait_for 5 grep -q 1 "$SCEN_DIR/a.ready"
 		leaks attach "$(bg_pid a)"
+		# Not dumpable: /proc/PID/mem belongs to root, not to the test user,
+		# and a process of the user (a container root) may not open it.
+		echo "attach mem owner: $(stat -c %u "/proc/$(bg_pid a)/mem")"
+		mem=$(as_user cat "/proc/$(bg_pid a)/mem" 2>&1 || true)
+		grep -q "Permission denied" <<<"$mem" && echo "attach mem: refused"
 		bg_start_user t bash -c "exec 4>>$L; exec \"\$0\" run -- sh -c \"readlink /proc/self/fd/4; sleep 60\"" "$TAPIR_BIN"
 		wait_for 5 grep -q leak "$SCEN_DIR/t.log"
 		leaks run "$(bg_pid t)"
@@ -298,6 +329,8 @@ isolated_root() {
 	[ "$ms" -lt 5000 ]
 	! grep -q " holds " <<<"$output" || false
 	grep -q "^command: .*/leak$" <<<"$output"
+	has_line "attach mem owner: 0"
+	has_line "attach mem: refused"
 }
 
 # A desktop's /run, in the sandbox's mount namespace only: systemd-resolved's

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -71,14 +72,20 @@ static void close_inherited_body(void)
 	o.ready_fd = p[1];
 	o.exit_fd = dup(p[0]);
 	CHECK(dup2(p[0], 30) == 30);
+	/* A namespace passed as an fd and named by its path (bubblejail). */
+	CHECK(dup2(p[0], 31) == 31 && dup2(p[0], 32) == 32);
+	snprintf(o.netns_path, sizeof(o.netns_path), "/proc/self/fd/31");
+	snprintf(o.userns_path, sizeof(o.userns_path), "/dev/fd/32");
 	fds_close_inherited(&o, p[0]);
 	CHECK(is_open(o.ready_fd) && is_open(o.exit_fd) && is_open(p[0]));
 	CHECK(!is_open(30));
+	CHECK(is_open(31) && is_open(32));
 }
 
 /*
- * At start, the ready and exit fds the command line names stay, and
- * another fd the caller passed (x=$(tapir ... 3>&1)) does not.
+ * At start, the ready and exit fds the command line names stay, and so do
+ * namespaces named as /proc/self/fd/N or /dev/fd/N; another fd the caller
+ * passed (x=$(tapir ... 3>&1)) does not.
  */
 static void test_close_inherited(void)
 {
@@ -88,7 +95,8 @@ static void test_close_inherited(void)
 const struct unit_case unit_cases[] = {
         {"fds: only those named stay open, with close_range() or without",
          test_close_except},
-        {"fds: the ready and exit fds stay, the caller's others go",
+        {"fds: the ready and exit fds and namespace fds named stay, the "
+         "caller's others go",
          test_close_inherited},
         {NULL, NULL},
 };

@@ -507,7 +507,7 @@ static int janitor_child(int allowed, int fd)
 	if (!pid) {
 		struct stat st;
 
-		if (seccomp_apply_janitor(&allowed, 1))
+		if (seccomp_apply_janitor(&allowed, 1, -1))
 			_exit(3);
 		if (!fstatat(fd, "tapir-no-such-file", &st,
 		             AT_SYMLINK_NOFOLLOW) ||
