@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <event2/event.h>
 
@@ -512,6 +513,73 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 }
 
 /**
+ * api_path_error() - print one line for a failed step on the socket path
+ * @path:	socket path
+ * @err:	errno
+ * @step:	what failed
+ *
+ * Return: -1
+ */
+static int api_path_error(const char *path, int err, const char *step)
+{
+	err_errno(err, "API socket %s: %s", path, step);
+	return -1;
+}
+
+/**
+ * take_stale() - remove the socket file at @path if no server answers it
+ * @path:	socket path bind() found taken
+ * @sa:		its address
+ *
+ * A live socket stays: a second instance on the same path must not take
+ * the first one's API away (and remove the path at its exit). A socket a
+ * killed run left is replaced, as slirp4netns does. Anything else at the
+ * path, a file or a directory, is the user's and is never removed. Left:
+ * an instance between its bind() and listen() looks stale, which
+ * listen_at() makes a window of two system calls for tapir's own.
+ *
+ * Return: 0 if the path is free now, -1 after printing one error line
+ */
+static int take_stale(const char *path, const struct sockaddr_un *sa)
+{
+	struct stat st, again;
+	int fd, err;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0
+		                       : api_path_error(path, errno, "stat");
+	if (!S_ISSOCK(st.st_mode)) {
+		err_msg("API socket %s: %s is in the way; give a path where "
+		        "tapir may create a socket",
+		        path, S_ISDIR(st.st_mode) ? "a directory" : "a file");
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return api_path_error(path, errno, "socket");
+	err = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) ? errno : 0;
+	close(fd);
+	/* The same socket still, not one a new instance put there since. */
+	if (err == ECONNREFUSED && !lstat(path, &again) &&
+	    (again.st_dev != st.st_dev || again.st_ino != st.st_ino))
+		err = EAGAIN;
+	if (err == ECONNREFUSED) {
+		if (unlink(path) && errno != ENOENT)
+			return api_path_error(path, errno,
+			                      "remove stale socket");
+		return 0;
+	}
+	/* EAGAIN: it listens, with its queue full. */
+	if (!err || err == EAGAIN) {
+		err_msg("API socket %s: another instance serves it; stop it or "
+		        "choose another path",
+		        path);
+		return -1;
+	}
+	return api_path_error(path, err, "probe the socket in the way");
+}
+
+/**
  * listen_at() - bind and listen on @path, replacing a stale socket file
  * @st:		API state; fd is set
  * @path:	socket path, shorter than sun_path (checked by cli.c)
@@ -527,24 +595,24 @@ static int listen_at(struct api_state *st, const char *path)
 	int ret;
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	/* As slirp4netns does: a socket left by a killed run is replaced. */
-	unlink(path);
 	st->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (st->fd < 0) {
-		err_errno(errno, "API socket %s: socket", path);
-		return -1;
+	if (st->fd < 0)
+		return api_path_error(path, errno, "socket");
+	ret = bind(st->fd, (struct sockaddr *)&sa, sizeof(sa)) ? errno : 0;
+	if (ret == EADDRINUSE) {
+		if (take_stale(path, &sa))
+			return -1;
+		ret = bind(st->fd, (struct sockaddr *)&sa, sizeof(sa)) ? errno
+		                                                       : 0;
 	}
-	if (bind(st->fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err_errno(errno, "API socket %s: bind", path);
-		return -1;
-	}
+	if (ret)
+		return api_path_error(path, ret, "bind");
+	/* At once: until then, another instance's probe takes it for stale. */
+	if (listen(st->fd, API_BACKLOG))
+		return api_path_error(path, errno, "listen");
 	if ((ret = janitor_remove_at_exit(path, false)))
 		debug_msg("API socket %s: can't be removed at exit: %s", path,
 		          strerror(-ret));
-	if (listen(st->fd, API_BACKLOG)) {
-		err_errno(errno, "API socket %s: listen", path);
-		return -1;
-	}
 	return 0;
 }
 

@@ -110,11 +110,17 @@ struct publish {
  * @forward_mode:	--forward-mode tap|splice
  * @sandbox:		--enable-sandbox (default in run, off with --no-sandbox)
  * @seccomp:		--enable-seccomp (likewise)
+ * @runas:		serve as @runas_uid and @runas_gid once set up
+ *			(started as the real root: runas.c)
+ * @runas_uid:		that uid
+ * @runas_gid:		that gid
  * @npublish:		number of -p entries
  * @publish:		-p entries
  * @run_argv:		CLI_RUN: the command to run (NULL-terminated)
  * @detach_fd:		/dev/null, put over stdio and stderr's log once
  *			ready (pasta's background mode), or -1
+ * @target_pidfd:	a pidfd on the target, opened before a PID namespace
+ *			hid it (lifecycle_open_target()), or -1
  * @watch_path:		stop when this file is removed (pasta's --netns),
  *			or empty
  * @pasta:		pasta mode: its forwards (pasta_fwd.c), else NULL
@@ -165,10 +171,14 @@ struct opts {
 	enum forward_mode forward_mode;
 	bool sandbox;
 	bool seccomp;
+	bool runas;
+	uid_t runas_uid;
+	gid_t runas_gid;
 	unsigned int npublish;
 	struct publish publish[TAPIR_MAX_PUBLISH];
 	char **run_argv;
 	int detach_fd;
+	int target_pidfd;
 	char watch_path[PATH_MAX];
 	const struct pasta_opts *pasta;
 	struct cond_set conditions;

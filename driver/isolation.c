@@ -45,6 +45,7 @@
 
 #include "isolation.h"
 #include "log.h"
+#include "runas.h"
 
 /* Where the new root is built, in our own mount namespace only. */
 #define NEWROOT "/tmp"
@@ -109,6 +110,7 @@ static bool have_sys_admin(void)
 /**
  * userns_fd() - the user namespace to join for the sandbox
  * @o:		options naming the target
+ * @why:	what joins it, for the error line ("sandbox")
  *
  * --userns-path if given; else the target's, from /proc/PID/ns/user; for
  * a netns path, the user namespace that owns it (NS_GET_USERNS), which
@@ -116,7 +118,7 @@ static bool have_sys_admin(void)
  *
  * Return: an fd, or -1 after printing one error line
  */
-static int userns_fd(const struct opts *o)
+static int userns_fd(const struct opts *o, const char *why)
 {
 	char path[PATH_MAX + 32];
 	int nfd, ufd;
@@ -130,19 +132,19 @@ static int userns_fd(const struct opts *o)
 	if (path[0]) {
 		ufd = open(path, O_RDONLY | O_CLOEXEC);
 		if (ufd < 0)
-			err_errno(errno, "sandbox: open user namespace %s",
+			err_errno(errno, "%s: open user namespace %s", why,
 			          path);
 		return ufd;
 	}
 	nfd = open(o->netns_path, O_RDONLY | O_CLOEXEC);
 	if (nfd < 0) {
-		err_errno(errno, "sandbox: open network namespace %s",
+		err_errno(errno, "%s: open network namespace %s", why,
 		          o->netns_path);
 		return -1;
 	}
 	ufd = ioctl(nfd, NS_GET_USERNS);
 	if (ufd < 0)
-		err_errno(errno, "sandbox: user namespace owning %s",
+		err_errno(errno, "%s: user namespace owning %s", why,
 		          o->netns_path);
 	close(nfd);
 	return ufd;
@@ -151,24 +153,56 @@ static int userns_fd(const struct opts *o)
 /**
  * join_userns() - become privileged in the target's user namespace
  * @o:		options naming the target
+ * @why:	what needs it, for the error line ("sandbox")
  *
  * Return: 0 on success, -1 after printing one error line
  */
-static int join_userns(const struct opts *o)
+static int join_userns(const struct opts *o, const char *why)
 {
 	int fd;
 
 	if (have_sys_admin())
 		return 0;
-	fd = userns_fd(o);
+	fd = userns_fd(o, why);
 	if (fd < 0)
 		return -1;
 	if (setns(fd, CLONE_NEWUSER)) {
+		err_errno(errno, "%s: join the target's user namespace", why);
 		close(fd);
-		return fail(errno, "join the target's user namespace");
+		return -1;
 	}
 	close(fd);
 	return 0;
+}
+
+/**
+ * isolation_pid_namespace() - have the next child start a PID namespace
+ *			       of its own
+ * @o:		options naming the target
+ *
+ * For pasta's daemon, forked next: as pasta's, it is pid 1 of a namespace
+ * that holds only it and its helpers, so that no pid of the host can be
+ * named, by kill(), fcntl(F_SETOWN) or any call the kernel grows. That
+ * needs CAP_SYS_ADMIN in our user namespace: root in podman's has it; a
+ * user joins the target's first, as the sandbox would later anyway. Must
+ * run single-threaded.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int isolation_pid_namespace(const struct opts *o)
+{
+	static const char why[] = "the daemon's PID namespace";
+
+	if (!unshare(CLONE_NEWPID))
+		return 0;
+	if (errno == EPERM) {
+		if (join_userns(o, why))
+			return -1;
+		if (!unshare(CLONE_NEWPID))
+			return 0;
+	}
+	err_errno(errno, "%s: unshare", why);
+	return -1;
 }
 
 /**
@@ -469,7 +503,11 @@ static int build_root(void)
 	if (mount("tapir-root", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV,
 	          "size=64k,mode=0755"))
 		return fail(errno, "tmpfs for the new root");
+	/* /run empty, as slirp4netns users' checks expect it (its own root
+	 * binds the host's): the resolver's directory may come below it.
+	 */
 	if ((ret = make_path("/etc", false)) ||
+	    (ret = make_path("/run", false)) ||
 	    (ret = make_path("/old", false)))
 		return fail(-ret, "directories in the new root");
 	if ((ret = bind_ro("/etc", NEWROOT "/etc")))
@@ -542,10 +580,16 @@ static int pivot(void)
 /**
  * keep_caps() - no new privileges, and no capability but those in @keep
  * @keep:	capability bits to keep (below 32)
+ * @o:		options: serve as o->runas_uid if o->runas; NULL for none
  *
- * Return: 0 on success, -1 with errno set
+ * The bounding set goes first, while CAP_SETPCAP may still be held; the
+ * uid then changes with the permitted set kept, and capset() leaves
+ * @keep of it.
+ *
+ * Return: 0 on success, -1 with errno set (or after one error line, when
+ *	   the uid could not change: errno EPERM)
  */
-static int keep_caps(uint32_t keep)
+static int keep_caps(uint32_t keep, const struct opts *o)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2] = {{0}};
@@ -568,19 +612,28 @@ static int keep_caps(uint32_t keep)
 				return -1;
 		}
 	}
+	if (o && runas_switch(o)) {
+		errno = EPERM;
+		return -1;
+	}
 	d[0].effective = d[0].permitted = d[0].inheritable = keep;
 	return syscall(SYS_capset, &h, d) ? -1 : 0;
 }
 
 /**
- * drop_caps() - no new privileges, and none but CAP_NET_BIND_SERVICE
+ * isolation_serve_as() - no new privileges, no capability but
+ *			  CAP_NET_BIND_SERVICE, and o->runas_uid if o->runas
+ * @o:		options
+ *
+ * What --enable-sandbox ends with; alone where tapir, started as root,
+ * serves as nobody without it.
  *
  * Return: 0 on success, -1 after printing one error line
  */
-static int drop_caps(void)
+int isolation_serve_as(const struct opts *o)
 {
-	if (keep_caps(1U << CAP_NET_BIND_SERVICE))
-		return fail(errno, "drop capabilities");
+	if (keep_caps(1U << CAP_NET_BIND_SERVICE, o))
+		return fail(errno, "drop privileges");
 	return 0;
 }
 
@@ -592,7 +645,7 @@ static int drop_caps(void)
  */
 int isolation_drop_all(void)
 {
-	return keep_caps(0);
+	return keep_caps(0, NULL);
 }
 
 /**
@@ -606,8 +659,8 @@ int isolation_drop_all(void)
  */
 int isolation_sandbox(const struct opts *o)
 {
-	if (join_userns(o) || build_root() || close_dir_fds() || pivot() ||
-	    drop_caps())
+	if (join_userns(o, "sandbox") || build_root() || close_dir_fds() ||
+	    pivot() || isolation_serve_as(o))
 		return -1;
 	debug_msg("sandbox: root is an empty tmpfs with /etc and the "
 	          "resolver's directory; no capability but "

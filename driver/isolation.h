@@ -11,5 +11,7 @@
 bool isolation_sanitized(void);
 int isolation_sandbox(const struct opts *o);
 int isolation_drop_all(void);
+int isolation_serve_as(const struct opts *o);
+int isolation_pid_namespace(const struct opts *o);
 
 #endif /* TAPIR_ISOLATION_H */

@@ -17,6 +17,12 @@
  * group gets together with tapir (tapir decides when it is done), and
  * with --enable-seccomp it may only stat and unlink in its directories.
  *
+ * Started as root, tapir serves as nobody once set up (runas.c), and may
+ * no longer signal `tapir run`'s command, which is root's: the janitor,
+ * root, passes its signals on, through a pidfd opened before the fork
+ * (no pid that a reaped command left can be reached through it), one
+ * byte each: 'T' SIGTERM, 'I' SIGINT, 'K' SIGKILL.
+ *
  * Without isolation there is no janitor: tapir removes the files itself.
  */
 
@@ -32,12 +38,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "clock.h"
+#include "fds.h"
 #include "janitor.h"
 #include "log.h"
 #include "seccomp.h"
@@ -70,6 +77,16 @@ static unsigned int nentries;
 /* The janitor, once started, and tapir's end of its socket. */
 static pid_t janitor_pid;
 static int janitor_sock = -1;
+/* A pidfd on the command whose signals the janitor passes on, or -1. */
+static int relay_pidfd = -1;
+
+/* The signals the janitor passes on, and the byte that asks for each. */
+static const struct {
+	char byte;
+	int sig;
+} relayed[] = {{'T', SIGTERM}, {'I', SIGINT}, {'K', SIGKILL}};
+
+#define RELAYED (sizeof(relayed) / sizeof(relayed[0]))
 
 /**
  * janitor_remove_at_exit() - have @path removed when tapir exits
@@ -113,6 +130,63 @@ int janitor_remove_at_exit(const char *path, bool dir)
 }
 
 /**
+ * janitor_relay_signals() - have the janitor pass signals on to @pid
+ * @pid:	tapir run's command, root's while tapir serves as nobody
+ *
+ * Called before janitor_start(), as root.
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int janitor_relay_signals(pid_t pid)
+{
+	relay_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (relay_pidfd < 0) {
+		err_errno(errno, "janitor: pidfd of the command %d", (int)pid);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * janitor_signal_command() - have the janitor signal the command
+ * @sig:	SIGTERM, SIGINT or SIGKILL
+ *
+ * Return: 0 if asked, -1 if there is no such relay (the caller signals
+ *	   the command itself) or it could not be asked
+ */
+int janitor_signal_command(int sig)
+{
+	for (size_t i = 0; relay_pidfd >= 0 && janitor_pid && i < RELAYED; i++)
+		if (relayed[i].sig == sig)
+			return send(janitor_sock, &relayed[i].byte, 1,
+			            MSG_NOSIGNAL) == 1
+			               ? 0
+			               : -1;
+	return -1;
+}
+
+/**
+ * relay() - pass on the signal @b asks for, if it asks for one
+ * @b:		a byte from tapir
+ *
+ * Return: true if @b asked for a signal, false if it is the exit byte
+ */
+static bool relay(char b)
+{
+	for (size_t i = 0; i < RELAYED; i++) {
+		if (relayed[i].byte != b)
+			continue;
+		/* ESRCH, the command gone, is all that can fail: nothing
+		 * to say, and the janitor's stderr is closed anyway.
+		 */
+		(void)syscall(SYS_pidfd_send_signal, relay_pidfd,
+		              relayed[i].sig, NULL, 0);
+		return true;
+	}
+	return false;
+}
+
+/**
  * remove_entries() - remove every registered file that is still ours, and
  *		      close the directories
  *
@@ -139,26 +213,6 @@ static void remove_entries(void)
 }
 
 /**
- * close_range_or_each() - close fds @first to @last
- * @first:	lowest
- * @last:	highest, or ~0U for all above @first
- *
- * close_range() (Linux 5.9) may be refused by a container's seccomp
- * profile: then one by one, up to the fd limit.
- */
-static void close_range_or_each(unsigned int first, unsigned int last)
-{
-	struct rlimit rl;
-
-	if (first > last || !close_range(first, last, 0))
-		return;
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)last)
-		last = rl.rlim_cur ? (unsigned int)rl.rlim_cur - 1 : 0;
-	for (unsigned int fd = first; fd <= last && fd <= INT_MAX; fd++)
-		close((int)fd);
-}
-
-/**
  * close_all_but() - close every fd of the janitor but @sock, stderr and the
  *		     directories
  * @sock:	its socket to tapir
@@ -168,27 +222,15 @@ static void close_range_or_each(unsigned int first, unsigned int last)
  */
 static void close_all_but(int sock)
 {
-	int keep[JANITOR_MAX + 2];
-	unsigned int n = 0, next = 0;
+	int keep[JANITOR_MAX + 3];
+	unsigned int n = 0;
 
 	keep[n++] = STDERR_FILENO;
 	keep[n++] = sock;
+	keep[n++] = relay_pidfd;
 	for (unsigned int i = 0; i < nentries; i++)
 		keep[n++] = entries[i].dirfd;
-	/* Few entries: insertion sort, then close the gaps between them. */
-	for (unsigned int i = 1; i < n; i++)
-		for (unsigned int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
-			int t = keep[j];
-
-			keep[j] = keep[j - 1];
-			keep[j - 1] = t;
-		}
-	for (unsigned int i = 0; i < n; i++) {
-		if ((unsigned int)keep[i] > next)
-			close_range_or_each(next, (unsigned int)keep[i] - 1);
-		next = (unsigned int)keep[i] + 1;
-	}
-	close_range_or_each(next, ~0U);
+	fds_close_except(keep, n);
 }
 
 /**
@@ -218,12 +260,12 @@ static void __attribute__((noreturn)) janitor_main(int sock, bool filter)
 	close_all_but(sock);
 	for (unsigned int i = 0; i < nentries; i++)
 		dirfds[i] = entries[i].dirfd;
-	if (filter && seccomp_apply_janitor(dirfds, nentries))
+	if (filter && seccomp_apply_janitor(dirfds, nentries, relay_pidfd))
 		err_errno(errno, "janitor: seccomp filter");
 	close(STDERR_FILENO);
 	do
 		r = read(sock, &b, 1);
-	while (r < 0 && errno == EINTR);
+	while ((r < 0 && errno == EINTR) || (r == 1 && relay(b)));
 	remove_entries();
 	if (r == 1 && send(sock, &b, 1, MSG_NOSIGNAL) != 1)
 		_exit(1);
@@ -244,7 +286,7 @@ int janitor_start(bool filter)
 	int sv[2];
 	pid_t pid;
 
-	if (!nentries)
+	if (!nentries && relay_pidfd < 0)
 		return 0;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 		err_errno(errno, "janitor: socketpair");
@@ -272,6 +314,8 @@ int janitor_start(bool filter)
 		close(entries[i].dirfd);
 		entries[i].dirfd = -1;
 	}
+	if (relay_pidfd >= 0)
+		close(relay_pidfd);
 	return 0;
 }
 
@@ -312,6 +356,7 @@ static bool wait_answer(void)
  */
 void janitor_finish(void)
 {
+	bool reap = true;
 	int status;
 
 	if (!janitor_pid) {
@@ -320,13 +365,21 @@ void janitor_finish(void)
 	}
 	if (send(janitor_sock, "1", 1, MSG_NOSIGNAL) != 1 || !wait_answer()) {
 		debug_msg("janitor: no answer; files may be left");
-		if (kill(janitor_pid, SIGKILL))
-			debug_msg("janitor: kill: %s", strerror(errno));
+		if (kill(janitor_pid, SIGKILL)) {
+			int err = errno;
+
+			debug_msg("janitor: kill: %s", strerror(err));
+			/* Root's janitor, tapir nobody now (runas.c): left
+			 * to finish on its own, not waited for.
+			 */
+			reap = err != EPERM;
+		}
 	}
 	close(janitor_sock);
 	janitor_sock = -1;
-	while (waitpid(janitor_pid, &status, 0) < 0 && errno == EINTR)
+	while (reap && waitpid(janitor_pid, &status, 0) < 0 && errno == EINTR)
 		;
 	janitor_pid = 0;
 	nentries = 0;
+	relay_pidfd = -1;
 }

@@ -5,6 +5,7 @@
 #define TAPIR_JANITOR_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* Files one tapir removes at exit: the API socket, and tapir run's
  * resolv.conf and its directory.
@@ -14,6 +15,8 @@
 #define JANITOR_WAIT_MS 1000
 
 int janitor_remove_at_exit(const char *path, bool dir);
+int janitor_relay_signals(pid_t pid);
+int janitor_signal_command(int sig);
 int janitor_start(bool filter);
 void janitor_finish(void);
 

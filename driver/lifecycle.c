@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "seccomp.h"
+#include "janitor.h"
 #include "lifecycle.h"
 #include "log.h"
 
@@ -93,11 +94,13 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct ctx *c = arg;
 
 	(void)what;
-	/* Under `tapir run` the command decides; its exit ends the loop. */
-	if (c->run_child > 0)
-		kill(c->run_child, (int)sig);
-	else
+	/* Under `tapir run` the command decides; its exit ends the loop.
+	 * Root's command, tapir nobody (runas.c): the janitor passes it on.
+	 */
+	if (c->run_child <= 0)
 		stop_loop(c, strsignal((int)sig));
+	else if (janitor_signal_command((int)sig))
+		kill(c->run_child, (int)sig);
 }
 
 /**
@@ -131,23 +134,99 @@ static void target_gone_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /**
- * lifecycle_watch_target() - open a pidfd on the target before attaching
+ * lifecycle_target_exists() - check the target before forking anything
+ * @o:		options
+ *
+ * Return: 0 if the target PID exists (or a path is used), -1 after
+ *	   printing one error line
+ */
+int lifecycle_target_exists(const struct opts *o)
+{
+	char path[32];
+	struct stat st;
+
+	if (o->netns_type != NETNS_PID)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d", o->pid);
+	if (stat(path, &st)) {
+		err_errno(errno, "target PID %d", o->pid);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * lifecycle_target_pid() - the process whose exit means the namespace is
+ *			    going away
+ * @o:		options
+ *
+ * In path mode the tap pins the netns, so it never disappears while we
+ * run; but a path under /proc/PID/ (rootlesskit's detach mode passes
+ * /proc/<child>/root/<statedir>/netns) names the process that owns it.
+ *
+ * Return: the PID, or 0 if there is none to watch
+ */
+pid_t lifecycle_target_pid(const struct opts *o)
+{
+	int pid, n = 0;
+
+	if (o->netns_type == NETNS_PID)
+		return o->pid;
+	if (sscanf(o->netns_path, "/proc/%d/%n", &pid, &n) == 1 && n > 0 &&
+	    pid > 0)
+		return pid;
+	return 0;
+}
+
+/**
+ * open_pidfd() - a pidfd on @pid
+ * @pid:	target process
+ *
+ * Return: the fd, or -1 after printing one error line
+ */
+static int open_pidfd(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0)
+		err_errno(errno, "watch target PID %d", pid);
+	return fd;
+}
+
+/**
+ * lifecycle_open_target() - open a pidfd on the target, if there is one,
+ *			     before a PID namespace hides it
+ * @o:		options; o->target_pidfd is set
+ *
+ * Return: 0 on success, -1 after printing one error line
+ */
+int lifecycle_open_target(struct opts *o)
+{
+	pid_t pid = lifecycle_target_pid(o);
+
+	if (lifecycle_target_exists(o))
+		return -1;
+	if (pid > 0 && o->target_pidfd < 0)
+		o->target_pidfd = open_pidfd(pid);
+	return pid > 0 && o->target_pidfd < 0 ? -1 : 0;
+}
+
+/**
+ * lifecycle_watch_target() - watch the target for its exit
  * @c:		context; c->target_pidfd is set
  * @pid:	target process
  *
- * Opened before the helper runs, so an exit during set-up is not missed.
+ * Its pidfd is opened before the helper runs, so an exit during set-up is
+ * not missed; or earlier, by lifecycle_open_target().
  *
  * Return: 0 on success, -1 after printing one error line
  */
 int lifecycle_watch_target(struct ctx *c, pid_t pid)
 {
 	target = pid;
-	c->target_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (c->target_pidfd < 0) {
-		err_errno(errno, "watch target PID %d", pid);
-		return -1;
-	}
-	return 0;
+	c->target_pidfd =
+	        c->o->target_pidfd >= 0 ? c->o->target_pidfd : open_pidfd(pid);
+	return c->target_pidfd < 0 ? -1 : 0;
 }
 
 /**

@@ -8,6 +8,9 @@
 
 #include "ctx.h"
 
+int lifecycle_target_exists(const struct opts *o);
+pid_t lifecycle_target_pid(const struct opts *o);
+int lifecycle_open_target(struct opts *o);
 int lifecycle_watch_target(struct ctx *c, pid_t pid);
 int lifecycle_watch_path(struct ctx *c);
 int lifecycle_start(struct ctx *c);

@@ -136,6 +136,17 @@ void log_init(void)
 }
 
 /**
+ * log_own_fd() - the fd log_init() opened for stderr, kept by
+ *		  fds_close_except() callers
+ *
+ * Return: the fd, or -1 if there is none
+ */
+int log_own_fd(void)
+{
+	return log_fd;
+}
+
+/**
  * log_redirect() - send every later line to @fd instead of stderr
  * @fd:		an open file, /dev/null for a daemon
  *

@@ -25,6 +25,7 @@ extern bool log_debug_enabled;
 extern bool log_silent;
 
 void log_init(void);
+int log_own_fd(void);
 int log_redirect(int fd);
 void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void err_errno(int err, const char *fmt, ...)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <event2/event.h>
 
@@ -36,50 +36,6 @@ const char *const loop_syscalls[] = {
         "epoll_wait", "epoll_pwait", "epoll_ctl", "read", "write",
         "recvfrom",   "sendto",      "close",     NULL,
 };
-
-/**
- * target_exists() - check the target before forking anything
- * @o:		options
- *
- * Return: 0 if the target PID exists (or a path is used), -1 after
- *	   printing one error line
- */
-static int target_exists(const struct opts *o)
-{
-	char path[32];
-	struct stat st;
-
-	if (o->netns_type != NETNS_PID)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d", o->pid);
-	if (stat(path, &st)) {
-		err_errno(errno, "target PID %d", o->pid);
-		return -1;
-	}
-	return 0;
-}
-
-/**
- * target_pid() - the process whose exit means the namespace is going away
- * @o:		options
- *
- * In path mode the tap pins the netns, so it never disappears while we
- * run; but a path under /proc/PID/ (rootlesskit's detach mode passes
- * /proc/<child>/root/<statedir>/netns) names the process that owns it.
- *
- * Return: the PID, or 0 if there is none to watch
- */
-static pid_t target_pid(const struct opts *o)
-{
-	int pid, n = 0;
-
-	if (o->netns_type == NETNS_PID)
-		return o->pid;
-	if (sscanf(o->netns_path, "/proc/%d/%n", &pid, &n) == 1 && n > 0 &&
-	    pid > 0)
-		return pid;
-	return 0;
-}
 
 /**
  * forbidden_cb() - make a syscall no allow-list has: getcpu()
@@ -126,13 +82,24 @@ static void test_hook(struct ctx *c)
  */
 static int isolate(struct ctx *c)
 {
-	if ((c->o->sandbox || c->o->seccomp) && janitor_start(c->o->seccomp))
+	const struct opts *o = c->o;
+
+	/* Once nobody, tapir could not remove root's files itself either. */
+	if ((o->sandbox || o->seccomp || o->runas) && janitor_start(o->seccomp))
 		return -1;
-	if (c->o->sandbox && isolation_sandbox(c->o))
+	/* As pasta: /proc/PID/mem and ptrace() closed to processes of the
+	 * same uid, a container's root in a user namespace among them.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
+		err_errno(errno, "prctl(PR_SET_DUMPABLE)");
 		return -1;
-	if (c->o->seccomp && seccomp_apply())
+	}
+	if (o->sandbox ? isolation_sandbox(o)
+	               : o->runas && isolation_serve_as(o))
 		return -1;
-	c->isolated = c->o->sandbox || c->o->seccomp;
+	if (o->seccomp && seccomp_apply())
+		return -1;
+	c->isolated = o->sandbox || o->seccomp || o->runas;
 	test_hook(c);
 	return 0;
 }
@@ -158,9 +125,10 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	for (int i = 0; i < CTX_NS_TABLES; i++)
 		c->ns_tables[i] = -1;
 	ctx_set_addresses(c);
-	if (target_exists(o))
+	if (lifecycle_target_exists(o))
 		return -1;
-	if ((target_pid(o) > 0 && lifecycle_watch_target(c, target_pid(o))) ||
+	if ((lifecycle_target_pid(o) > 0 &&
+	     lifecycle_watch_target(c, lifecycle_target_pid(o))) ||
 	    lifecycle_watch_path(c))
 		return -1;
 	if (nshelper_setup_tap(o, &c->tap, c->tapfd, c->ns_tables))

@@ -6,10 +6,12 @@
 
 #include "apiclient.h"
 #include "cli.h"
+#include "fds.h"
 #include "log.h"
 #include "loop.h"
 #include "pasta.h"
 #include "run.h"
+#include "runas.h"
 
 /**
  * attach_main() - tapir [OPTION]... PID|PATH TAPNAME
@@ -27,6 +29,8 @@ static int attach_main(int argc, char **argv)
 	ret = cli_parse(argc, argv, CLI_ATTACH, &o);
 	if (ret)
 		return ret == CLI_EXIT_OK ? 0 : 1;
+	fds_close_inherited(&o, -1);
+	runas_default(&o, false);
 	ret = loop_prepare(&c, &o) ? 1 : loop_run(&c);
 	loop_cleanup(&c);
 	return ret;

@@ -2,7 +2,6 @@
 /* tapir - forked helper: join the target's namespaces, set up the tap */
 
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,7 +18,6 @@
 #include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -27,6 +25,7 @@
 
 #include "ipc/channel.h"
 #include "ctx.h"
+#include "fds.h"
 #include "inany.h"
 #include "log.h"
 #include "netlink.h"
@@ -63,53 +62,18 @@ fail(struct ipc_error *e, int err, const char *fmt, ...)
 }
 
 /**
- * close_fds_walk() - close every fd but stdio and @keep, without close_range()
- * @keep:	the socket to tapir
- *
- * Reads /proc/self/fd; without /proc, tries every number below the fd
- * limit. Closing an fd does not move the later entries of the listing.
- */
-static void close_fds_walk(int keep)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct rlimit rl;
-	struct dirent *e;
-	long max = INT_MAX;
-
-	if (d) {
-		while ((e = readdir(d))) {
-			char *end;
-			long fd = strtol(e->d_name, &end, 10);
-
-			if (end != e->d_name && !*end && fd > 2 && fd != keep &&
-			    fd != dirfd(d))
-				close((int)fd);
-		}
-		closedir(d);
-		return;
-	}
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)INT_MAX)
-		max = (long)rl.rlim_cur;
-	for (long fd = 3; fd < max; fd++)
-		if (fd != keep)
-			close((int)fd);
-}
-
-/**
  * nshelper_close_other_fds() - close every fd but stdio and @keep
  * @keep:	the socket to tapir
  *
  * For helpers about to join the container's namespaces: they must not hold
  * tapir's tap, listeners or connections, and copies of them would delay
  * tapir's own close() of a connection until the helper exits.
- * close_range() needs Linux 5.9 and may be refused by a seccomp filter:
- * then every fd is closed one by one.
  */
 void nshelper_close_other_fds(int keep)
 {
-	if ((keep > 3 && close_range(3, (unsigned int)keep - 1, 0)) ||
-	    close_range((unsigned int)keep + 1, ~0U, 0))
-		close_fds_walk(keep);
+	const int fds[] = {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, keep};
+
+	fds_close_except(fds, sizeof(fds) / sizeof(fds[0]));
 }
 
 /**

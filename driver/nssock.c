@@ -69,6 +69,8 @@ _Static_assert(NSSOCK_FDS_MAX <= 253, "one reply must carry every row");
  * @n:		sockets in each row of @fds
  * @udp:	a user wants UDP sockets: the UDP rows are filled too
  * @pid:	the helper, or 0
+ * @zombie:	a helper that died while tapir was filtered, left unreaped
+ *		until exit, or 0
  * @sock:	our end of its socketpair (non-blocking), or -1
  * @ev:		persistent read event on @sock while the helper runs
  * @pending:	a request is out
@@ -89,6 +91,7 @@ struct nssock_pool {
 	unsigned int n[NSSOCK_ROWS];
 	bool udp;
 	pid_t pid;
+	pid_t zombie;
 	int sock;
 	struct event *ev;
 	bool pending;
@@ -331,12 +334,15 @@ static void log_failure(struct nssock_pool *p, const char *body, int err)
 /**
  * helper_stop() - close the helper's socket, kill it and reap it
  * @p:		pool
+ * @reap:	wait for it; else it is left a zombie until nssock_free()
  *
  * Only for a helper that is dead already, answered garbage, or at exit:
  * one that is merely late is left alone. SIGKILL ends even a stopped
- * helper at once, so the wait is short.
+ * helper at once, so the wait is short. Filtered, tapir may kill() the
+ * helper's pid (seccomp_allow_kill()) until it exits: a zombie keeps the
+ * pid, which reaped would go to some other process of the user.
  */
-static void helper_stop(struct nssock_pool *p)
+static void helper_stop(struct nssock_pool *p, bool reap)
 {
 	int status;
 
@@ -350,11 +356,18 @@ static void helper_stop(struct nssock_pool *p)
 	p->sock = -1;
 	if (!p->pid)
 		return;
-	if (kill(p->pid, SIGKILL) && errno != ESRCH)
+	/* EPERM: tapir, started as root, serves as nobody now (runas.c),
+	 * and the helper is root's; it ends at the EOF of its socket,
+	 * closed above.
+	 */
+	if (kill(p->pid, SIGKILL) && errno != ESRCH && errno != EPERM)
 		err_errno(errno, "namespace socket helper: kill pid %d",
 		          (int)p->pid);
-	while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (reap)
+		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+			;
+	else
+		p->zombie = p->pid;
 	p->pid = 0;
 }
 
@@ -367,7 +380,7 @@ static void helper_stop(struct nssock_pool *p)
  */
 static void helper_failed(struct nssock_pool *p)
 {
-	helper_stop(p);
+	helper_stop(p, !p->c->isolated);
 	if (p->c->isolated)
 		err_msg("namespace socket helper: gone, and none can start in "
 		        "the sandbox: no more sockets in the namespace");
@@ -500,7 +513,7 @@ static int helper_start(struct nssock_pool *p)
 	                  p);
 	if (!p->ev || event_add(p->ev, NULL)) {
 		log_failure(p, "watch its socket: libevent failed", 0);
-		helper_stop(p);
+		helper_stop(p, true);
 		return -1;
 	}
 	return 0;
@@ -578,12 +591,17 @@ struct nssock_pool *nssock_new(struct ctx *c)
  */
 void nssock_free(struct nssock_pool *p)
 {
+	int status;
+
 	if (!p)
 		return;
 	for (int r = 0; r < NSSOCK_ROWS; r++)
 		for (unsigned int i = 0; i < p->n[r]; i++)
 			close(p->fds[r][i]);
-	helper_stop(p);
+	helper_stop(p, true);
+	while (p->zombie && waitpid(p->zombie, &status, 0) < 0 &&
+	       errno == EINTR)
+		;
 	free(p);
 }
 

@@ -25,12 +25,16 @@
 
 #include "cli.h"
 #include "ctx.h"
+#include "fds.h"
+#include "isolation.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "netlink.h"
 #include "loop.h"
 #include "pasta.h"
 #include "pasta_cli.h"
 #include "run.h"
+#include "runas.h"
 #include "version.h"
 
 /**
@@ -530,6 +534,21 @@ static int wait_ready(pid_t child, int ready, int pidfd, const char *pidfile)
 }
 
 /**
+ * remove_pidfile() - remove the --pid file a daemon that never got ready
+ *		      left empty
+ * @pidfd:	the file, or -2 for none
+ * @pidfile:	its name
+ *
+ * Return: 1, the exit status of a failed start
+ */
+static int remove_pidfile(int pidfd, const char *pidfile)
+{
+	if (pidfd >= 0 && unlink(pidfile))
+		err_errno(errno, "remove PID file %s", pidfile);
+	return 1;
+}
+
+/**
  * background() - fork the daemon; the first process waits for it to be ready
  * @o:		options; the daemon's ready and detach fds are set here
  * @pidfd:	the --pid file, or -2
@@ -542,23 +561,28 @@ static int background(struct opts *o, int pidfd, const char *pidfile)
 	int p[2], devnull, ret;
 	pid_t pid;
 
+	/* The daemon is pid 1 of a namespace of its own, as pasta's: the
+	 * target's pidfd first, which its pid would not reach from there.
+	 */
+	if (lifecycle_open_target(o) || isolation_pid_namespace(o))
+		return remove_pidfile(pidfd, pidfile);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull < 0 || pipe2(p, O_CLOEXEC)) {
 		err_errno(errno, "%s", devnull < 0 ? "open /dev/null" : "pipe");
-		return 1;
+		return remove_pidfile(pidfd, pidfile);
 	}
 	pid = fork();
 	if (pid < 0) {
 		err_errno(errno, "fork");
-		return 1;
+		return remove_pidfile(pidfd, pidfile);
 	}
 	if (pid > 0) {
 		close(p[1]);
 		close(devnull);
 		ret = wait_ready(pid, p[0], pidfd, pidfile);
 		/* Ours to remove: the daemon never got as far. */
-		if (ret && pidfd >= 0 && unlink(pidfile))
-			err_errno(errno, "remove PID file %s", pidfile);
+		if (ret)
+			remove_pidfile(pidfd, pidfile);
 		return ret;
 	}
 	close(p[0]);
@@ -624,6 +648,9 @@ int pasta_main(int argc, char **argv)
 		return 0;
 	if (pasta_to_opts(&po, &o))
 		return 1;
+	/* As pasta: not even a command gets the caller's other fds. */
+	fds_close_inherited(&o, -1);
+	runas_default(&o, po.quiet);
 	pidfd = open_pidfile(po.pidfile);
 	if (pidfd == -1)
 		return 1;

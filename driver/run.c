@@ -16,10 +16,12 @@
 #include <sys/wait.h>
 
 #include "cli.h"
+#include "fds.h"
 #include "janitor.h"
 #include "log.h"
 #include "loop.h"
 #include "run.h"
+#include "runas.h"
 #include "seccomp.h"
 
 /* Syscalls of tapir run once running: the command's end. Its resolv.conf
@@ -249,6 +251,7 @@ int run_main(int argc, char **argv)
 	ret = cli_parse(argc, argv, CLI_RUN, &o);
 	if (ret)
 		return ret == CLI_EXIT_OK ? 0 : 125;
+	runas_default(&o, false);
 	return run_command(&o);
 }
 
@@ -269,14 +272,26 @@ int run_command(struct opts *o)
 	if (!o->disable_dns &&
 	    make_resolv_conf(o, dir, sizeof(dir), resolv, sizeof(resolv)))
 		return 125;
+	pid = start_child(o, dir[0] ? resolv : NULL, &go_fd);
+	/* The command keeps what the caller passed it; tapir keeps none. */
+	fds_close_inherited(o, go_fd);
 	/* The sandbox hides the paths by the time they go: the janitor's. */
 	if (dir[0] && ((ret = janitor_remove_at_exit(resolv, false)) ||
 	               (ret = janitor_remove_at_exit(dir, true))))
 		err_errno(-ret, "run: warning: %s will be left at exit", dir);
-	pid = start_child(o, dir[0] ? resolv : NULL, &go_fd);
 	ret = 125;
 	if (pid < 0)
 		goto out;
+	/* Started as root, the command stays root's (root in its own
+	 * namespaces, as a user's is the user's); tapir, nobody once set
+	 * up, has the janitor pass its signals on.
+	 */
+	if (o->runas && janitor_relay_signals(pid)) {
+		close(go_fd);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		goto out;
+	}
 	o->netns_type = NETNS_PID;
 	o->pid = pid;
 	if (loop_prepare(&c, o)) {
@@ -292,7 +307,8 @@ int run_command(struct opts *o)
 	close(go_fd);
 	ret = loop_run(&c);
 	if (c.run_child > 0) {
-		kill(c.run_child, SIGKILL);
+		if (janitor_signal_command(SIGKILL))
+			kill(c.run_child, SIGKILL);
 		waitpid(c.run_child, &status, 0);
 	}
 	loop_cleanup(&c);

@@ -279,6 +279,63 @@ static int allow_abort(scmp_filter_ctx f, int nr)
 }
 
 /**
+ * allow_fd_fcntls() - fcntl() for what tapir does with an fd only: flags
+ *		       (never O_ASYNC), close-on-exec, dup, pipe size
+ * @f:		filter
+ * @nr:		fcntl's number
+ *
+ * F_SETOWN and F_SETSIG name a process and a signal the kernel sends for
+ * the fd's I/O: SIGKILL to any process of the same user, past the filter
+ * on kill(). Locks and leases act on files other processes use. Each of
+ * those fails with EPERM.
+ *
+ * Return: 0 on success, -errno on failure
+ */
+static int allow_fd_fcntls(scmp_filter_ctx f, int nr)
+{
+	static const int cmds[] = {F_GETFL,         F_GETFD,      F_SETFD,
+	                           F_DUPFD_CLOEXEC, F_GETPIPE_SZ, F_SETPIPE_SZ};
+	int ret =
+	        seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 2, INT_ARG(1, F_SETFL),
+	                         SCMP_A2(SCMP_CMP_MASKED_EQ, O_ASYNC, 0));
+
+	for (size_t i = 0; !ret && i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
+		                       INT_ARG(1, cmds[i]));
+	return ret ? ret : refuse_rest(f, nr, 1, EPERM);
+}
+
+/**
+ * refuse_shared_sockopts() - setsockopt(), but never an option that would
+ *			      share a port with, or load code into, a socket
+ * @f:		filter
+ * @nr:		setsockopt's number
+ *
+ * SO_REUSEPORT would let tapir bind a port a listener of the same user
+ * holds with it, and take a share of its connections; tapir never asks
+ * for it, nor for a BPF program on a socket (kernel code paths it need
+ * not reach). Each fails with EPERM; every other option is allowed.
+ *
+ * Return: 0 on success, -errno on failure
+ */
+static int refuse_shared_sockopts(scmp_filter_ctx f, int nr)
+{
+	static const int opts[] = {SO_REUSEPORT, SO_ATTACH_FILTER,
+	                           SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_CBPF,
+	                           SO_ATTACH_REUSEPORT_EBPF};
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < sizeof(opts) / sizeof(opts[0]); i++)
+		ret = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), nr, 2,
+		                       INT_ARG(1, SOL_SOCKET),
+		                       INT_ARG(2, opts[i]));
+	/* An always-true condition, so that the errno rules above win. */
+	return ret ? ret
+	           : seccomp_rule_add(f, SCMP_ACT_ALLOW, nr, 1,
+	                              SCMP_CMP(1, SCMP_CMP_GE, 0, 0));
+}
+
+/**
  * struct arg_rule - a syscall allowed only with some arguments
  * @name:	as the module lists name it
  * @add:	adds its rules
@@ -289,9 +346,13 @@ struct arg_rule {
 };
 
 static const struct arg_rule arg_rules[] = {
-        {"socket", allow_inet_sockets}, {"openat", allow_cwd_open},
-        {"kill", allow_known_kills},    {"ioctl", allow_ifindex_ioctl},
+        {"socket", allow_inet_sockets},
+        {"openat", allow_cwd_open},
+        {"kill", allow_known_kills},
+        {"ioctl", allow_ifindex_ioctl},
         {"tgkill", allow_abort},
+        {"fcntl", allow_fd_fcntls},
+        {"setsockopt", refuse_shared_sockopts},
 };
 
 #define ARG_RULES (sizeof(arg_rules) / sizeof(arg_rules[0]))
@@ -415,7 +476,8 @@ static int allow_threads(scmp_filter_ctx f)
 }
 
 /**
- * allow_on_dirfds() - @name only on the directory fds in @fds
+ * allow_on_fds() - @name only on the fds in @fds (directories, or the
+ *		       janitor's pidfd)
  * @f:		filter
  * @name:	a syscall whose first argument is a directory fd
  * @fds:	the fds
@@ -423,8 +485,8 @@ static int allow_threads(scmp_filter_ctx f)
  *
  * Return: 0 on success (or if this architecture lacks @name), -errno
  */
-static int allow_on_dirfds(scmp_filter_ctx f, const char *name, const int *fds,
-                           size_t n)
+static int allow_on_fds(scmp_filter_ctx f, const char *name, const int *fds,
+                        size_t n)
 {
 	int nr = seccomp_syscall_resolve_name(name), ret = 0;
 
@@ -532,10 +594,11 @@ int seccomp_apply_nssock(void)
  * seccomp_apply_janitor() - filter the janitor (janitor.c)
  * @dirfds:	the directory fds it removes files from
  * @n:		how many
+ * @pidfd:	the pidfd of the command it passes signals on to, or -1
  *
  * Return: 0 on success, -1 with errno set
  */
-int seccomp_apply_janitor(const int *dirfds, size_t n)
+int seccomp_apply_janitor(const int *dirfds, size_t n, int pidfd)
 {
 	static const char *const at_calls[] = {"newfstatat", "fstatat64",
 	                                       "statx", "unlinkat"};
@@ -546,7 +609,9 @@ int seccomp_apply_janitor(const int *dirfds, size_t n)
 
 	for (size_t i = 0;
 	     f && !ret && i < sizeof(at_calls) / sizeof(*at_calls); i++)
-		ret = allow_on_dirfds(f, at_calls[i], dirfds, n);
+		ret = allow_on_fds(f, at_calls[i], dirfds, n);
+	if (f && !ret && pidfd >= 0)
+		ret = allow_on_fds(f, "pidfd_send_signal", &pidfd, 1);
 	if (ret) {
 		seccomp_release(f);
 		errno = -ret;

@@ -42,7 +42,7 @@ extern const char *const udp_syscalls[];
 int seccomp_allow_kill(pid_t pid);
 int seccomp_apply(void);
 int seccomp_apply_nssock(void);
-int seccomp_apply_janitor(const int *dirfds, size_t n);
+int seccomp_apply_janitor(const int *dirfds, size_t n, int pidfd);
 int seccomp_check_lists(unsigned int *unknown);
 
 #endif /* TAPIR_SECCOMP_H */

@@ -239,6 +239,50 @@ HELPERS='
 	has_line "target-exit: removed"
 }
 
+@test "api: a live socket is refused with one line and keeps serving; a stale one is replaced; a file or directory in the way is refused and kept" {
+	run in_sandbox "$HELPERS"'
+		run_tapir -- sleep 60
+		first=$(bg_pid tapir)
+		second() { # NAME: a second instance on $S, as the test user
+			local rc=0
+			as_user "$TAPIR_BIN" run -a "$S" -- true \
+				2>"$SCEN_DIR/$1.err" || rc=$?
+			echo "$1 rc=$rc lines=$(wc -l <"$SCEN_DIR/$1.err")"
+			sed "s/^/$1: /" "$SCEN_DIR/$1.err"
+		}
+		second live
+		call first-still "{\"execute\":\"list_hostfwd\"}"
+		bg_stop tapir
+		echo "after first: $(test -e "$S" && echo left || echo gone)"
+		# What a killed run leaves: a socket nobody listens on.
+		as_user python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$S"
+		second stale
+		echo "after stale: $(test -e "$S" && echo left || echo gone)"
+		as_user rm -f "$S"
+		as_user sh -c "echo keep >\"$S\""
+		second file
+		echo "file kept: $(cat "$S")"
+		rm -f "$S"
+		as_user mkdir "$S"
+		second dir
+		echo "dir kept: $(test -d "$S" && echo yes || echo no)"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "live rc=125 lines=1"
+	grep -q "^live: tapir: API socket .*/api.sock: another instance serves it; stop it or choose another path$" <<<"$output"
+	has_line 'first-still rc=0 {"return":{"entries":[]},"entries":[]}'
+	has_line "after first: gone"
+	has_line "stale rc=0 lines=0"
+	has_line "after stale: gone"
+	has_line "file rc=125 lines=1"
+	grep -q "^file: tapir: API socket .*/api.sock: a file is in the way; give a path where tapir may create a socket$" <<<"$output"
+	has_line "file kept: keep"
+	has_line "dir rc=125 lines=1"
+	grep -q "^dir: tapir: API socket .*/api.sock: a directory is in the way; give a path where tapir may create a socket$" <<<"$output"
+	has_line "dir kept: yes"
+}
+
 # The servers are tests/tools/apipeer, which answers only once the request
 # is there. socat SYSTEM:"echo -n junk" was flaky: its child could print
 # and exit before socat's transfer loop began, and socat, writing our

@@ -37,12 +37,13 @@ asan() {
 }
 
 # isolated_root: the root listing a sandboxed tapir has, with the test
-# sandbox's /etc/resolv.conf (a file bound over it, in /etc).
+# sandbox's /etc/resolv.conf (a file bound over it, in /etc): /run is
+# there, empty, as slirp4netns's own sandbox test expects.
 isolated_root() {
-	if asan; then echo etc,proc; else echo etc; fi
+	if asan; then echo etc,proc,run; else echo etc,run; fi
 }
 
-@test "isolation: rootlesskit 1.1.0 with sandbox and seccomp true: filtered, no new privileges, CAP_NET_BIND_SERVICE only, /etc only" {
+@test "isolation: rootlesskit 1.1.0 with sandbox and seccomp true: filtered, no new privileges, CAP_NET_BIND_SERVICE only, /etc and an empty /run only" {
 	run in_sandbox "$HELPERS"'
 		bg_start_user rk rootlesskit --net=slirp4netns \
 			--slirp4netns-binary="$TAPIR_BIN" --disable-host-loopback \
@@ -203,6 +204,135 @@ isolated_root() {
 	has_line "caller-mount-kept"
 }
 
+@test "isolation: started as root, tapir run, attach mode and pasta serve as nobody with CAP_NET_BIND_SERVICE only, undumpable, still dying with a parent that asked for it; run's command stays root and gets its SIGTERM; pasta's daemon is pid 1 of its own PID namespace" {
+	run in_sandbox '
+		creds() { # NAME PID
+			echo "$1: $(awk "/^(Uid|Gid|Groups|CapEff):/ {
+				printf \"%s%s%s \", \$1, \$2, \$3 }" "/proc/$2/status")"
+		}
+		nobody() { # PID
+			grep -q "^Uid:.65534" "/proc/$1/status"
+		}
+		netns_holder() { # NAME: a root process in a netns of its own
+			bg_start "$1" unshare -n sleep 600
+			wait_for 5 _scen_other_netns "$(bg_pid "$1")"
+			bg_pid "$1"
+		}
+		# tapir run, its parent asking for SIGKILL when it dies, as
+		# rootlesskit asks of its children; the command says which
+		# signal came, and exits 7.
+		cat >"$SCEN_DIR/cmd.sh" <<"EOF"
+trap "echo got-TERM; exit 7" TERM
+echo up
+sleep 60 &
+wait
+EOF
+		bg_start r bash -c "setpriv --pdeathsig KILL \"\$0\" run -- sh $SCEN_DIR/cmd.sh & echo \$! >$SCEN_DIR/r.tapir; wait" "$TAPIR_BIN"
+		wait_for 5 grep -q up "$SCEN_DIR/r.log"
+		r=$(cat "$SCEN_DIR/r.tapir")
+		wait_for 5 nobody "$r"
+		creds run "$r"
+		creds "run command" "$(pgrep -P "$r" -x sh)"
+		echo "run mem owner: $(stat -c %u "/proc/$r/mem")"
+		kill -TERM "$r"
+		wait_for 5 grep -q got-TERM "$SCEN_DIR/r.log"
+		wait_for 5 bash -c "! kill -0 $r 2>/dev/null" && echo "run: gone after TERM"
+		grep got-TERM "$SCEN_DIR/r.log"
+		# The same with a parent that dies: tapir dies too.
+		bg_start r2 bash -c "setpriv --pdeathsig KILL \"\$0\" run -- sleep 60 & echo \$! >$SCEN_DIR/r2.tapir; wait" "$TAPIR_BIN"
+		wait_for 5 test -s "$SCEN_DIR/r2.tapir"
+		r2=$(cat "$SCEN_DIR/r2.tapir")
+		wait_for 5 nobody "$r2"
+		kill -KILL "$(bg_pid r2)"
+		wait_for 5 bash -c "! kill -0 $r2 2>/dev/null" && echo "run: gone with its parent"
+		h=$(netns_holder h1)
+		bg_start a bash -c "exec \"\$0\" -r 3 --configure $h tap0 3>$SCEN_DIR/a.ready" "$TAPIR_BIN"
+		wait_for 5 grep -q 1 "$SCEN_DIR/a.ready"
+		wait_for 5 nobody "$(bg_pid a)"
+		creds attach "$(bg_pid a)"
+		h=$(netns_holder h2)
+		rc=0
+		timeout 10 "$TAPIR_BIN" pasta --config-net -I tap0 -t none -u none \
+			-T none -U none --pid "$SCEN_DIR/p.pid" --netns "/proc/$h/ns/net" \
+			2>"$SCEN_DIR/pasta.err" || rc=$?
+		p=$(cat "$SCEN_DIR/p.pid")
+		echo "pasta rc=$rc: $(cat "$SCEN_DIR/pasta.err")"
+		creds pasta "$p"
+		echo "pasta nspid: $(awk "/^NSpid:/ { print NF - 1, \$NF }" "/proc/$p/status")"
+		nsenter -t "$h" -n ip -4 -o addr show dev tap0 >/dev/null && echo "pasta tap0: up"
+		kill "$p"
+		grep -h "^tapir" "$SCEN_DIR/r.log" "$SCEN_DIR/a.log"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	nobody="Uid:6553465534 Gid:6553465534 Groups: CapEff:0000000000000400 "
+	for mode in run attach pasta; do
+		has_line "$mode: $nobody"
+	done
+	# The command is root's, as the caller is: root in its namespaces.
+	grep -q "^run command: Uid:00 Gid:00 " <<<"$output"
+	# Not dumpable: /proc/PID/mem is root's, not the process's uid's.
+	has_line "run mem owner: 0"
+	has_line "got-TERM"
+	has_line "run: gone after TERM"
+	has_line "run: gone with its parent"
+	has_line "pasta rc=0: tapir: started as root: serving as nobody (65534:65534)"
+	has_line "pasta nspid: 2 1"
+	has_line "pasta tap0: up"
+	[ "$(grep -c "^tapir: started as root: serving as nobody (65534:65534)$" <<<"$output")" -eq 2 ]
+}
+
+@test "isolation: fds the caller leaked are closed at start: pasta's \$(...) returns at once, a file stays out of attach mode and tapir run, whose command keeps it" {
+	run in_sandbox '
+		mkdir -m 0777 "$SCEN_DIR/bin"
+		ln -s "$TAPIR_BIN" "$SCEN_DIR/bin/pasta"
+		L=$SCEN_DIR/leak
+		install -m 0666 /dev/null "$L"
+		leaks() { # NAME PID: the fds of PID that lead to $L
+			local f
+			for f in "/proc/$2/fd/"*; do
+				[ "$(readlink "$f")" = "$L" ] && echo "$1 holds $L"
+			done
+			return 0
+		}
+		holder=$(userns_holder)
+		# As x=$(pasta ... 3>&1 >/dev/null): the read ends when every
+		# holder of the pipe has let go; timeout ends a stalled one.
+		rc=0
+		start=$(date +%s%N)
+		timeout 10 bash -c "\"\$@\" 3>&1 4>>$L >/dev/null 2>&1 | cat >/dev/null" \
+			bash setpriv --reuid="$(id -u "$TAPIR_TEST_USER")" \
+			--regid="$(id -g "$TAPIR_TEST_USER")" --init-groups \
+			"$SCEN_DIR/bin/pasta" -t none -u none -T none -U none \
+			--pid "$SCEN_DIR/p.pid" "$holder" || rc=$?
+		echo "pasta read: rc=$rc in $((($(date +%s%N) - start) / 1000000)) ms"
+		leaks pasta "$(cat "$SCEN_DIR/p.pid")"
+		bg_start_user a bash -c "exec 4>>$L; exec \"\$0\" -r 3 $holder tap1 3>$SCEN_DIR/a.ready" "$TAPIR_BIN"
+		# The ready fd, which -r names, stays: "1" comes through it.
+		wait_for 5 grep -q 1 "$SCEN_DIR/a.ready"
+		leaks attach "$(bg_pid a)"
+		# Not dumpable: /proc/PID/mem belongs to root, not to the test user,
+		# and a process of the user (a container root) may not open it.
+		echo "attach mem owner: $(stat -c %u "/proc/$(bg_pid a)/mem")"
+		mem=$(as_user cat "/proc/$(bg_pid a)/mem" 2>&1 || true)
+		grep -q "Permission denied" <<<"$mem" && echo "attach mem: refused"
+		bg_start_user t bash -c "exec 4>>$L; exec \"\$0\" run -- sh -c \"readlink /proc/self/fd/4; sleep 60\"" "$TAPIR_BIN"
+		wait_for 5 grep -q leak "$SCEN_DIR/t.log"
+		leaks run "$(bg_pid t)"
+		echo "command: $(head -n 1 "$SCEN_DIR/t.log")"
+		kill "$(cat "$SCEN_DIR/p.pid")"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q "^pasta read: rc=0 in [0-9]* ms$" <<<"$output"
+	ms=$(sed -n "s/^pasta read: rc=0 in \([0-9]*\) ms$/\1/p" <<<"$output")
+	[ "$ms" -lt 5000 ]
+	! grep -q " holds " <<<"$output" || false
+	grep -q "^command: .*/leak$" <<<"$output"
+	has_line "attach mem owner: 0"
+	has_line "attach mem: refused"
+}
+
 # A desktop's /run, in the sandbox's mount namespace only: systemd-resolved's
 # stub resolver in /run/systemd/resolve, which /etc/resolv.conf points at
 # with the relative symlink systemd makes, and the user's session bus
@@ -277,7 +407,7 @@ FDS='
 	'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	root="$(isolated_root),run"
+	root=$(isolated_root)
 	has_line "t root: $root"
 	has_line "a root: $root"
 	for name in t a; do

@@ -11,8 +11,12 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -306,6 +310,109 @@ static void test_kill_known_children(void)
 	known_child = 0;
 }
 
+/* A process of the same user that tapir never forked: the shell, an
+ * agent, systemd --user.
+ */
+static pid_t victim;
+
+/* A pidfd on the victim, opened before the filter. */
+static int pidfd_body_fd = -1;
+
+static void pidfd_body(void)
+{
+	syscall(SYS_pidfd_send_signal, pidfd_body_fd, SIGKILL, NULL, 0);
+}
+
+static void fcntl_signal_body(void)
+{
+	struct f_owner_ex owner = {F_OWNER_PID, victim};
+	int p[2];
+
+	if (pipe2(p, O_NONBLOCK))
+		_exit(60);
+	/* The route the issue found: owner, signal, O_ASYNC, then I/O. */
+	if (fcntl(p[0], F_SETOWN, victim) != -1 || errno != EPERM)
+		_exit(61);
+	if (fcntl(p[0], F_SETOWN_EX, &owner) != -1 || errno != EPERM)
+		_exit(62);
+	if (fcntl(p[0], F_SETSIG, SIGKILL) != -1 || errno != EPERM)
+		_exit(63);
+	if (fcntl(p[0], F_SETFL, O_NONBLOCK | O_ASYNC) != -1 || errno != EPERM)
+		_exit(64);
+	if (fcntl(p[0], F_SETLEASE, F_RDLCK) != -1 || errno != EPERM)
+		_exit(65);
+	if (ioctl(p[0], FIOSETOWN, &victim) != -1 || errno != ENOTTY)
+		_exit(66);
+	if (write(p[1], "x", 1) != 1)
+		_exit(67);
+	/* What tapir does with fcntl() still works. */
+	if (fcntl(p[0], F_GETFL) < 0 || fcntl(p[0], F_SETFL, O_NONBLOCK) ||
+	    fcntl(p[0], F_SETPIPE_SZ, 1 << 16) < 0 ||
+	    fcntl(p[0], F_GETPIPE_SZ) < 0 || fcntl(p[0], F_SETFD, FD_CLOEXEC) ||
+	    fcntl(p[0], F_GETFD) < 0)
+		_exit(68);
+}
+
+static void sockopt_body(void)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (s < 0)
+		_exit(70);
+	if (!setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+	    errno != EPERM)
+		_exit(71);
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		_exit(72);
+}
+
+/**
+ * victim_alive() - whether @victim is still alive, and reap it if not
+ *
+ * Return: true if so
+ */
+static bool victim_alive(void)
+{
+	int status;
+
+	return waitpid(victim, &status, WNOHANG) == 0;
+}
+
+/*
+ * No signal reaches a process of the same user through fcntl(): not
+ * F_SETOWN with F_SETSIG(SIGKILL) and O_ASYNC, nor a lease or ioctl()'s
+ * FIOSETOWN; nor through pidfd_send_signal(), which kills the filtered
+ * process instead. SO_REUSEPORT, which would share a same-user listener's
+ * port, is refused; other socket options are not.
+ */
+static void test_no_signal_routes(void)
+{
+	int status, pidfd;
+
+	victim = fork();
+	if (!victim) {
+		pause();
+		_exit(0);
+	}
+	CHECK(victim > 0);
+	status = filtered_child(fcntl_signal_body);
+	CHECK(exited_0(status));
+	if (!exited_0(status))
+		fprintf(stderr, "# fcntl body: status %#x\n", status);
+	CHECK(victim_alive());
+	pidfd = (int)syscall(SYS_pidfd_open, victim, 0);
+	CHECK(pidfd >= 0);
+	pidfd_body_fd = pidfd;
+	status = filtered_child(pidfd_body);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS);
+	close(pidfd);
+	CHECK(victim_alive());
+	CHECK(exited_0(filtered_child(sockopt_body)));
+	kill(victim, SIGKILL);
+	waitpid(victim, &status, 0);
+}
+
 static void scoped_dns_body(void)
 {
 	union sockaddr_inany ns[2];
@@ -400,7 +507,7 @@ static int janitor_child(int allowed, int fd)
 	if (!pid) {
 		struct stat st;
 
-		if (seccomp_apply_janitor(&allowed, 1))
+		if (seccomp_apply_janitor(&allowed, 1, -1))
 			_exit(3);
 		if (!fstatat(fd, "tapir-no-such-file", &st,
 		             AT_SYMLINK_NOFOLLOW) ||
@@ -447,6 +554,9 @@ const struct unit_case unit_cases[] = {
          test_clone_threads_only},
         {"filtered: kill() reaches the named children only",
          test_kill_known_children},
+        {"filtered: no signal reaches a process of the same user by "
+         "fcntl(), ioctl() or a pidfd; no SO_REUSEPORT",
+         test_no_signal_routes},
         {"filtered: scoped nameservers are looked up", test_scoped_nameserver},
         {"filtered: isatty() says no, abort() dies of SIGABRT",
          test_isatty_and_abort},
