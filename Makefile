@@ -61,7 +61,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer \
 FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz_%)
 FUZZ_SUPPORT_OBJS := $(BUILD)/tests/fuzz/fuzzenv.o $(BUILD)/tests/unit/fakectx.o
 
-.PHONY: all test unit check-asan check-tsan tsan-tools lint format install clean bench bench-tools nocond \
+.PHONY: all test test-bins unit check-asan check-tsan tsan-tools lint format install clean bench bench-tools nocond \
 	deb fuzz fuzz-build fuzz-bins soak
 # Keep unit-test objects: otherwise make deletes them after the summary line.
 .SECONDARY:
@@ -123,8 +123,11 @@ unit: $(UNIT_BINS)
 bench-tools: $(BENCH_TOOLS) $(TEST_SHIMS) $(BUILD)/tools/udpprobe \
 	$(BUILD)/tools/udpecho
 
+# What the tests run: enough to run one bats file alone (README).
+test-bins: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS) $(TEST_SHIMS)
+
 # tests/run.sh prints the single `N passed, N failed` line for both suites.
-test: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS) $(TEST_SHIMS)
+test: test-bins
 	TAPIR_BUILD=$(BUILD) tests/run.sh
 
 check-asan:
