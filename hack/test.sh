@@ -6,7 +6,8 @@
 # ASan+UBSan build), `make check-tsan` (the datapath's tests against a
 # ThreadSanitizer build, two threads), `make fuzz` (each libFuzzer harness for 30 s, after
 # replaying its regression inputs), builds and checks the Debian package
-# (hack/deb-check.sh, counted as one test), and runs a two-minute
+# (hack/deb-check.sh, counted as one test), builds the Dockerfile and
+# runs its image (hack/docker-check.sh, one test), and runs a two-minute
 # `make soak` (each of its checks counted). Its last line sums them all:
 #
 #   N passed, N failed[, N skipped]
@@ -112,6 +113,18 @@ else
 	else
 		echo "not ok - make deb: see above"
 		unfinished+=("deb: not ok - make deb")
+		failed=$((failed + 1))
+		status=1
+	fi
+
+	echo "=== docker build (hack/docker-check.sh)"
+	# The Dockerfile built by rootless Docker from the cached stand-ins
+	# of its base images, and the image run (about 1.5 min).
+	if hack/docker-check.sh 2>&1 | tee "$work/docker.log"; then
+		passed=$((passed + 1))
+	else
+		echo "not ok - docker build: see above"
+		unfinished+=("docker: not ok - the Dockerfile")
 		failed=$((failed + 1))
 		status=1
 	fi

@@ -39,6 +39,7 @@
 #                        dockerd-rootless.sh as the test user, with the
 #                        DOCKERD_ROOTLESS_* variables given (on top of the
 #                        recipe's), waited for, and $ENG_IMAGE imported
+#                        (if $ENG_ROOTFS is set)
 #   dock ARGS...         /usr/bin/docker as the test user, on that daemon
 #   docker_tapir         pid of the tapir serving dockerd, checked the same
 #                        way (its namespace argument is dockerd's netns)
@@ -153,7 +154,6 @@ dock() {
 
 docker_start() { # [VAR=VALUE...]
 	_eng_dirs
-	_eng_share "$ENG_ROOTFS" rootfs.tar
 	bg_start_user dockerd env HOME="$ENG_HOME" \
 		XDG_RUNTIME_DIR="$ENG_XDG" TMPDIR="$ENG_TMP" \
 		DOCKERD_ROOTLESS_ROOTLESSKIT_NET=slirp4netns \
@@ -165,6 +165,9 @@ docker_start() { # [VAR=VALUE...]
 		tail -n 30 "$SCEN_DIR/dockerd.log" >&2
 		return 1
 	fi
+	# hack/docker-check.sh brings its own images.
+	[[ -z "${ENG_ROOTFS:-}" ]] && return 0
+	_eng_share "$ENG_ROOTFS" rootfs.tar
 	dock import "$SCEN_DIR/rootfs.tar" "$ENG_IMAGE" >/dev/null
 }
 
