@@ -16,6 +16,13 @@
 #include "log.h"
 #include "version.h"
 
+/* Where `make install` puts the docs that --help cites (the Makefile's
+ * DOCDIR).
+ */
+#ifndef TAPIR_DOCDIR
+#define TAPIR_DOCDIR "/usr/local/share/doc/tapir"
+#endif
+
 /* Long-only options start above the range of short option characters. */
 enum {
 	OPT_CIDR = 256,
@@ -118,7 +125,8 @@ static const char usage_options[] =
         "      --conditions=RULE    network conditions, e.g. delay=50ms,\n"
         "                           jitter=5ms,loss=1%,rate=100mbit;\n"
         "                           repeat for rules scoped by proto=,\n"
-        "                           port= or host= (docs/conditions.md)\n"
+        "                           port= or host= (see\n"
+        "                           " TAPIR_DOCDIR "/conditions.md)\n"
         "  -h, --help               show this help and exit\n"
         "  -v, --version            show version and features and exit\n";
 
