@@ -78,6 +78,7 @@ static const struct option long_opts[] = {
         {NULL, 0, NULL, 0},
 };
 
+/* The options of both modes, in two parts: attach mode's own go between. */
 static const char usage_options[] =
         "Options:\n"
         "  -c, --configure          bring up the interface: address net+100,\n"
@@ -92,9 +93,14 @@ static const char usage_options[] =
         "      --cidr=CIDR          virtual network (default 10.0.2.0/24)\n"
         "      --disable-host-loopback\n"
         "                           keep the namespace away from host "
-        "loopback\n"
+        "loopback\n";
+
+/* tapir run makes its own namespaces: it refuses these. */
+static const char usage_attach[] =
         "      --netns-type=TYPE    ARG1 is a \"pid\" (default) or a \"path\"\n"
-        "      --userns-path=PATH   user namespace to join first\n"
+        "      --userns-path=PATH   user namespace to join first\n";
+
+static const char usage_options_more[] =
         "      --macaddress=MAC     MAC of the tap (needs --configure)\n"
         "      --disable-dns        do not forward DNS on net+3\n"
         "      --outbound-addr=IPv4|IFNAME\n"
@@ -115,9 +121,12 @@ static const char usage_options[] =
         "                           TCP port forwards through the tap (keeps\n"
         "                           the client address, default) or spliced\n"
         "                           from a socket inside the namespace\n"
-        "      --enable-sandbox     once set up, live in an empty root with\n"
-        "                           only /etc and /run, no capability but\n"
-        "                           CAP_NET_BIND_SERVICE (default in run)\n"
+        "      --enable-sandbox     once set up, live in an empty root that\n"
+        "                           holds a read-only /etc (and the\n"
+        "                           resolver's directory if resolv.conf\n"
+        "                           links out of it), with no capability\n"
+        "                           but CAP_NET_BIND_SERVICE (default in\n"
+        "                           run)\n"
         "      --enable-seccomp     once set up, allow only the syscalls\n"
         "                           tapir makes (default in run)\n"
         "      --no-sandbox, --no-seccomp\n"
@@ -144,10 +153,15 @@ void cli_usage(FILE *f, enum cli_mode mode)
 	else
 		fprintf(f, "Usage: tapir [OPTION]... PID|PATH TAPNAME\n"
 		           "       tapir run [OPTION]... [--] CMD [ARG]...\n"
+		           "       tapir pasta [PASTA OPTION]... (see tapir "
+		           "pasta --help)\n"
 		           "       tapir api SOCKET JSON\n"
 		           "User-mode networking for unprivileged network "
 		           "namespaces.\n\n");
 	fputs(usage_options, f);
+	if (mode != CLI_RUN)
+		fputs(usage_attach, f);
+	fputs(usage_options_more, f);
 }
 
 /**

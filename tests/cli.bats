@@ -82,6 +82,67 @@ sbx() {
 	has_line "Usage: tapir run [OPTION]... [--] CMD [ARG]..."
 }
 
+# help_of MODE OPTION: the lines of MODE's --help (MODE "" for attach)
+# from OPTION's to the next option's, joined.
+help_of() {
+	local mode=$1 opt=$2
+	# shellcheck disable=SC2086 # no mode: no word
+	"$TAPIR_BIN" $mode --help | awk -v o="$opt" '
+		on && /^  +-/ { exit }
+		index($0, o) { on = 1 }
+		on { printf "%s ", $0 }'
+}
+
+@test "--help says what each mode takes: the pasta form; run without what it refuses; pasta's refused -6 and %IF" {
+	local attach
+	attach=$("$TAPIR_BIN" --help)
+	[[ "$attach" == *"       tapir pasta "*"(see tapir pasta --help)"* ]]
+	# What run refuses, attach mode takes: in the one help, not the other.
+	for opt in --netns-type=path --userns-path=/proc/self/ns/user; do
+		run "$TAPIR_BIN" run "$opt" -- true
+		echo "run $opt: $output"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"do not apply"* ]]
+		[[ -z "$(help_of run "${opt%%=*}")" ]] || {
+			echo "tapir run --help lists ${opt%%=*}, which run refuses"
+			return 1
+		}
+		[[ -n "$(help_of "" "${opt%%=*}")" ]]
+	done
+	# pasta mode refuses -6 and an interface in a port spec: its help
+	# says so, and shows no %IF form.
+	run "$TAPIR_BIN" pasta -6 -- true
+	echo "pasta -6: $output"
+	[ "$status" -ne 0 ]
+	[[ "$(help_of pasta --ipv6-only)" == *"refused"* ]]
+	run "$TAPIR_BIN" pasta -t 127.0.0.1%lo/8080 -- true
+	echo "pasta -t ADDR%IF/PORT: $output"
+	[ "$status" -ne 0 ]
+	run "$TAPIR_BIN" pasta --help
+	[[ "$output" != *"%IF"* ]]
+}
+
+@test "--help's --enable-sandbox names what the sandbox's root holds, and nothing else" {
+	local named
+	# The paths named in the option's text, as a root listing.
+	named=$(help_of "" --enable-sandbox | grep -oE ' /[a-z]+' |
+		sed 's| /||' | sort -u | paste -sd,)
+	echo "named: $named"
+	[ -n "$named" ]
+	run in_sandbox '
+		bg_start_user t "$TAPIR_BIN" run --enable-sandbox \
+			-a "$SCEN_DIR/api.sock" -- sleep 30
+		wait_for 5 test -S "$SCEN_DIR/api.sock"
+		# The socket comes before the new root: wait for the host'"'"'s
+		# to go. A sanitizer build adds /proc for its own use.
+		wait_for 5 bash -c "! test -e /proc/$(bg_pid t)/root/usr"
+		echo "root: $(ls -A /proc/$(bg_pid t)/root | grep -vx proc | sort | paste -sd,)"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "root: $named"
+}
+
 @test "--version: a version line and SLIRP_CONFIG_VERSION_MAX: 4" {
 	run in_sandbox '
 		as_user "$TAPIR_BIN" --version
