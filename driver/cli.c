@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <ifaddrs.h>
 #include <stdlib.h>
@@ -608,6 +609,14 @@ static int parse_option(struct opts *o, int c, const char *arg)
 			        arg);
 			return -1;
 		}
+		/* The kernel takes neither for a tap (EADDRNOTAVAIL). */
+		if ((o->mac[0] & 1) || !memcmp(o->mac, "\0\0\0\0\0\0", 6)) {
+			err_msg("bad --macaddress \"%s\": a tap needs a "
+			        "unicast address (first octet even, not all "
+			        "zeros), e.g. 02:00:00:00:00:01",
+			        arg);
+			return -1;
+		}
 		o->mac_set = true;
 		break;
 	case OPT_DISABLE_DNS:
@@ -802,6 +811,46 @@ int cli_queues_from_env(struct opts *o)
 }
 
 /**
+ * check_inherited_fd() - one of -e and -r names an fd the caller left open
+ * @what:	"exit-fd" or "ready-fd"
+ * @fd:		its value, or -1
+ *
+ * Checked before tapir opens anything: a closed fd's number would go to
+ * one of tapir's own, and "1" into its own pipe. An fd tapir opened
+ * itself (the log's copy of stderr) is close-on-exec; an inherited one
+ * is not.
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int check_inherited_fd(const char *what, int fd)
+{
+	int flags;
+
+	if (fd < 0)
+		return 0;
+	flags = fcntl(fd, F_GETFD);
+	if (flags >= 0 && !(flags & FD_CLOEXEC))
+		return 0;
+	err_errno(EBADF, "%s %d is not an open file descriptor of the caller",
+	          what, fd);
+	return -1;
+}
+
+/**
+ * cli_check_fds() - -e and -r name fds the caller left open
+ * @o:		options, parsed
+ *
+ * Return: 0, or -1 after one error line
+ */
+int cli_check_fds(const struct opts *o)
+{
+	if (check_inherited_fd("exit-fd", o->exit_fd) ||
+	    check_inherited_fd("ready-fd", o->ready_fd))
+		return -1;
+	return 0;
+}
+
+/**
  * cli_parse() - parse and validate the whole command line
  * @argc:	argument count, including the program (or subcommand) name
  * @argv:	arguments
@@ -816,11 +865,10 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 	/* run stops at the command, so its own options are left alone. */
 	const char *shortopts =
 	        mode == CLI_RUN ? "+:ce:r:m:6a:p:hv" : ":ce:r:m:6a:p:hv";
+	bool queues_given = false;
 	int c, ret;
 
 	cli_opts_defaults(o, mode);
-	if (cli_queues_from_env(o))
-		return -1;
 	/* 0, not 1: glibc then also forgets a cluster an error cut short
 	 * and re-reads the '+' of @shortopts, which it caches otherwise.
 	 */
@@ -835,6 +883,18 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 		ret = parse_option(o, c, optarg);
 		if (ret)
 			return ret;
+		queues_given |= c == OPT_QUEUES;
+	}
+	/* After the options: --help works whatever it says, and --queues
+	 * wins over it.
+	 */
+	if (!queues_given && cli_queues_from_env(o))
+		return -1;
+	if (o->ipv6 && o->mtu < TAPIR_IPV6_MTU_MIN) {
+		err_msg("--enable-ipv6 needs --mtu %d or more (IPv6's "
+		        "minimum), not %u",
+		        TAPIR_IPV6_MTU_MIN, o->mtu);
+		return -1;
 	}
 	cli_derive_addresses(o);
 	if (o->mac_set && !o->configure) {

@@ -27,6 +27,8 @@ static int attach_main(int argc, char **argv)
 	ret = cli_parse(argc, argv, CLI_ATTACH, &o);
 	if (ret)
 		return ret == CLI_EXIT_OK ? 0 : 1;
+	if (cli_check_fds(&o))
+		return 1;
 	ret = loop_prepare(&c, &o) ? 1 : loop_run(&c);
 	loop_cleanup(&c);
 	return ret;

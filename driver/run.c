@@ -249,6 +249,8 @@ int run_main(int argc, char **argv)
 	ret = cli_parse(argc, argv, CLI_RUN, &o);
 	if (ret)
 		return ret == CLI_EXIT_OK ? 0 : 125;
+	if (cli_check_fds(&o))
+		return 125;
 	return run_command(&o);
 }
 

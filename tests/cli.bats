@@ -120,6 +120,13 @@ help_of() {
 	[ "$status" -ne 0 ]
 	run "$TAPIR_BIN" pasta --help
 	[[ "$output" != *"%IF"* ]]
+	# A bad TAPIR_QUEUES breaks no --help.
+	for mode in "" run pasta; do
+		# shellcheck disable=SC2086 # no mode: no word
+		run env TAPIR_QUEUES=99 "$TAPIR_BIN" $mode --help
+		[ "$status" -eq 0 ]
+		[[ "${lines[0]}" == Usage:* ]]
+	done
 }
 
 @test "--help's --enable-sandbox names what the sandbox's root holds, and nothing else" {
@@ -194,6 +201,15 @@ help_of() {
 		fails_cleanly "${a[@]}" "$pid"
 		fails_cleanly "${a[@]}" "$pid" tap0 --mtu
 		fails_cleanly run -r 3 --mtu 0 -- true
+		# Errors that say what to do.
+		fails_cleanly "${a[@]}" -6 --mtu 1000 -c "$pid" tap0
+		fails_cleanly pasta --config-net -m 1000 -- true
+		fails_cleanly "${a[@]}" -c --macaddress 01:00:5e:00:00:01 "$pid" tap0
+		fails_cleanly run -r 3 -p 127.0.0.1:80:80 -- true
+		# fd 9 is not open.
+		fails_cleanly -r 9 "$pid" tap0
+		fails_cleanly run -r 9 -- true
+		fails_cleanly -e 9 "$pid" tap0
 	' "$long"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -210,6 +226,13 @@ help_of() {
 	has_line "rc=1: tapir: missing TAPNAME: expected PID|PATH TAPNAME"
 	has_line "rc=1: tapir: option '--mtu' requires an argument (see tapir --help)"
 	has_line 'rc=125: tapir: MTU must be an integer in 68..65521, not "0"'
+	has_line "rc=1: tapir: --enable-ipv6 needs --mtu 1280 or more (IPv6's minimum), not 1000"
+	has_line "rc=125: tapir: IPv6 on sbx0: MTU 1000 is below IPv6's minimum, 1280 (raise the MTU or turn IPv6 off): Invalid argument"
+	has_line 'rc=1: tapir: bad --macaddress "01:00:5e:00:00:01": a tap needs a unicast address (first octet even, not all zeros), e.g. 02:00:00:00:00:01'
+	has_line "rc=125: tapir: publish: tcp 127.0.0.1:80 -> 10.0.2.100:80: bind: Permission denied (ports below the sysctl net.ipv4.ip_unprivileged_port_start, 1024 by default, need privilege: use a higher port, or lower it)"
+	has_line "rc=1: tapir: ready-fd 9 is not an open file descriptor of the caller: Bad file descriptor"
+	has_line "rc=125: tapir: ready-fd 9 is not an open file descriptor of the caller: Bad file descriptor"
+	has_line "rc=1: tapir: exit-fd 9 is not an open file descriptor of the caller: Bad file descriptor"
 }
 
 @test "bad targets: nonexistent PID, foreign PID, a file that is no netns" {
@@ -289,8 +312,9 @@ help_of() {
 	'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$(grep -c 'rc=1: tapir: attach tap tap0 via /dev/net/tun: Permission denied' <<<"$output")" -eq 2 ]
-	[ "$(grep -c 'rc=125: tapir: attach tap tap0 via /dev/net/tun: Permission denied' <<<"$output")" -eq 2 ]
+	local how="(users need read and write access: as root, chmod 0666 /dev/net/tun)"
+	[ "$(grep -c "rc=1: tapir: attach tap tap0 via /dev/net/tun $how: Permission denied" <<<"$output")" -eq 2 ]
+	[ "$(grep -c "rc=125: tapir: attach tap tap0 via /dev/net/tun $how: Permission denied" <<<"$output")" -eq 2 ]
 	has_line "tmp: "
 	has_line "links: lo"
 	# The bind mount stayed in the sandbox.
