@@ -6,6 +6,7 @@ FROM debian:12 AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
 	gcc libc6-dev make pkg-config libjansson-dev libmnl-dev libevent-dev \
+	libseccomp-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -14,7 +15,7 @@ RUN make clean && make -j"$(nproc)" && make install PREFIX=/usr/local
 FROM debian:12-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-	libjansson4 libmnl0 libevent-2.1-7 \
+	libjansson4 libmnl0 libevent-2.1-7 libseccomp2 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/tapir /usr/local/bin/tapir
 ENTRYPOINT ["/usr/local/bin/tapir"]

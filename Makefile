@@ -12,6 +12,9 @@
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
+# The docs --help and tapir(1) cite, installed where they say.
+DOCDIR ?= $(PREFIX)/share/doc/tapir
+DOCS := README.md $(wildcard docs/*.md)
 BUILD ?= build
 PKGS := jansson libmnl libevent libseccomp
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -61,7 +64,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer \
 FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz_%)
 FUZZ_SUPPORT_OBJS := $(BUILD)/tests/fuzz/fuzzenv.o $(BUILD)/tests/unit/fakectx.o
 
-.PHONY: all test unit check-asan check-tsan tsan-tools lint format install clean bench bench-tools nocond \
+.PHONY: all FORCE test test-bins unit check-asan check-tsan tsan-tools lint format install clean bench bench-tools nocond \
 	deb fuzz fuzz-build fuzz-bins soak
 # Keep unit-test objects: otherwise make deletes them after the summary line.
 .SECONDARY:
@@ -81,6 +84,17 @@ $(BUILD)/libtapir.a: $(LIB_OBJS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# --help names the docs by their installed path: cli.o is built again
+# when DOCDIR (or PREFIX) changes, e.g. from `make` to `make install
+# PREFIX=/usr`; the stamp changes only then.
+$(BUILD)/driver/cli.o: ALL_CFLAGS += -DTAPIR_DOCDIR='"$(DOCDIR)"'
+$(BUILD)/driver/cli.o: $(BUILD)/docdir.stamp
+$(BUILD)/docdir.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(DOCDIR)' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+FORCE:
 
 $(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(UNIT_RUNNER_OBJ) $(BUILD)/libtapir.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
@@ -123,8 +137,11 @@ unit: $(UNIT_BINS)
 bench-tools: $(BENCH_TOOLS) $(TEST_SHIMS) $(BUILD)/tools/udpprobe \
 	$(BUILD)/tools/udpecho
 
+# What the tests run: enough to run one bats file alone (README).
+test-bins: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS) $(TEST_SHIMS)
+
 # tests/run.sh prints the single `N passed, N failed` line for both suites.
-test: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS) $(TEST_SHIMS)
+test: test-bins
 	TAPIR_BUILD=$(BUILD) tests/run.sh
 
 check-asan:
@@ -169,9 +186,15 @@ lint:
 format:
 	clang-format -i $(C_FILES)
 
+# tapir(1) names the docs as the Debian package installs them; here, as
+# DOCDIR has them.
 install: $(BUILD)/tapir
 	install -D -m 0755 $(BUILD)/tapir $(DESTDIR)$(PREFIX)/bin/tapir
-	install -D -m 0644 docs/tapir.1 $(DESTDIR)$(PREFIX)/share/man/man1/tapir.1
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(DOCDIR)
+	sed 's|/usr/share/doc/tapir/|$(DOCDIR)/|g' docs/tapir.1 \
+		>$(DESTDIR)$(PREFIX)/share/man/man1/tapir.1
+	chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man1/tapir.1
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	# pasta's name, where engines can be pointed at it and nothing on
 	# PATH finds it instead of a real pasta (docs/engines.md).
 	install -d $(DESTDIR)$(PREFIX)/libexec/tapir

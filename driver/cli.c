@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <ifaddrs.h>
 #include <stdlib.h>
@@ -15,6 +16,13 @@
 #include "cond.h"
 #include "log.h"
 #include "version.h"
+
+/* Where `make install` puts the docs that --help cites (the Makefile's
+ * DOCDIR).
+ */
+#ifndef TAPIR_DOCDIR
+#define TAPIR_DOCDIR "/usr/local/share/doc/tapir"
+#endif
 
 /* Long-only options start above the range of short option characters. */
 enum {
@@ -71,6 +79,7 @@ static const struct option long_opts[] = {
         {NULL, 0, NULL, 0},
 };
 
+/* The options of both modes, in two parts: attach mode's own go between. */
 static const char usage_options[] =
         "Options:\n"
         "  -c, --configure          bring up the interface: address net+100,\n"
@@ -85,9 +94,14 @@ static const char usage_options[] =
         "      --cidr=CIDR          virtual network (default 10.0.2.0/24)\n"
         "      --disable-host-loopback\n"
         "                           keep the namespace away from host "
-        "loopback\n"
+        "loopback\n";
+
+/* tapir run makes its own namespaces: it refuses these. */
+static const char usage_attach[] =
         "      --netns-type=TYPE    ARG1 is a \"pid\" (default) or a \"path\"\n"
-        "      --userns-path=PATH   user namespace to join first\n"
+        "      --userns-path=PATH   user namespace to join first\n";
+
+static const char usage_options_more[] =
         "      --macaddress=MAC     MAC of the tap (needs --configure)\n"
         "      --disable-dns        do not forward DNS on net+3\n"
         "      --outbound-addr=IPv4|IFNAME\n"
@@ -108,9 +122,12 @@ static const char usage_options[] =
         "                           TCP port forwards through the tap (keeps\n"
         "                           the client address, default) or spliced\n"
         "                           from a socket inside the namespace\n"
-        "      --enable-sandbox     once set up, live in an empty root with\n"
-        "                           only /etc and /run, no capability but\n"
-        "                           CAP_NET_BIND_SERVICE (default in run)\n"
+        "      --enable-sandbox     once set up, live in an empty root that\n"
+        "                           holds a read-only /etc, an empty /run\n"
+        "                           (and the resolver's directory if\n"
+        "                           resolv.conf links out of /etc), with no\n"
+        "                           capability but CAP_NET_BIND_SERVICE\n"
+        "                           (default in run)\n"
         "      --enable-seccomp     once set up, allow only the syscalls\n"
         "                           tapir makes (default in run)\n"
         "      --no-sandbox, --no-seccomp\n"
@@ -118,7 +135,8 @@ static const char usage_options[] =
         "      --conditions=RULE    network conditions, e.g. delay=50ms,\n"
         "                           jitter=5ms,loss=1%,rate=100mbit;\n"
         "                           repeat for rules scoped by proto=,\n"
-        "                           port= or host= (docs/conditions.md)\n"
+        "                           port= or host= (see\n"
+        "                           " TAPIR_DOCDIR "/conditions.md)\n"
         "  -h, --help               show this help and exit\n"
         "  -v, --version            show version and features and exit\n";
 
@@ -136,10 +154,15 @@ void cli_usage(FILE *f, enum cli_mode mode)
 	else
 		fprintf(f, "Usage: tapir [OPTION]... PID|PATH TAPNAME\n"
 		           "       tapir run [OPTION]... [--] CMD [ARG]...\n"
+		           "       tapir pasta [PASTA OPTION]... (see tapir "
+		           "pasta --help)\n"
 		           "       tapir api SOCKET JSON\n"
 		           "User-mode networking for unprivileged network "
 		           "namespaces.\n\n");
 	fputs(usage_options, f);
+	if (mode != CLI_RUN)
+		fputs(usage_attach, f);
+	fputs(usage_options_more, f);
 }
 
 /**
@@ -587,6 +610,14 @@ static int parse_option(struct opts *o, int c, const char *arg)
 			        arg);
 			return -1;
 		}
+		/* The kernel takes neither for a tap (EADDRNOTAVAIL). */
+		if ((o->mac[0] & 1) || !memcmp(o->mac, "\0\0\0\0\0\0", 6)) {
+			err_msg("bad --macaddress \"%s\": a tap needs a "
+			        "unicast address (first octet even, not all "
+			        "zeros), e.g. 02:00:00:00:00:01",
+			        arg);
+			return -1;
+		}
 		o->mac_set = true;
 		break;
 	case OPT_DISABLE_DNS:
@@ -781,6 +812,46 @@ int cli_queues_from_env(struct opts *o)
 }
 
 /**
+ * check_inherited_fd() - one of -e and -r names an fd the caller left open
+ * @what:	"exit-fd" or "ready-fd"
+ * @fd:		its value, or -1
+ *
+ * Checked before tapir opens anything: a closed fd's number would go to
+ * one of tapir's own, and "1" into its own pipe. An fd tapir opened
+ * itself (the log's copy of stderr) is close-on-exec; an inherited one
+ * is not.
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int check_inherited_fd(const char *what, int fd)
+{
+	int flags;
+
+	if (fd < 0)
+		return 0;
+	flags = fcntl(fd, F_GETFD);
+	if (flags >= 0 && !(flags & FD_CLOEXEC))
+		return 0;
+	err_errno(EBADF, "%s %d is not an open file descriptor of the caller",
+	          what, fd);
+	return -1;
+}
+
+/**
+ * cli_check_fds() - -e and -r name fds the caller left open
+ * @o:		options, parsed
+ *
+ * Return: 0, or -1 after one error line
+ */
+int cli_check_fds(const struct opts *o)
+{
+	if (check_inherited_fd("exit-fd", o->exit_fd) ||
+	    check_inherited_fd("ready-fd", o->ready_fd))
+		return -1;
+	return 0;
+}
+
+/**
  * cli_parse() - parse and validate the whole command line
  * @argc:	argument count, including the program (or subcommand) name
  * @argv:	arguments
@@ -795,11 +866,10 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 	/* run stops at the command, so its own options are left alone. */
 	const char *shortopts =
 	        mode == CLI_RUN ? "+:ce:r:m:6a:p:hv" : ":ce:r:m:6a:p:hv";
+	bool queues_given = false;
 	int c, ret;
 
 	cli_opts_defaults(o, mode);
-	if (cli_queues_from_env(o))
-		return -1;
 	/* 0, not 1: glibc then also forgets a cluster an error cut short
 	 * and re-reads the '+' of @shortopts, which it caches otherwise.
 	 */
@@ -814,6 +884,18 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 		ret = parse_option(o, c, optarg);
 		if (ret)
 			return ret;
+		queues_given |= c == OPT_QUEUES;
+	}
+	/* After the options: --help works whatever it says, and --queues
+	 * wins over it.
+	 */
+	if (!queues_given && cli_queues_from_env(o))
+		return -1;
+	if (o->ipv6 && o->mtu < TAPIR_IPV6_MTU_MIN) {
+		err_msg("--enable-ipv6 needs --mtu %d or more (IPv6's "
+		        "minimum), not %u",
+		        TAPIR_IPV6_MTU_MIN, o->mtu);
+		return -1;
 	}
 	cli_derive_addresses(o);
 	if (o->mac_set && !o->configure) {

@@ -17,6 +17,8 @@
 
 #define TAPIR_MTU_MIN 68
 #define TAPIR_MTU_MAX 65521
+/* Below it the kernel turns IPv6 off on a link (RFC 8200). */
+#define TAPIR_IPV6_MTU_MIN 1280
 #define TAPIR_MAX_QUEUES 16
 /* --queues auto: one queue per online CPU, up to this many. */
 #define TAPIR_AUTO_QUEUES_MAX 8
@@ -188,6 +190,7 @@ struct opts {
 #define CLI_EXIT_OK 1
 
 int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o);
+int cli_check_fds(const struct opts *o);
 void cli_usage(FILE *f, enum cli_mode mode);
 int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
                    char *why, size_t whylen);

@@ -171,8 +171,14 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	hostfwd_spec_str(s, why, whylen);
-	snprintf(why + strlen(why), whylen - strlen(why), ": %s: %s", what,
-	         strerror(err));
+	snprintf(why + strlen(why), whylen - strlen(why), ": %s: %s%s", what,
+	         strerror(err),
+	         err == EACCES && s->host_port < 1024
+	                 ? " (ports below the sysctl "
+	                   "net.ipv4.ip_unprivileged_port_start, 1024 by "
+	                   "default, need privilege: use a higher port, or "
+	                   "lower it)"
+	                 : "");
 	return -1;
 }
 

@@ -29,6 +29,8 @@ static int attach_main(int argc, char **argv)
 	ret = cli_parse(argc, argv, CLI_ATTACH, &o);
 	if (ret)
 		return ret == CLI_EXIT_OK ? 0 : 1;
+	if (cli_check_fds(&o))
+		return 1;
 	fds_close_inherited(&o, -1);
 	runas_default(&o, false);
 	ret = loop_prepare(&c, &o) ? 1 : loop_run(&c);

@@ -251,6 +251,12 @@ static int configure_links(struct nl *nl, const struct opts *o,
 		return fail(e, ret, "add default route via %s", inet_ntoa(gw));
 	if (!o->ipv6)
 		return 0;
+	/* Else the kernel refuses the address with a bare EINVAL. */
+	if (o->mtu < TAPIR_IPV6_MTU_MIN)
+		return fail(e, EINVAL,
+		            "IPv6 on %s: MTU %u is below IPv6's minimum, %d "
+		            "(raise the MTU or turn IPv6 off)",
+		            info->ifname, o->mtu, TAPIR_IPV6_MTU_MIN);
 	if (o->copy6)
 		return configure_copy6(nl, o, info, e);
 	if (add_addr(nl, info, AF_INET6, &guest_addr6, 64, e))

@@ -251,6 +251,8 @@ int run_main(int argc, char **argv)
 	ret = cli_parse(argc, argv, CLI_RUN, &o);
 	if (ret)
 		return ret == CLI_EXIT_OK ? 0 : 125;
+	if (cli_check_fds(&o))
+		return 125;
 	runas_default(&o, false);
 	return run_command(&o);
 }

@@ -153,8 +153,14 @@ int tap_open_queues(struct nl *nl, const char *ifname, bool vnet,
 			return ret;
 	}
 	if (ret) {
+		/* Debian servers ship it 0600, desktops 0666. */
 		snprintf(op, oplen, "attach tap %s via /dev/net/tun%s", ifname,
-		         ret == -EINVAL ? " (it exists and is no tap)" : "");
+		         ret == -EINVAL   ? " (it exists and is no tap)"
+		         : ret == -EACCES ? " (users need read and write "
+		                            "access: as root, chmod 0666 "
+		                            "/dev/net/tun)"
+		         : ret == -ENOENT ? " (no such device: modprobe tun)"
+		                          : "");
 		return ret;
 	}
 	if (vnet && ioctl(fds[0], TUNSETVNETHDRSZ, &vlen) < 0) {

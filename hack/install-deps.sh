@@ -22,8 +22,9 @@ PACKAGES=(
 	# refuses a hybrid cgroup layout), Docker rootless, and an image
 	# made from busybox-static (it replaces busybox, which udhcpc accepts)
 	podman runc conmon catatonit docker.io containerd busybox-static
-	# man page check, and `make deb`
-	man-db groff-base debhelper dpkg-dev
+	# man page check, and `make deb`; debootstrap and dpkg-dev also make
+	# the Dockerfile's base images (hack/bookworm-image.sh)
+	man-db groff-base debhelper dpkg-dev debootstrap
 	# benchmarks
 	iperf3 nginx-light apache2-utils wrk gnuplot-nox
 	# lint
@@ -46,10 +47,13 @@ done
 
 # Debian 13's peers for tests/pasta.bats: rootlesskit unpacked and pasta
 # built (hack/trixie-peers.sh), and a root file system for podman 5.4 and
-# Docker 26 (hack/trixie-root.sh). Nothing is installed on the machine.
+# Docker 26 (hack/trixie-root.sh); the stand-in for the Dockerfile's
+# Debian 12 images (hack/bookworm-image.sh, for hack/docker-check.sh).
+# Nothing is installed on the machine.
 trixie_peers() {
 	"$(dirname "$0")/trixie-peers.sh"
 	"$(dirname "$0")/trixie-root.sh" setup
+	"$(dirname "$0")/bookworm-image.sh" setup
 }
 
 if ((${#missing[@]} == 0)); then

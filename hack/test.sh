@@ -6,7 +6,8 @@
 # ASan+UBSan build), `make check-tsan` (the datapath's tests against a
 # ThreadSanitizer build, two threads), `make fuzz` (each libFuzzer harness for 30 s, after
 # replaying its regression inputs), builds and checks the Debian package
-# (hack/deb-check.sh, counted as one test), and runs a two-minute
+# (hack/deb-check.sh, counted as one test), builds the Dockerfile and
+# runs its image (hack/docker-check.sh, one test), and runs a two-minute
 # `make soak` (each of its checks counted). Its last line sums them all:
 #
 #   N passed, N failed[, N skipped]
@@ -68,6 +69,21 @@ add_summary() {
 	skipped=$((skipped + ${BASH_REMATCH[4]:-0}))
 }
 
+# count_one NAME WHAT CMD...: a check that is one test: CMD's output in
+# the log NAME.log, one pass or one failure (WHAT names it in the recap).
+count_one() {
+	local name=$1 what=$2
+	shift 2
+	if "$@" 2>&1 | tee "$work/$name.log"; then
+		passed=$((passed + 1))
+	else
+		echo "not ok - $what: see above"
+		unfinished+=("$name: not ok - $what")
+		failed=$((failed + 1))
+		status=1
+	fi
+}
+
 jobs=$(nproc)
 status=0
 # Failures no suite's log holds as a "not ok" line, for the recap.
@@ -107,14 +123,12 @@ else
 	add_summary "$work/fuzz.log"
 
 	echo "=== make deb (hack/deb-check.sh)"
-	if hack/deb-check.sh 2>&1 | tee "$work/deb.log"; then
-		passed=$((passed + 1))
-	else
-		echo "not ok - make deb: see above"
-		unfinished+=("deb: not ok - make deb")
-		failed=$((failed + 1))
-		status=1
-	fi
+	count_one deb "make deb" hack/deb-check.sh
+
+	echo "=== docker build (hack/docker-check.sh)"
+	# The Dockerfile built by rootless Docker from the cached stand-ins
+	# of its base images, and the image run (about 1.5 min).
+	count_one docker "the Dockerfile" hack/docker-check.sh
 
 	echo "=== make soak SOAK_TIME=120"
 	make soak SOAK_TIME=120 2>&1 | tee "$work/soak.log" || status=1

@@ -96,7 +96,7 @@ HELPERS='
 	has_line "list rc=0 {\"return\":{\"entries\":[$e1,$e2,$e3]},\"entries\":[$e1,$e2,$e3]}"
 	has_line 'dup rc=1 {"error":{"desc":"bad request: add_hostfwd: slirp_add_hostfwd failed (tcp 127.0.0.1:18080 -> 10.0.2.100:81: port already forwarded (id 1))"}}'
 	has_line 'overlap rc=1 {"error":{"desc":"bad request: add_hostfwd: slirp_add_hostfwd failed (tcp 0.0.0.0:18080 -> 10.0.2.100:80: bind: Address already in use)"}}'
-	has_line 'privileged rc=1 {"error":{"desc":"bad request: add_hostfwd: slirp_add_hostfwd failed (tcp 0.0.0.0:80 -> 10.0.2.100:80: bind: Permission denied)"}}'
+	has_line 'privileged rc=1 {"error":{"desc":"bad request: add_hostfwd: slirp_add_hostfwd failed (tcp 0.0.0.0:80 -> 10.0.2.100:80: bind: Permission denied (ports below the sysctl net.ipv4.ip_unprivileged_port_start, 1024 by default, need privilege: use a higher port, or lower it))"}}'
 	for name in no-args args-array bad-proto; do
 		has_line "$name rc=1 {\"error\":{\"desc\":\"bad request: add_hostfwd: bad arguments.proto\"}}"
 	done

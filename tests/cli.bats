@@ -82,6 +82,74 @@ sbx() {
 	has_line "Usage: tapir run [OPTION]... [--] CMD [ARG]..."
 }
 
+# help_of MODE OPTION: the lines of MODE's --help (MODE "" for attach)
+# from OPTION's to the next option's, joined.
+help_of() {
+	local mode=$1 opt=$2
+	# shellcheck disable=SC2086 # no mode: no word
+	"$TAPIR_BIN" $mode --help | awk -v o="$opt" '
+		on && /^  +-/ { exit }
+		index($0, o) { on = 1 }
+		on { printf "%s ", $0 }'
+}
+
+@test "--help says what each mode takes: the pasta form; run without what it refuses; pasta's refused -6 and %IF" {
+	local attach
+	attach=$("$TAPIR_BIN" --help)
+	[[ "$attach" == *"       tapir pasta "*"(see tapir pasta --help)"* ]]
+	# What run refuses, attach mode takes: in the one help, not the other.
+	for opt in --netns-type=path --userns-path=/proc/self/ns/user; do
+		run "$TAPIR_BIN" run "$opt" -- true
+		echo "run $opt: $output"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"do not apply"* ]]
+		[[ -z "$(help_of run "${opt%%=*}")" ]] || {
+			echo "tapir run --help lists ${opt%%=*}, which run refuses"
+			return 1
+		}
+		[[ -n "$(help_of "" "${opt%%=*}")" ]]
+	done
+	# pasta mode refuses -6 and an interface in a port spec: its help
+	# says so, and shows no %IF form.
+	run "$TAPIR_BIN" pasta -6 -- true
+	echo "pasta -6: $output"
+	[ "$status" -ne 0 ]
+	[[ "$(help_of pasta --ipv6-only)" == *"refused"* ]]
+	run "$TAPIR_BIN" pasta -t 127.0.0.1%lo/8080 -- true
+	echo "pasta -t ADDR%IF/PORT: $output"
+	[ "$status" -ne 0 ]
+	run "$TAPIR_BIN" pasta --help
+	[[ "$output" != *"%IF"* ]]
+	# A bad TAPIR_QUEUES breaks no --help.
+	for mode in "" run pasta; do
+		# shellcheck disable=SC2086 # no mode: no word
+		run env TAPIR_QUEUES=99 "$TAPIR_BIN" $mode --help
+		[ "$status" -eq 0 ]
+		[[ "${lines[0]}" == Usage:* ]]
+	done
+}
+
+@test "--help's --enable-sandbox names what the sandbox's root holds, and nothing else" {
+	local named
+	# The paths named in the option's text, as a root listing.
+	named=$(help_of "" --enable-sandbox | grep -oE ' /[a-z]+' |
+		sed 's| /||' | sort -u | paste -sd,)
+	echo "named: $named"
+	[ -n "$named" ]
+	run in_sandbox '
+		bg_start_user t "$TAPIR_BIN" run --enable-sandbox \
+			-a "$SCEN_DIR/api.sock" -- sleep 30
+		wait_for 5 test -S "$SCEN_DIR/api.sock"
+		# The socket comes before the new root: wait for the host'"'"'s
+		# to go. A sanitizer build adds /proc for its own use.
+		wait_for 5 bash -c "! test -e /proc/$(bg_pid t)/root/usr"
+		echo "root: $(ls -A /proc/$(bg_pid t)/root | grep -vx proc | sort | paste -sd,)"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "root: $named"
+}
+
 @test "--version: a version line and SLIRP_CONFIG_VERSION_MAX: 4" {
 	run in_sandbox '
 		as_user "$TAPIR_BIN" --version
@@ -133,6 +201,15 @@ sbx() {
 		fails_cleanly "${a[@]}" "$pid"
 		fails_cleanly "${a[@]}" "$pid" tap0 --mtu
 		fails_cleanly run -r 3 --mtu 0 -- true
+		# Errors that say what to do.
+		fails_cleanly "${a[@]}" -6 --mtu 1000 -c "$pid" tap0
+		fails_cleanly pasta --config-net -m 1000 -- true
+		fails_cleanly "${a[@]}" -c --macaddress 01:00:5e:00:00:01 "$pid" tap0
+		fails_cleanly run -r 3 -p 127.0.0.1:80:80 -- true
+		# fd 9 is not open.
+		fails_cleanly -r 9 "$pid" tap0
+		fails_cleanly run -r 9 -- true
+		fails_cleanly -e 9 "$pid" tap0
 	' "$long"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -149,6 +226,13 @@ sbx() {
 	has_line "rc=1: tapir: missing TAPNAME: expected PID|PATH TAPNAME"
 	has_line "rc=1: tapir: option '--mtu' requires an argument (see tapir --help)"
 	has_line 'rc=125: tapir: MTU must be an integer in 68..65521, not "0"'
+	has_line "rc=1: tapir: --enable-ipv6 needs --mtu 1280 or more (IPv6's minimum), not 1000"
+	has_line "rc=125: tapir: IPv6 on sbx0: MTU 1000 is below IPv6's minimum, 1280 (raise the MTU or turn IPv6 off): Invalid argument"
+	has_line 'rc=1: tapir: bad --macaddress "01:00:5e:00:00:01": a tap needs a unicast address (first octet even, not all zeros), e.g. 02:00:00:00:00:01'
+	has_line "rc=125: tapir: publish: tcp 127.0.0.1:80 -> 10.0.2.100:80: bind: Permission denied (ports below the sysctl net.ipv4.ip_unprivileged_port_start, 1024 by default, need privilege: use a higher port, or lower it)"
+	has_line "rc=1: tapir: ready-fd 9 is not an open file descriptor of the caller: Bad file descriptor"
+	has_line "rc=125: tapir: ready-fd 9 is not an open file descriptor of the caller: Bad file descriptor"
+	has_line "rc=1: tapir: exit-fd 9 is not an open file descriptor of the caller: Bad file descriptor"
 }
 
 @test "bad targets: nonexistent PID, foreign PID, a file that is no netns" {
@@ -228,8 +312,9 @@ sbx() {
 	'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$(grep -c 'rc=1: tapir: attach tap tap0 via /dev/net/tun: Permission denied' <<<"$output")" -eq 2 ]
-	[ "$(grep -c 'rc=125: tapir: attach tap tap0 via /dev/net/tun: Permission denied' <<<"$output")" -eq 2 ]
+	local how="(users need read and write access: as root, chmod 0666 /dev/net/tun)"
+	[ "$(grep -c "rc=1: tapir: attach tap tap0 via /dev/net/tun $how: Permission denied" <<<"$output")" -eq 2 ]
+	[ "$(grep -c "rc=125: tapir: attach tap tap0 via /dev/net/tun $how: Permission denied" <<<"$output")" -eq 2 ]
 	has_line "tmp: "
 	has_line "links: lo"
 	# The bind mount stayed in the sandbox.

@@ -53,7 +53,9 @@ host_has() {
 	done
 }
 tcp_counters() {
-	nstat -az TcpExtTCPSackRecovery TcpExtTCPRenoRecovery TcpExtTCPSACKReneging \
+	# Its own history file: nstat keeps one per uid in /tmp, and uid 0
+	# in here would share the real root'"'"'s (not ours to open).
+	NSTAT_HISTORY=$SCEN_DIR/nstat.history nstat -az TcpExtTCPSackRecovery TcpExtTCPRenoRecovery TcpExtTCPSACKReneging \
 		TcpExtTCPTimeouts TcpRetransSegs TcpExtTCPDSACKRecv TcpExtTCPDSACKUndo \
 		TcpExtTCPDSACKIgnoredDubious | grep "^Tcp" | sed "s/^/guest /"
 }

@@ -19,8 +19,8 @@
 #   Docker   dockerd-rootless.sh from docker.io's contrib directory, with
 #            DOCKERD_ROOTLESS_ROOTLESSKIT_NET=slirp4netns, _MTU=65520 and
 #            _FLAGS=--slirp4netns-binary=tapir; dockerd --storage-driver=vfs;
-#            the client as /usr/bin/docker (another `docker` may come first
-#            on PATH)
+#            a normal user's PATH and /usr/sbin; the client as
+#            /usr/bin/docker (another `docker` may come first on PATH)
 #
 #   engine_host          the sandbox host's services: nginx with the test
 #                        page on 127.0.0.1:8080, $SANDBOX_HOST_IP4:8080 and
@@ -39,6 +39,7 @@
 #                        dockerd-rootless.sh as the test user, with the
 #                        DOCKERD_ROOTLESS_* variables given (on top of the
 #                        recipe's), waited for, and $ENG_IMAGE imported
+#                        (if $ENG_ROOTFS is set)
 #   dock ARGS...         /usr/bin/docker as the test user, on that daemon
 #   docker_tapir         pid of the tapir serving dockerd, checked the same
 #                        way (its namespace argument is dockerd's netns)
@@ -64,6 +65,9 @@ SERVE='mkdir -p /www && echo "container page" >/www/index.html &&
 httpd -p 80 -h /www && trap "exit 0" TERM &&
 while :; do sleep 1 & wait $!; done'
 DOCKERD_ROOTLESS=/usr/share/docker.io/contrib/dockerd-rootless.sh
+# A normal user's PATH on Debian 12 (/etc/profile's), which docs/engines.md's
+# Docker recipe starts from and adds /usr/sbin to (dockerd is there).
+ENG_USER_PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games
 
 _eng_dirs() {
 	mkdir -p "$ENG_HOME" "$ENG_XDG" "$ENG_TMP"
@@ -153,8 +157,8 @@ dock() {
 
 docker_start() { # [VAR=VALUE...]
 	_eng_dirs
-	_eng_share "$ENG_ROOTFS" rootfs.tar
 	bg_start_user dockerd env HOME="$ENG_HOME" \
+		PATH="$ENG_USER_PATH:/usr/sbin" \
 		XDG_RUNTIME_DIR="$ENG_XDG" TMPDIR="$ENG_TMP" \
 		DOCKERD_ROOTLESS_ROOTLESSKIT_NET=slirp4netns \
 		DOCKERD_ROOTLESS_ROOTLESSKIT_MTU=65520 \
@@ -165,6 +169,9 @@ docker_start() { # [VAR=VALUE...]
 		tail -n 30 "$SCEN_DIR/dockerd.log" >&2
 		return 1
 	fi
+	# hack/docker-check.sh brings its own images.
+	[[ -z "${ENG_ROOTFS:-}" ]] && return 0
+	_eng_share "$ENG_ROOTFS" rootfs.tar
 	dock import "$SCEN_DIR/rootfs.tar" "$ENG_IMAGE" >/dev/null
 }
 

@@ -85,6 +85,15 @@ setup_file() {
 	[[ "$output" =~ tap0:\ \<[A-Z_,]*UP[A-Z_,]*\>\ mtu\ 65520\  ]]
 	has_line "tapir test page"
 	has_line "big: byte-exact"
+	# docs/engines.md quotes podman's command line: this one.
+	local doc got
+	doc=$(tr '\n' ' ' <"$TAPIR_ROOT/docs/engines.md" |
+		grep -o '`tapir --disable-host-loopback [^`]*`' | tr -d '`')
+	got=$(sed -n 's/^tapir: //p' <<<"$output" |
+		sed -E "s|^[^ ]*/tapir |tapir |; s| /[^ ]*/netns/[^ ]* | NETNS |")
+	echo "docs/engines.md: $doc"
+	echo "podman runs:     $got"
+	[ "$doc" = "$got" ]
 }
 
 @test "podman: 10.0.2.2 unreachable by default, host loopback with allow_host_loopback=true" {

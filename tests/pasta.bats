@@ -397,6 +397,36 @@ podman_default() {
 	DRIVER=$REF_PASTA podman_default
 }
 
+@test "pasta mode: a host address that is a /32 or a /31 (some clouds) is copied, its gateway on-link, and reaches the host's loopback" {
+	run in_sandbox '
+		nginx_start web 127.0.0.1:8080
+		# The guest: its copy, and the host'"'"'s loopback through the
+		# gateway (pasta'"'"'s default mapping).
+		cat >"$SCEN_DIR/guest.sh" <<-"EOF"
+			echo "addr: $(ip -4 -o addr show dev sbx0 | awk "{print \$4}")"
+			echo "route: $(ip -4 route show default | sed "s/ *$//")"
+			echo "host: $(curl -sS --max-time 3 http://198.18.0.254:8080/ 2>&1)"
+		EOF
+		chmod a+r "$SCEN_DIR/guest.sh"
+		for plen in 32 31; do
+			ip -4 addr flush dev sbx0
+			ip addr add "$SANDBOX_HOST_IP4/$plen" dev sbx0
+			ip route replace 198.18.0.254 dev sbx0
+			ip route replace default via 198.18.0.254 dev sbx0
+			as_user timeout 20 "$TAPIR_BIN" pasta --config-net --quiet \
+				-- sh "$SCEN_DIR/guest.sh" | sed "s|^|/$plen |"
+		done
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local plen
+	for plen in 32 31; do
+		has_line "/$plen addr: 198.18.0.1/$plen"
+		has_line "/$plen route: default via 198.18.0.254 dev sbx0 onlink"
+		has_line "/$plen host: tapir test page"
+	done
+}
+
 # podman's command line for `--network pasta:-a,...` (the layout given,
 # so tapir and pasta agree on it), with the target and --pid appended.
 PODMAN_ARGS='--config-net -I tap0 -a 10.0.2.100 -n 24 -g 10.0.2.2 --dns-forward 10.0.2.3 -m 1500 -t none -u none -T none -U none --no-map-gw --quiet'

@@ -47,18 +47,8 @@ trap cleanup EXIT
 # The test user runs tapir, and a CI clone may sit in a directory that user
 # cannot traverse; a world-readable copy in /tmp always works.
 bindir="$work/bin"
-mkdir -p "$bindir"
-if [[ -f "$build/tapir" ]]; then
-	cp "$build/tapir" "$bindir/"
-else
-	echo "tests/run.sh: warning: no $build/tapir to test" >&2
-fi
-for tooldir in "$build/benchmark" "$build/tools"; do
-	[[ -d "$tooldir" ]] || continue
-	find "$tooldir" -maxdepth 1 -type f -perm -u+x -exec cp -t "$bindir" {} +
-done
-chmod 0755 "$work" "$bindir"
-find "$bindir" -type f -exec chmod 0755 {} +
+chmod 0755 "$work"
+tests/bindir.sh "$build" "$bindir"
 export TAPIR_BIN="$bindir/tapir" TAPIR_BIN_DIR="$bindir"
 
 # tally SUITE LOGFILE: count the TAP result lines of one suite's output.

@@ -2,6 +2,7 @@
 /* tapir - unit tests for the command line parsers of driver/cli.c */
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,32 @@ static int argv_len(char **argv)
 static int parse(enum cli_mode mode, char **argv)
 {
 	return cli_parse(argv_len(argv), argv, mode, &o);
+}
+
+/**
+ * parse_quiet() - parse() with stdout (--help, --version) sent to /dev/null
+ * @mode:	attach or run
+ * @argv:	NULL-terminated arguments
+ *
+ * Return: what cli_parse() returned
+ */
+static int parse_quiet(enum cli_mode mode, char **argv)
+{
+	int out = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY);
+	int ret;
+
+	fflush(stdout);
+	if (null >= 0)
+		dup2(null, STDOUT_FILENO);
+	ret = parse(mode, argv);
+	fflush(stdout);
+	if (out >= 0)
+		dup2(out, STDOUT_FILENO);
+	if (out >= 0)
+		close(out);
+	if (null >= 0)
+		close(null);
+	return ret;
 }
 
 /**
@@ -388,6 +415,10 @@ static void test_parse_errors(void)
 	        {"tapir", "--cidr", "10.0.2.100/24", "1", "tap0"},
 	        {"tapir", "--macaddress", "02:00:00:aa:bb:cc", "1", "tap0"},
 	        {"tapir", "-c", "--macaddress", "02:00:00:aa:bb", "1"},
+	        {"tapir", "-c", "--macaddress=01:00:5e:00:00:01", "1", "tap0"},
+	        {"tapir", "-c", "--macaddress=03:00:00:aa:bb:cc", "1", "tap0"},
+	        {"tapir", "-c", "--macaddress=00:00:00:00:00:00", "1", "tap0"},
+	        {"tapir", "-6", "--mtu=1279", "1", "tap0"},
 	        {"tapir", "-p", "8080", "1", "tap0"},
 	        {"tapir", "--outbound-addr", "no-such-if0", "1", "tap0"},
 	        {"tapir", "0", "tap0", NULL, NULL},
@@ -401,6 +432,9 @@ static void test_parse_errors(void)
 	        {"tapir", "1", "tap0", "-m", NULL},
 	};
 	char *longest[] = {"tapir", "1", "fifteen-chars-x", NULL};
+	char *ipv6_min[] = {"tapir", "-6", "--mtu=1280", "1", "tap0", NULL};
+	char *unicast[] = {"tapir", "-c",   "--macaddress=02:00:00:aa:bb:cc",
+	                   "1",     "tap0", NULL};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *argv[6] = {0};
@@ -416,6 +450,8 @@ static void test_parse_errors(void)
 	}
 	CHECK(parse(CLI_ATTACH, longest) == 0);
 	CHECK(!strcmp(o.ifname, "fifteen-chars-x"));
+	CHECK(parse(CLI_ATTACH, ipv6_min) == 0 && o.ipv6 && o.mtu == 1280);
+	CHECK(parse(CLI_ATTACH, unicast) == 0 && o.mac_set);
 }
 
 /**
@@ -497,6 +533,8 @@ static void test_queues_env(void)
 	char *attach[] = {"tapir", "42", "tap0", NULL};
 	char *flag[] = {"tapir", "--queues", "2", "42", "tap0", NULL};
 	char *autoflag[] = {"tapir", "--queues=auto", "42", "tap0", NULL};
+	char *help[] = {"tapir", "--help", NULL};
+	char *run_help[] = {"run", "--help", NULL};
 	unsigned int online = cli_auto_queues(sysconf(_SC_NPROCESSORS_ONLN));
 	const char *saved = getenv("TAPIR_QUEUES");
 	char *keep = saved ? strdup(saved) : NULL;
@@ -517,6 +555,11 @@ static void test_queues_env(void)
 	CHECK(parse(CLI_ATTACH, autoflag) == 0 && o.queues == online);
 	setenv("TAPIR_QUEUES", "autox", 1);
 	CHECK(parse(CLI_ATTACH, attach) == -1);
+	/* A bad value breaks neither --help nor an explicit --queues. */
+	setenv("TAPIR_QUEUES", "99", 1);
+	CHECK(parse_quiet(CLI_ATTACH, help) == CLI_EXIT_OK);
+	CHECK(parse_quiet(CLI_RUN, run_help) == CLI_EXIT_OK);
+	CHECK(parse(CLI_ATTACH, flag) == 0 && o.queues == 2);
 	if (keep)
 		setenv("TAPIR_QUEUES", keep, 1);
 	else

@@ -10,6 +10,7 @@
 
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -467,6 +468,11 @@ static long long not_for_us(int fd)
 	return ret;
 }
 
+/* The API socket's directory: private, so that no other user's file can
+ * stand at the socket's path, and removed with it.
+ */
+static char api_dir[] = "/tmp/tapir-unit-thread.XXXXXX";
+
 /**
  * open_with_api() - a guest with two threads and an API socket
  * @g:		filled
@@ -479,14 +485,34 @@ static int open_with_api(struct guest *g)
 		CHECK(!"set-up");
 		return -1;
 	}
-	snprintf(g->o.api_socket, sizeof(g->o.api_socket),
-	         "/tmp/tapir-unit-thread.%d.sock", (int)getpid());
-	if (api_init(&g->c)) {
-		CHECK(!"API socket");
+	strcpy(api_dir + strlen(api_dir) - 6, "XXXXXX");
+	if (!mkdtemp(api_dir)) {
+		CHECK(!"mkdtemp");
 		guest_close(g);
 		return -1;
 	}
+	snprintf(g->o.api_socket, sizeof(g->o.api_socket), "%s/api.sock",
+	         api_dir);
+	if (api_init(&g->c)) {
+		CHECK(!"API socket");
+		guest_close(g);
+		rmdir(api_dir);
+		return -1;
+	}
 	return 0;
+}
+
+/**
+ * close_with_api() - undo open_with_api(), the socket's file and
+ *		      directory too
+ * @g:		as open_with_api() filled it
+ */
+static void close_with_api(struct guest *g)
+{
+	api_cleanup(&g->c);
+	guest_close(g);
+	CHECK(!unlink(g->o.api_socket));
+	CHECK(!rmdir(api_dir));
 }
 
 /**
@@ -534,8 +560,7 @@ static void stats_body(void)
 	}
 	CHECK(c3 >= 0 && replied(c3) && not_for_us(c3) == 4242);
 	threads_stats_set_wait(0);
-	api_cleanup(&g.c);
-	guest_close(&g);
+	close_with_api(&g);
 	close(c1);
 	close(c2);
 	close(c3);
@@ -574,8 +599,7 @@ static void ended_body(void)
 		guest_run(&g, 0);
 	CHECK(c2 >= 0 && replied(c2) && not_for_us(c2) == 77);
 	threads_stats_set_wait(0);
-	api_cleanup(&g.c);
-	guest_close(&g);
+	close_with_api(&g);
 	close(c1);
 	close(c2);
 }
