@@ -7,11 +7,6 @@
 #include "ctx.h"
 #include "pasta_ports.h"
 
-/* Host ports answering in the namespace at most, per protocol; each holds
- * a socket.
- */
-#define NSFWD_MAX 256
-
 int nsfwd_start(struct ctx *c, const struct pasta_ports *tcp,
                 const struct pasta_ports *udp);
 void nsfwd_sync(struct ctx *c);

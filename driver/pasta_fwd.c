@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "seccomp.h"
+#include "fdlimit.h"
 #include "hostfwd.h"
 #include "inany.h"
 #include "log.h"
@@ -39,40 +40,49 @@ static bool host_ipv6 = true;
 
 /**
  * struct auto_fwd - the host forwards that stand for one namespace port
- * @udp:	UDP rather than TCP
  * @port:	the port, on both sides
  * @lo:		on the host's loopback only (127.0.0.1, ::1), else on every
  *		address
- * @id4:	forward on 0.0.0.0 (or 127.0.0.1), or 0
- * @id6:	forward on :: (or ::1), or 0
+ * @id:		forward on every address (:: taking IPv4 too, or 0.0.0.0),
+ *		or on 127.0.0.1
+ * @id6:	forward on ::1, or 0
  */
 struct auto_fwd {
-	bool udp;
 	uint16_t port;
 	bool lo;
-	unsigned int id4;
+	unsigned int id;
 	unsigned int id6;
+};
+
+/**
+ * struct auto_list - one protocol's auto forwards, by port
+ * @f:		entries, ascending ports
+ * @n:		entries in use
+ * @cap:	entries allocated
+ */
+struct auto_list {
+	struct auto_fwd *f;
+	unsigned int n;
+	unsigned int cap;
 };
 
 /**
  * struct pasta_fwd_state - what "auto" keeps between scans
  * @scan:	the rescan timer
  * @scans:	scans so far
- * @on:		per protocol, ports in @f
+ * @on:		per protocol, the forwards made by "auto"
+ * @next:	scratch: the list a sync builds, swapped with @on after it
  * @failed:	per protocol, ports the host refused (taken there, say):
  *		tried again every PASTA_FWD_RETRY_SCANS scans
- * @seen:	scratch: what the last scan found
- * @n:		entries in @f
- * @f:		forwards made by "auto"
+ * @seen:	scratch: per protocol, what the last scan found
  */
 struct pasta_fwd_state {
 	struct event *scan;
 	unsigned int scans;
-	struct port_set on[2];
+	struct auto_list on[2];
+	struct auto_list next;
 	struct port_set failed[2];
-	struct portscan seen;
-	unsigned int n;
-	struct auto_fwd f[HOSTFWD_MAX];
+	struct portscan seen[2];
 };
 
 /**
@@ -80,23 +90,25 @@ struct pasta_fwd_state {
  * @c:		context
  * @udp:	UDP rather than TCP
  * @addr:	host address to listen on
+ * @dual:	@addr is :: and takes IPv4 clients too
  * @port:	host port
  * @target:	port in the namespace
  * @id:		set to the forward's id
  * @why:	on failure, the reason
  * @whylen:	size of @why
  *
- * Return: 0, or -errno
+ * Return: 0, or -errno (hostfwd_add())
  */
 static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
-                   uint16_t port, uint16_t target, unsigned int *id, char *why,
-                   size_t whylen)
+                   bool dual, uint16_t port, uint16_t target, unsigned int *id,
+                   char *why, size_t whylen)
 {
 	struct hostfwd_spec s = {
 	        .udp = udp,
 	        .host_addr = *addr,
 	        .host_port = port,
 	        .guest_port = target,
+	        .dual = dual,
 	};
 	int ret;
 
@@ -107,8 +119,8 @@ static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
 }
 
 /**
- * add_pair() - forward @port on every host address: 0.0.0.0, and :: too
- *		unless IPv6 is off; or on the host's loopback likewise
+ * add_pair() - forward @port on every host address, or on the host's
+ *		loopback
  * @c:		context
  * @udp:	UDP rather than TCP
  * @lo:		on 127.0.0.1 and ::1 only
@@ -118,30 +130,54 @@ static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
  * @why:	on failure, the reason
  * @whylen:	size of @why
  *
- * Return: 0 if both (or the IPv4 one alone, with -4 or on a host without
- *	   IPv6) listen, or -errno with nothing left listening
+ * Every address is one socket on :: that takes IPv4 too, as pasta's: one
+ * fd a port; 0.0.0.0 with -4 or on a host without IPv6. The loopback
+ * addresses are two.
+ *
+ * Return: 0 if every socket listens, or -errno with nothing left listening
  */
 static int add_pair(struct ctx *c, bool udp, bool lo, uint16_t port,
                     uint16_t target, struct auto_fwd *a, char *why,
                     size_t whylen)
 {
-	struct in6_addr addr4;
+	bool v6 = c->o->ipv6 && host_ipv6;
+	struct in6_addr addr;
 	int ret;
 
-	inany_from_v4(&addr4,
-	              (struct in_addr){lo ? htonl(INADDR_LOOPBACK) : 0});
-	a->udp = udp;
 	a->port = port;
 	a->lo = lo;
 	a->id6 = 0;
-	ret = add_one(c, udp, &addr4, port, target, &a->id4, why, whylen);
-	if (ret || !c->o->ipv6 || !host_ipv6)
+	if (!lo && v6)
+		return add_one(c, udp, &in6addr_any, true, port, target, &a->id,
+		               why, whylen);
+	inany_from_v4(&addr, (struct in_addr){lo ? htonl(INADDR_LOOPBACK) : 0});
+	ret = add_one(c, udp, &addr, false, port, target, &a->id, why, whylen);
+	if (ret || !lo || !v6)
 		return ret;
-	ret = add_one(c, udp, lo ? &in6addr_loopback : &in6addr_any, port,
-	              target, &a->id6, why, whylen);
+	ret = add_one(c, udp, &in6addr_loopback, false, port, target, &a->id6,
+	              why, whylen);
 	if (ret)
-		hostfwd_remove(c, a->id4);
+		hostfwd_remove(c, a->id);
 	return ret;
+}
+
+/**
+ * out_of_files() - the line for a forward past the fd ceiling
+ * @opt:	the option: "-t", "-u" or "auto"
+ * @done:	ports it forwarded
+ * @total:	ports it asked for, or 0 if open-ended (auto)
+ */
+static void out_of_files(const char *opt, unsigned int done, unsigned int total)
+{
+	char lim[96];
+
+	fdlimit_describe(lim, sizeof(lim));
+	if (total)
+		err_msg("%s: %u of %u ports forwarded, then no more files: %s",
+		        opt, done, total, lim);
+	else
+		err_msg("%s: %u ports forwarded, then no more files: %s", opt,
+		        done, lim);
 }
 
 /**
@@ -150,29 +186,38 @@ static int add_pair(struct ctx *c, bool udp, bool lo, uint16_t port,
  * @udp:	UDP (-u) rather than TCP (-t)
  * @pp:		the option's ranges
  *
- * Return: 0, or -1 after one error line naming the port
+ * Return: 0, or -1 after one error line naming the port, or how many
+ *	   ports were forwarded before the fds ran out
  */
 static int add_list(struct ctx *c, bool udp, const struct pasta_ports *pp)
 {
+	const char *opt = udp ? "-u" : "-t";
+	unsigned int total = 0, done = 0, id;
 	char why[256];
-	unsigned int id;
 
+	for (unsigned int i = 0; i < pp->n; i++)
+		total += (unsigned int)(pp->r[i].last - pp->r[i].first) + 1;
 	for (unsigned int i = 0; i < pp->n; i++) {
 		const struct pasta_range *r = &pp->r[i];
 
-		for (unsigned int p = r->first; p <= r->last; p++) {
+		for (unsigned int p = r->first; p <= r->last; p++, done++) {
 			uint16_t target = (uint16_t)(r->target + p - r->first);
 			struct auto_fwd a;
 			int ret;
 
 			if (r->addr_set)
-				ret = add_one(c, udp, &r->addr, (uint16_t)p,
-				              target, &id, why, sizeof(why));
+				ret = add_one(c, udp, &r->addr, false,
+				              (uint16_t)p, target, &id, why,
+				              sizeof(why));
 			else
 				ret = add_pair(c, udp, false, (uint16_t)p,
 				               target, &a, why, sizeof(why));
+			if (ret == -EMFILE) {
+				out_of_files(opt, done, total);
+				return -1;
+			}
 			if (ret) {
-				err_msg("-%c: %s", udp ? 'u' : 't', why);
+				err_msg("%s: %s", opt, why);
 				return -1;
 			}
 		}
@@ -181,42 +226,45 @@ static int add_list(struct ctx *c, bool udp, const struct pasta_ports *pp)
 }
 
 /**
- * auto_find() - the entry of an auto forward
- * @s:		state
- * @udp:	protocol
- * @port:	port
- *
- * Return: its index, or -1
- */
-static int auto_find(const struct pasta_fwd_state *s, bool udp,
-                     unsigned int port)
-{
-	for (unsigned int i = 0; i < s->n; i++)
-		if (s->f[i].udp == udp && s->f[i].port == port)
-			return (int)i;
-	return -1;
-}
-
-/**
- * auto_remove() - the port left the namespace: stop forwarding it
+ * auto_drop() - the port left the namespace: stop forwarding it
  * @c:		context
- * @s:		state
- * @i:		its entry
+ * @udp:	protocol
+ * @a:		its entry
  *
  * Connections already made stay up (hostfwd_remove()).
  */
-static void auto_remove(struct ctx *c, struct pasta_fwd_state *s, int i)
+static void auto_drop(struct ctx *c, bool udp, const struct auto_fwd *a)
 {
-	struct auto_fwd *a = &s->f[i];
-
-	if (a->id4)
-		hostfwd_remove(c, a->id4);
+	if (a->id)
+		hostfwd_remove(c, a->id);
 	if (a->id6)
 		hostfwd_remove(c, a->id6);
 	debug_msg("auto: %s port %u no longer bound in the namespace",
-	          a->udp ? "UDP" : "TCP", a->port);
-	port_set_del(&s->on[a->udp], a->port);
-	s->f[i] = s->f[--s->n];
+	          udp ? "UDP" : "TCP", a->port);
+}
+
+/**
+ * list_room() - room in @l for @n entries
+ * @l:		list
+ * @n:		entries it must hold
+ *
+ * Return: 0, or -ENOMEM (@l as it was)
+ */
+static int list_room(struct auto_list *l, unsigned int n)
+{
+	unsigned int cap = l->cap ? l->cap : 64;
+	struct auto_fwd *f;
+
+	if (n <= l->cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	f = realloc(l->f, cap * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	l->f = f;
+	l->cap = cap;
+	return 0;
 }
 
 /**
@@ -227,34 +275,138 @@ static void auto_remove(struct ctx *c, struct pasta_fwd_state *s, int i)
  * @port:	port
  * @lo:		on the host's loopback only
  *
- * A port the host refuses (taken there, or the table full) is reported,
- * rate-limited, and tried again every PASTA_FWD_RETRY_SCANS scans.
+ * The entry goes at the end of s->next. A port the host refuses (taken
+ * there, say) is reported, rate-limited and not under --quiet, and tried
+ * again every PASTA_FWD_RETRY_SCANS scans.
+ * Out of fds (or memory), the scan adds no more: that is said, under
+ * --quiet too, and the ports are tried again at the next scan.
  *
- * Return: false if the forward table is full: no use trying more ports
- *	   in this scan
+ * Return: false if no more forwards can be added in this scan
  */
 static bool auto_add(struct ctx *c, struct pasta_fwd_state *s, bool udp,
                      unsigned int port, bool lo)
 {
-	static struct log_limit lim;
+	static struct log_limit lim, full;
+	struct auto_list *l = &s->next;
 	char why[256];
-	int ret = -ENOSPC;
+	int ret;
 
-	if (s->n < HOSTFWD_MAX &&
-	    !(ret = add_pair(c, udp, lo, (uint16_t)port, (uint16_t)port,
-	                     &s->f[s->n], why, sizeof(why)))) {
-		s->n++;
-		port_set_add(&s->on[udp], port);
+	ret = list_room(l, l->n + 1);
+	if (!ret)
+		ret = add_pair(c, udp, lo, (uint16_t)port, (uint16_t)port,
+		               &l->f[l->n], why, sizeof(why));
+	if (!ret) {
+		l->n++;
 		return true;
 	}
-	if (s->n == HOSTFWD_MAX)
-		snprintf(why, sizeof(why), "%s port %u: %d forwards already",
-		         udp ? "UDP" : "TCP", port, HOSTFWD_MAX);
+	if (ret == -EMFILE || ret == -ENOMEM) {
+		char what[128] = "memory", lim_text[96];
+
+		if (ret == -EMFILE) {
+			fdlimit_describe(lim_text, sizeof(lim_text));
+			snprintf(what, sizeof(what), "files: %s", lim_text);
+		}
+		err_limited(&full, 0,
+		            "auto: %s port %u and more not forwarded: %u ports "
+		            "forwarded, then no more %s",
+		            udp ? "UDP" : "TCP", port,
+		            s->on[!udp].n + s->next.n, what);
+		return false;
+	}
 	/* The guest picks the ports: its churn must not flood the log. */
 	if (!c->o->pasta->quiet)
 		err_limited(&lim, 0, "auto: can't forward %s", why);
 	port_set_add(&s->failed[udp], port);
-	return ret != -ENOSPC;
+	return true;
+}
+
+/* How a namespace port is forwarded from the host, if at all. */
+enum auto_kind {
+	AUTO_NONE, /* not bound, or only where the host can't reach it */
+	AUTO_ALL,  /* on every host address */
+	AUTO_LO,   /* on the host's loopback only */
+};
+
+/**
+ * kind_of() - how the last scan's port @p is to be forwarded
+ * @c:		context
+ * @seen:	the scan of the protocol
+ * @p:		port
+ *
+ * A port bound only to the namespace's loopback is not reachable through
+ * the tap: it is forwarded only with --host-lo-to-ns-lo, which brings
+ * clients on the host's loopback to the namespace's, and then only from
+ * the host's loopback (Docker's proxy for -p 127.0.0.1:P:Q).
+ *
+ * Return: enum auto_kind
+ */
+static enum auto_kind kind_of(const struct ctx *c, const struct portscan *seen,
+                              unsigned int p)
+{
+	if (port_set_has(&seen->any, p) || port_set_has(&seen->other, p))
+		return AUTO_ALL;
+	if (c->o->host_lo_to_ns_lo && port_set_has(&seen->loopback, p))
+		return AUTO_LO;
+	return AUTO_NONE;
+}
+
+/**
+ * sync_proto() - make one protocol's auto forwards match the namespace
+ * @c:		context
+ * @s:		state, s->seen[@udp] filled
+ * @udp:	protocol
+ *
+ * One walk over the ports and the list (both ascending) builds the next
+ * list: each port costs a bit test, each forward an entry. A port whose
+ * kind changed (bound to every address after loopback only, say) is
+ * forwarded anew.
+ */
+static void sync_proto(struct ctx *c, struct pasta_fwd_state *s, bool udp)
+{
+	static struct log_limit lim;
+	struct auto_list *cur = &s->on[udp], swap;
+	const struct portscan *seen = &s->seen[udp];
+	unsigned int r = 0;
+	bool room = true;
+
+	s->next.n = 0;
+	if (list_room(&s->next, cur->n)) {
+		err_limited(&lim, ENOMEM, "auto: rescan");
+		return;
+	}
+	if (!(s->scans % PASTA_FWD_RETRY_SCANS))
+		memset(&s->failed[udp], 0, sizeof(s->failed[udp]));
+	for (unsigned int p = 1; p < 65536; p++) {
+		enum auto_kind want = kind_of(c, seen, p);
+		const struct auto_fwd *a = NULL;
+
+		if (r < cur->n && cur->f[r].port == p)
+			a = &cur->f[r++];
+		if (a && (want == AUTO_NONE || a->lo != (want == AUTO_LO))) {
+			auto_drop(c, udp, a);
+			a = NULL;
+		}
+		if (a)
+			s->next.f[s->next.n++] = *a;
+		else if (want == AUTO_NONE)
+			port_set_del(&s->failed[udp], p);
+		else if (room && !port_set_has(&s->failed[udp], p))
+			room = auto_add(c, s, udp, p, want == AUTO_LO);
+	}
+	swap = *cur;
+	*cur = s->next;
+	s->next = swap;
+}
+
+/**
+ * mode_of() - what one -t or -u option asks for, pasta's default applied
+ * @pp:		the option
+ *
+ * Return: PASTA_PORTS_NONE, PASTA_PORTS_AUTO or PASTA_PORTS_LIST
+ */
+static enum pasta_ports_mode mode_of(const struct pasta_ports *pp)
+{
+	return pp->mode == PASTA_PORTS_UNSET ? PASTA_PORTS_AUTO : pp->mode;
 }
 
 /**
@@ -270,83 +422,8 @@ static int scan_table(const struct ctx *c, struct pasta_fwd_state *s, bool udp)
 {
 	return portscan_read_pair(c->ns_tables[udp ? NS_UDP : NS_TCP],
 	                          c->ns_tables[udp ? NS_UDP6 : NS_TCP6],
-	                          udp ? PORTSCAN_UDP : PORTSCAN_TCP, &s->seen);
-}
-
-/* How a namespace port is forwarded from the host, if at all. */
-enum auto_kind {
-	AUTO_NONE, /* not bound, or only where the host can't reach it */
-	AUTO_ALL,  /* on every host address */
-	AUTO_LO,   /* on the host's loopback only */
-};
-
-/**
- * kind_of() - how the last scan's port @p is to be forwarded
- * @c:		context
- * @s:		state, s->seen filled
- * @p:		port
- *
- * A port bound only to the namespace's loopback is not reachable through
- * the tap: it is forwarded only with --host-lo-to-ns-lo, which brings
- * clients on the host's loopback to the namespace's, and then only from
- * the host's loopback (Docker's proxy for -p 127.0.0.1:P:Q).
- *
- * Return: enum auto_kind
- */
-static enum auto_kind kind_of(const struct ctx *c,
-                              const struct pasta_fwd_state *s, unsigned int p)
-{
-	if (port_set_has(&s->seen.any, p) || port_set_has(&s->seen.other, p))
-		return AUTO_ALL;
-	if (c->o->host_lo_to_ns_lo && port_set_has(&s->seen.loopback, p))
-		return AUTO_LO;
-	return AUTO_NONE;
-}
-
-/**
- * sync_proto() - make one protocol's auto forwards match the namespace
- * @c:		context
- * @s:		state, s->seen filled for this protocol
- * @udp:	protocol
- *
- * A port whose kind changed (bound to every address after loopback only,
- * say) is forwarded anew.
- */
-static void sync_proto(struct ctx *c, struct pasta_fwd_state *s, bool udp)
-{
-	bool room = true;
-
-	if (!(s->scans % PASTA_FWD_RETRY_SCANS))
-		memset(&s->failed[udp], 0, sizeof(s->failed[udp]));
-	for (unsigned int p = 1; p < 65536; p++) {
-		enum auto_kind want = kind_of(c, s, p);
-		bool on = port_set_has(&s->on[udp], p);
-
-		if (on) {
-			int i = auto_find(s, udp, p);
-
-			if (want == AUTO_NONE ||
-			    s->f[i].lo != (want == AUTO_LO)) {
-				auto_remove(c, s, i);
-				on = false;
-			}
-		}
-		if (want == AUTO_NONE)
-			port_set_del(&s->failed[udp], p);
-		else if (room && !on && !port_set_has(&s->failed[udp], p))
-			room = auto_add(c, s, udp, p, want == AUTO_LO);
-	}
-}
-
-/**
- * mode_of() - what one -t or -u option asks for, pasta's default applied
- * @pp:		the option
- *
- * Return: PASTA_PORTS_NONE, PASTA_PORTS_AUTO or PASTA_PORTS_LIST
- */
-static enum pasta_ports_mode mode_of(const struct pasta_ports *pp)
-{
-	return pp->mode == PASTA_PORTS_UNSET ? PASTA_PORTS_AUTO : pp->mode;
+	                          udp ? PORTSCAN_UDP : PORTSCAN_TCP,
+	                          &s->seen[udp]);
 }
 
 /**
@@ -491,6 +568,9 @@ void pasta_fwd_stop(struct ctx *c)
 		return;
 	if (s->scan)
 		event_free(s->scan);
+	free(s->on[0].f);
+	free(s->on[1].f);
+	free(s->next.f);
 	free(s);
 	c->pasta_fwd = NULL;
 }

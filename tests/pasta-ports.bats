@@ -1,0 +1,109 @@
+#!/usr/bin/env bats
+# tests/pasta-ports.bats - tapir run as pasta: its port forwards at the
+# edges. As many ports as the fd limit allows (the whole port space of
+# both protocols where it allows that), and a clear line where it does
+# not, -t lists and -t auto alike. Everything runs as the test user,
+# `tapir pasta` in the sandbox.
+
+# The snippets are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
+
+load lib
+
+@test "pasta ports: -t and -u over 1024-65535 (or as far as RLIMIT_NOFILE lets, and one line past it): first, middle and last port answer, TCP and UDP, 127.0.0.1 and ::1" {
+	run in_sandbox '
+		# One socket a port and protocol (:: takes IPv4 too); 2048
+		# fds left for everything else.
+		hard=$(as_user bash -c "ulimit -Hn")
+		last=65535
+		if ((hard < 2 * 64512 + 2048)); then
+			last=$((1024 + (hard - 2048) / 2 - 1))
+		fi
+		mid=$(((1024 + last) / 2))
+		echo "range: 1024-$last"
+		printf "%s\n" \
+			"for p in 1024 $mid $last; do" \
+			"  socat TCP4-LISTEN:\$p,fork,reuseaddr SYSTEM:\"echo tcp-\$p\" &" \
+			"  \"$TAPIR_BIN_DIR/udpecho\" \$p &" \
+			"done" \
+			"while [ \$(ss -Hltun \"( sport = :1024 or sport = :$mid or sport = :$last )\" | wc -l) -lt 6 ]; do sleep 0.1; done" \
+			"touch $SCEN_DIR/ready" \
+			"sleep 600" >"$SCEN_DIR/cmd.sh"
+		bg_start_user tapir "$TAPIR_BIN" pasta --config-net \
+			-t "1024-$last" -u "1024-$last" -T none -U none \
+			-- sh "$SCEN_DIR/cmd.sh"
+		wait_for 60 test -e "$SCEN_DIR/ready"
+		echo "forwards: $(ss -Hltn "( sport >= :1024 and sport <= :$last )" | wc -l) tcp, $(ss -Hlun "( sport >= :1024 and sport <= :$last )" | wc -l) udp"
+		for p in 1024 $mid $last; do
+			echo "tcp $p: $(socat -T2 - TCP4:127.0.0.1:$p </dev/null 2>&1)"
+			echo "tcp6 $p: $(socat -T2 - TCP6:[::1]:$p </dev/null 2>&1)"
+			echo "udp $p: $(echo "udp-$p" | socat -T2 - UDP4:127.0.0.1:$p 2>&1)"
+			echo "udp6 $p: $(echo "udp-$p" | socat -T2 - UDP6:[::1]:$p 2>&1)"
+		done
+		bg_stop tapir
+		# Past the limit: one line that says how far it got and why.
+		if ((last < 65535)); then
+			rc=0
+			as_user "$TAPIR_BIN" pasta --config-net -t 1024-65535 \
+				-u 1024-65535 -- true 2>"$SCEN_DIR/err" || rc=$?
+			echo "full: rc $rc, $(wc -l <"$SCEN_DIR/err") line"
+			echo "full: $(cat "$SCEN_DIR/err")"
+		fi
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	last=$(sed -n "s/^range: 1024-//p" <<<"$output")
+	mid=$(((1024 + last) / 2))
+	n=$((last - 1023))
+	has_line "forwards: $n tcp, $n udp"
+	for p in 1024 "$mid" "$last"; do
+		has_line "tcp $p: tcp-$p"
+		has_line "tcp6 $p: tcp-$p"
+		has_line "udp $p: udp-$p"
+		has_line "udp6 $p: udp-$p"
+	done
+	if ((last < 65535)); then
+		hard=$(grep -o "RLIMIT_NOFILE is [0-9]*" <<<"$output")
+		[ -n "$hard" ]
+		has_line "full: rc 125, 1 line"
+		grep -Eq "^full: tapir: -t: [0-9]+ of 64512 ports forwarded, then no more files: RLIMIT_NOFILE is [0-9]+" <<<"$output"
+	fi
+}
+
+@test "pasta ports: -t auto follows 700 listeners under --quiet; short of fds, it says so under --quiet too" {
+	run in_sandbox '
+		# Two processes of 350 listeners each: either fits in 400 fds.
+		printf "%s\n" \
+			"import socket, sys, time" \
+			"s = []" \
+			"for p in range(int(sys.argv[1]), int(sys.argv[1]) + 350):" \
+			"    x = socket.socket(); x.bind((\"0.0.0.0\", p)); x.listen(); s.append(x)" \
+			"open(\"$SCEN_DIR/up-\" + sys.argv[1], \"w\").close()" \
+			"time.sleep(600)" >"$SCEN_DIR/listen.py"
+		printf "%s\n" "python3 $SCEN_DIR/listen.py 9000 &" \
+			"python3 $SCEN_DIR/listen.py 9350 &" "wait" >"$SCEN_DIR/cmd.sh"
+		count() { ss -Hltn "( sport >= :9000 and sport <= :9699 )" | wc -l; }
+		up() { test -e "$SCEN_DIR/up-9000" && test -e "$SCEN_DIR/up-9350"; }
+		bg_start_user tapir "$TAPIR_BIN" pasta --config-net --quiet \
+			-T none -U none -- sh "$SCEN_DIR/cmd.sh"
+		wait_for 5 up
+		wait_for 5 bash -c "[ \$(ss -Hltn \"( sport >= :9000 and sport <= :9699 )\" | wc -l) -ge 700 ]" || true
+		echo "forwarded: $(count)"
+		bg_stop tapir
+		rm "$SCEN_DIR"/up-*
+		# 400 fds in all: the ports beyond them wait, and it is said.
+		bg_start_user small bash -c "ulimit -n 400 && exec \"\$0\" \"\$@\"" \
+			"$TAPIR_BIN" pasta --config-net --quiet -T none -U none \
+			-- sh "$SCEN_DIR/cmd.sh"
+		wait_for 5 up
+		sleep 2.5
+		echo "with 400 fds: $(count) forwarded"
+		grep "no more files" "$SCEN_DIR/small.log" | head -n 1 | sed "s/^/said: /"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "forwarded: 700"
+	n=$(sed -n "s/^with 400 fds: \([0-9]*\) forwarded/\1/p" <<<"$output")
+	[ "$n" -gt 200 ] && [ "$n" -lt 400 ]
+	grep -Eq "^said: tapir: auto: TCP port 9[0-9]+ and more not forwarded: [0-9]+ ports forwarded, then no more files: RLIMIT_NOFILE is 400 " <<<"$output"
+}
