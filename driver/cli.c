@@ -455,6 +455,7 @@ void cli_opts_defaults(struct opts *o, enum cli_mode mode)
 	o->exit_fd = -1;
 	o->ready_fd = -1;
 	o->detach_fd = -1;
+	o->pid_fd = -1;
 	o->mtu = 1500;
 	o->net.s_addr = htonl(0x0a000200);
 	o->prefix = 24;

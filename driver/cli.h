@@ -115,6 +115,9 @@ struct publish {
  * @run_argv:		CLI_RUN: the command to run (NULL-terminated)
  * @detach_fd:		/dev/null, put over stdio and stderr's log once
  *			ready (pasta's background mode), or -1
+ * @pid_fd:		CLI_RUN: our PID is written here once ready, before
+ *			the command starts (pasta's --pid), or -1
+ * @pid_path:		its name, for messages
  * @watch_path:		stop when this file is removed (pasta's --netns),
  *			or empty
  * @pasta:		pasta mode: its forwards (pasta_fwd.c), else NULL
@@ -169,6 +172,8 @@ struct opts {
 	struct publish publish[TAPIR_MAX_PUBLISH];
 	char **run_argv;
 	int detach_fd;
+	int pid_fd;
+	const char *pid_path;
 	char watch_path[PATH_MAX];
 	const struct pasta_opts *pasta;
 	struct cond_set conditions;

@@ -11,7 +11,9 @@
  * the host's 127.0.0.1 (splice_outward()), UDP datagrams it receives are
  * relayed there (udpsplice.c). Ports tapir itself listens on, its -t and
  * -u forwards, are left out of "auto": a connection would come straight
- * back. Listeners are allocated as they come, any number of them, up to
+ * back. The first scan's ports are bound before tapir says it is ready
+ * (nsfwd_settle()), so that a command or container started then finds
+ * them. Listeners are allocated as they come, any number of them, up to
  * fdlimit.c's ceiling.
  */
 
@@ -25,6 +27,7 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "fdlimit.h"
 #include "hostfwd.h"
 #include "inany.h"
@@ -43,6 +46,8 @@
 #define NSFWD_RETRY_MS 50
 /* ...that many times between two scans at most. */
 #define NSFWD_RETRIES 10
+/* At start, how long the first scan's ports may wait for the pool. */
+#define NSFWD_SETTLE_MS 2000
 
 /**
  * struct ns_listener - one port of the host, bound in the namespace
@@ -402,6 +407,7 @@ static bool wanted(const struct nsfwd_state *st, bool udp, unsigned int port)
 }
 
 static void sync_listeners(struct nsfwd_state *st);
+static void retry_if_starved(struct nsfwd_state *st);
 
 /**
  * retry_cb() - timer: the pool may have sockets again
@@ -417,15 +423,15 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	c->nsfwd->retries++;
 	sync_listeners(c->nsfwd);
+	retry_if_starved(c->nsfwd);
 }
 
 /**
  * retry_if_starved() - after a sync that found the pool empty, another soon
  * @st:		state
  *
- * At start the pool's first sockets are on their way, and rootlesskit
- * does not wait for us: the host's ports should answer within
- * milliseconds, not at the next scan. The retries use the last scan's
+ * A burst of new host ports can drain the pool: the rest should answer
+ * within milliseconds, not at the next scan. The retries use the last scan's
  * ports, at most NSFWD_RETRIES of them until the next scan; a helper
  * that is gone for good leaves it to the scans.
  */
@@ -437,7 +443,6 @@ static void retry_if_starved(struct nsfwd_state *st)
 	if (!st->starved || st->retries >= NSFWD_RETRIES ||
 	    nssock_helper(hostfwd_pool(st->c), &wait) == NSSOCK_HELPER_GONE)
 		return;
-	st->starved = false;
 	if (evtimer_add(st->retry, &tv))
 		debug_msg("-T/-U: libevent failed: retry at the next scan");
 }
@@ -463,11 +468,42 @@ void nsfwd_sync(struct ctx *c)
 	if (!(++st->scans % PASTA_FWD_RETRY_SCANS))
 		memset(&st->failed, 0, sizeof(st->failed));
 	sync_listeners(st);
+	retry_if_starved(st);
+}
+
+/**
+ * nsfwd_settle() - at start, bind every port of the first scan before
+ *		    tapir says it is ready
+ * @c:		context, after the first nsfwd_sync(), before the sandbox
+ *
+ * The pool has few sockets, or none yet, when the first scan asks for
+ * them: rather than retry on a timer while the command or container
+ * already runs (and finds the host's 127.0.0.1 services refused), wait
+ * for the helper's replies, up to NSFWD_SETTLE_MS in all. A helper that
+ * fails leaves the ports to the rescans, as later.
+ */
+void nsfwd_settle(struct ctx *c)
+{
+	struct nsfwd_state *st = c->nsfwd;
+	long long deadline =
+	        (long long)clock_ns() + NSFWD_SETTLE_MS * 1000000LL;
+	long long left;
+
+	if (!st)
+		return;
+	while (st->starved && (left = deadline - (long long)clock_ns()) > 0 &&
+	       !nssock_wait(hostfwd_pool(c), (int)(left / 1000000) + 1))
+		sync_listeners(st);
+	if (st->starved)
+		debug_msg("-T/-U: the namespace's sockets came late: the "
+		          "rest of the first scan's ports follow");
 }
 
 /**
  * sync_listeners() - listeners to match the last read of the host
  * @st:		state, @seen and @ours as read_host() left them
+ *
+ * Sets @starved if the pool ran out on the way; the caller retries.
  */
 static void sync_listeners(struct nsfwd_state *st)
 {
@@ -480,6 +516,7 @@ static void sync_listeners(struct nsfwd_state *st)
 			l->paused = false;
 	}
 	st->full = false;
+	st->starved = false;
 	for (int udp = 0; udp < 2 && !st->full; udp++) {
 		if (!st->ports[udp])
 			continue;
@@ -494,7 +531,6 @@ static void sync_listeners(struct nsfwd_state *st)
 			add_listener(st, udp, p);
 		}
 	}
-	retry_if_starved(st);
 }
 
 /**

@@ -10,6 +10,7 @@
 int nsfwd_start(struct ctx *c, const struct pasta_ports *tcp,
                 const struct pasta_ports *udp);
 void nsfwd_sync(struct ctx *c);
+void nsfwd_settle(struct ctx *c);
 void nsfwd_stop(struct ctx *c);
 
 #endif /* TAPIR_NSFWD_H */

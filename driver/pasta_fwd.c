@@ -484,6 +484,9 @@ static int check_tables(const struct ctx *c)
  * @c:		context
  * @s:		state
  *
+ * The first scan's forwards, -T and -U's too, are in place on return:
+ * before tapir says it is ready, writes --pid, or starts a command.
+ *
  * Return: 0, or -1 after one error line
  */
 static int start_auto(struct ctx *c, struct pasta_fwd_state *s)
@@ -502,6 +505,7 @@ static int start_auto(struct ctx *c, struct pasta_fwd_state *s)
 		return -1;
 	}
 	scan_cb(-1, 0, c);
+	nsfwd_settle(c);
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 # tests/pasta-ports.bats - tapir run as pasta: its port forwards at the
 # edges. As many ports as the fd limit allows (the whole port space of
 # both protocols where it allows that), and a clear line where it does
-# not, -t lists and -t auto alike. Everything runs as the test user,
+# not, -t lists and -t auto alike; -T/-U auto bound before the command
+# starts and before --pid is written. Everything runs as the test user,
 # `tapir pasta` in the sandbox.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
@@ -68,6 +69,55 @@ load lib
 		has_line "full: rc 125, 1 line"
 		grep -Eq "^full: tapir: -t: [0-9]+ of 64512 ports forwarded, then no more files: RLIMIT_NOFILE is [0-9]+" <<<"$output"
 	fi
+}
+
+@test "pasta ports: -T and -U auto answer before the command starts, and before --pid is written (a command; a daemon on a PID; a command with --pid)" {
+	run in_sandbox '
+		bg_start svc socat TCP4-LISTEN:8201,bind=127.0.0.1,fork,reuseaddr \
+			SYSTEM:"echo host-tcp"
+		bg_start uecho "$TAPIR_BIN_DIR/udpecho" 8202
+		wait_for 5 bash -c "ss -Hltn \"src 127.0.0.1:8201\" | grep -q . && ss -Hlun \"sport = :8202\" | grep -q ."
+		# The command`s first act: bash connects at once, no program
+		# to load first.
+		try="exec 3<>/dev/tcp/127.0.0.1/8201 && read -t 2 l <&3 && echo \"tcp: \$l\";
+			exec 4<>/dev/udp/127.0.0.1/8202 && echo back >&4 &&
+			echo \"udp: \$(timeout 2 dd bs=64 count=1 status=none <&4 2>&1)\""
+		as_user "$TAPIR_BIN" pasta --config-net -t none -u none \
+			-- bash -c "$try" 2>&1 | sed "s/^/command /" || true
+		# A daemon: as soon as it returned, the PID file written.
+		holder=$(userns_holder)
+		as_user "$TAPIR_BIN" pasta --config-net -t none -u none \
+			--pid "$SCEN_DIR/p.pid" "$holder"
+		nsenter -t "$holder" -n bash -c "$try" 2>&1 | sed "s/^/daemon /" || true
+		echo "pid file: $(test -s "$SCEN_DIR/p.pid" && echo written)"
+		kill "$(cat "$SCEN_DIR/p.pid")"
+		# A command and --pid: the moment the file has the PID, the
+		# command runs and its namespace answers.
+		bg_start_user cmdpid "$TAPIR_BIN" pasta --config-net -t none \
+			-u none --pid "$SCEN_DIR/c.pid" -- sleep 600
+		end=$((SECONDS + 10))
+		while [ ! -s "$SCEN_DIR/c.pid" ] && ((SECONDS < end)); do :; done
+		tp=$(cat "$SCEN_DIR/c.pid")
+		cmd=""
+		for k in $(cat "/proc/$tp/task/$tp/children" 2>/dev/null); do
+			[ "$(cat "/proc/$k/comm" 2>/dev/null)" = sleep ] && cmd=$k
+		done
+		if [ -n "$cmd" ]; then
+			nsenter -t "$cmd" -n bash -c "$try" 2>&1 | sed "s/^/--pid /" || true
+		else
+			echo "--pid: no command yet"
+		fi
+		bg_stop cmdpid
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "command tcp: host-tcp"
+	has_line "command udp: back"
+	has_line "daemon tcp: host-tcp"
+	has_line "daemon udp: back"
+	has_line "pid file: written"
+	has_line "--pid tcp: host-tcp"
+	has_line "--pid udp: back"
 }
 
 @test "pasta ports: -t auto follows 700 listeners under --quiet; short of fds, it says so under --quiet too" {
