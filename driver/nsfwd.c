@@ -534,6 +534,21 @@ static void sync_listeners(struct nsfwd_state *st)
 }
 
 /**
+ * nsfwd_held() - the ports tapir's own listeners hold on the namespace's
+ *		  127.0.0.1, for the namespace's scan to leave out
+ * @c:		context
+ * @udp:	protocol
+ *
+ * Return: the set, or NULL if there are none of that protocol
+ */
+const struct port_set *nsfwd_held(const struct ctx *c, bool udp)
+{
+	const struct nsfwd_state *st = c->nsfwd;
+
+	return st && st->ports[udp] ? &st->on[udp] : NULL;
+}
+
+/**
  * open_tables() - the host's socket tables of the protocols "auto" scans
  * @st:		state, @ports set
  *

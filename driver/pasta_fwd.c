@@ -416,6 +416,10 @@ static enum pasta_ports_mode mode_of(const struct pasta_ports *pp)
  * @s:		state
  * @udp:	protocol
  *
+ * The namespace's ports that are tapir's own (-T and -U listeners) are
+ * left out by the caller: forwarded, with --host-lo-to-ns-lo, they would
+ * come straight back, and the host port would flap each second.
+ *
  * Return: 0, or -errno of the first table that could not be read
  */
 static int scan_table(const struct ctx *c, struct pasta_fwd_state *s, bool udp)
@@ -452,6 +456,7 @@ static void scan_cb(evutil_socket_t fd, short what, void *arg)
 			            "sockets");
 			continue;
 		}
+		portscan_mask(&s->seen[udp], nsfwd_held(c, udp));
 		sync_proto(c, s, udp);
 	}
 	s->scans++;

@@ -3,7 +3,8 @@
 # edges. As many ports as the fd limit allows (the whole port space of
 # both protocols where it allows that), and a clear line where it does
 # not, -t lists and -t auto alike; -T/-U auto bound before the command
-# starts and before --pid is written. Everything runs as the test user,
+# starts and before --pid is written; the scans of either side leaving
+# out tapir's own sockets of the other. Everything runs as the test user,
 # `tapir pasta` in the sandbox.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
@@ -118,6 +119,55 @@ load lib
 	has_line "pid file: written"
 	has_line "--pid tcp: host-tcp"
 	has_line "--pid udp: back"
+}
+
+@test "pasta ports: -t/-u auto with --host-lo-to-ns-lo leave tapir's own -T/-U sockets alone: no host port flaps, a restarted host service gets its port" {
+	run in_sandbox '
+		bg_start svc socat TCP4-LISTEN:8099,bind=127.0.0.1,fork,reuseaddr \
+			SYSTEM:"echo host"
+		wait_for 5 tcp_listening 8099
+		# rootlesskit 2.3 passes -t auto -u auto --host-lo-to-ns-lo,
+		# and -T/-U auto; -T and -U lists bind their ports at once.
+		printf "%s\n" "echo \$\$ >$SCEN_DIR/ns.pid" "exec sleep 600" \
+			>"$SCEN_DIR/cmd.sh"
+		bg_start_user tapir "$TAPIR_BIN" pasta --config-net -t auto \
+			-u auto -T 8097 -U 8098 --host-lo-to-ns-lo \
+			-- sh "$SCEN_DIR/cmd.sh"
+		wait_for 5 test -s "$SCEN_DIR/ns.pid"
+		ns=$(cat "$SCEN_DIR/ns.pid")
+		sleep 1.5
+		# Three rescans of each side: the host ports stay free, the
+		# namespace listeners stay.
+		host=0 nsl=0
+		for i in $(seq 30); do
+			host=$((host + $(ss -Hltn "sport = :8097" | wc -l) + $(ss -Hlun "sport = :8098" | wc -l)))
+			nsl=$((nsl + $(nsrun "$ns" ss -Hltn "src 127.0.0.1:8097" | wc -l) + $(nsrun "$ns" ss -Hlun "src 127.0.0.1:8098" | wc -l)))
+			sleep 0.1
+		done
+		echo "host sockets on 8097/8098 seen: $host"
+		echo "namespace listeners seen: $nsl of 60"
+		# -T auto: the host service restarts; tapir never takes its port.
+		taken=0
+		for i in 1 2 3; do
+			bg_stop svc
+			for j in $(seq 15); do
+				ss -Hltn "src 127.0.0.1:8099" | grep -q . && taken=$((taken + 1))
+				sleep 0.1
+			done
+			bg_start svc socat TCP4-LISTEN:8099,bind=127.0.0.1,fork,reuseaddr \
+				SYSTEM:"echo host"
+			wait_for 5 tcp_listening 8099 || true
+			sleep 1.2
+		done
+		echo "8099 held while its service was down: $taken"
+		echo "service: $(socat -T2 - TCP4:127.0.0.1:8099 </dev/null 2>&1)"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "host sockets on 8097/8098 seen: 0"
+	has_line "namespace listeners seen: 60 of 60"
+	has_line "8099 held while its service was down: 0"
+	has_line "service: host"
 }
 
 @test "pasta ports: -t auto follows 700 listeners under --quiet; short of fds, it says so under --quiet too" {
