@@ -75,6 +75,8 @@ struct auto_list {
  * @failed:	per protocol, ports the host refused (taken there, say):
  *		tried again every PASTA_FWD_RETRY_SCANS scans
  * @seen:	scratch: per protocol, what the last scan found
+ * @udp_bound:	scratch: the ports of the last scan that UDP itself has
+ *		bound (@seen[1] takes TCP's too)
  */
 struct pasta_fwd_state {
 	struct event *scan;
@@ -83,6 +85,7 @@ struct pasta_fwd_state {
 	struct auto_list next;
 	struct port_set failed[2];
 	struct portscan seen[2];
+	struct port_set udp_bound;
 };
 
 /**
@@ -276,8 +279,9 @@ static int list_room(struct auto_list *l, unsigned int n)
  * @lo:		on the host's loopback only
  *
  * The entry goes at the end of s->next. A port the host refuses (taken
- * there, say) is reported, rate-limited and not under --quiet, and tried
- * again every PASTA_FWD_RETRY_SCANS scans.
+ * there, say) is reported, rate-limited and not under --quiet, nor for a
+ * UDP port only TCP has bound (the host's DNS on 53 while the namespace
+ * serves TCP there), and tried again every PASTA_FWD_RETRY_SCANS scans.
  * Out of fds (or memory), the scan adds no more: that is said, under
  * --quiet too, and the ports are tried again at the next scan.
  *
@@ -314,8 +318,10 @@ static bool auto_add(struct ctx *c, struct pasta_fwd_state *s, bool udp,
 		return false;
 	}
 	/* The guest picks the ports: its churn must not flood the log. */
-	if (!c->o->pasta->quiet)
+	if (!c->o->pasta->quiet && (!udp || port_set_has(&s->udp_bound, port)))
 		err_limited(&lim, 0, "auto: can't forward %s", why);
+	else
+		debug_msg("auto: can't forward %s", why);
 	port_set_add(&s->failed[udp], port);
 	return true;
 }
@@ -410,24 +416,54 @@ static enum pasta_ports_mode mode_of(const struct pasta_ports *pp)
 }
 
 /**
- * scan_table() - read both of a protocol's tables (c->ns_tables, from the
- *		  namespace helper) into s->seen
+ * scan_ns() - read the namespace's tables of the protocols "auto" needs
  * @c:		context
- * @s:		state
- * @udp:	protocol
+ * @s:		state: s->seen filled
+ * @tcp:	-t is "auto"
+ * @udp:	-u is "auto"
  *
  * The namespace's ports that are tapir's own (-T and -U listeners) are
- * left out by the caller: forwarded, with --host-lo-to-ns-lo, they would
- * come straight back, and the host port would flap each second.
+ * left out: forwarded, they would come straight back. -u auto forwards
+ * UDP ports bound for TCP too, as pasta's does (iperf3 sends its UDP
+ * data to the port its TCP control connection uses), so that a UDP
+ * service started on such a port loses no datagram waiting for a scan.
  *
- * Return: 0, or -errno of the first table that could not be read
+ * Return: bit 0 set if the TCP scan is good, bit 1 if the UDP one is
  */
-static int scan_table(const struct ctx *c, struct pasta_fwd_state *s, bool udp)
+static unsigned int scan_ns(const struct ctx *c, struct pasta_fwd_state *s,
+                            bool tcp, bool udp)
 {
-	return portscan_read_pair(c->ns_tables[udp ? NS_UDP : NS_TCP],
-	                          c->ns_tables[udp ? NS_UDP6 : NS_TCP6],
-	                          udp ? PORTSCAN_UDP : PORTSCAN_TCP,
-	                          &s->seen[udp]);
+	static struct log_limit lim;
+	unsigned int good = 0;
+	int ret;
+
+	for (int u = 0; u < 2; u++) {
+		if (!(u ? udp : (tcp || udp)))
+			continue;
+		ret = portscan_read_pair(c->ns_tables[u ? NS_UDP : NS_TCP],
+		                         c->ns_tables[u ? NS_UDP6 : NS_TCP6],
+		                         u ? PORTSCAN_UDP : PORTSCAN_TCP,
+		                         &s->seen[u]);
+		if (ret) {
+			err_limited(&lim, -ret,
+			            "auto: read the namespace's "
+			            "sockets");
+			continue;
+		}
+		portscan_mask(&s->seen[u], nsfwd_held(c, u));
+		good |= 1U << u;
+	}
+	if (udp && (good & 2)) {
+		const struct portscan *u = &s->seen[1];
+
+		for (size_t i = 0; i < sizeof(s->udp_bound.bits); i++)
+			s->udp_bound.bits[i] = u->any.bits[i] |
+			                       u->loopback.bits[i] |
+			                       u->other.bits[i];
+	}
+	if (udp && (good & 3) == 3)
+		portscan_merge(&s->seen[1], &s->seen[0]);
+	return good & (tcp ? 3 : 2);
 }
 
 /**
@@ -438,27 +474,19 @@ static int scan_table(const struct ctx *c, struct pasta_fwd_state *s, bool udp)
  */
 static void scan_cb(evutil_socket_t fd, short what, void *arg)
 {
-	static struct log_limit lim = {0};
 	struct ctx *c = arg;
 	struct pasta_fwd_state *s = c->pasta_fwd;
 	const struct pasta_opts *po = c->o->pasta;
-	int ret;
+	bool tcp = mode_of(&po->tcp) == PASTA_PORTS_AUTO;
+	bool udp = mode_of(&po->udp) == PASTA_PORTS_AUTO;
+	unsigned int good;
 
 	(void)fd;
 	(void)what;
-	for (int udp = 0; udp < 2; udp++) {
-		if (mode_of(udp ? &po->udp : &po->tcp) != PASTA_PORTS_AUTO)
-			continue;
-		ret = scan_table(c, s, udp);
-		if (ret) {
-			err_limited(&lim, -ret,
-			            "auto: read the namespace's "
-			            "sockets");
-			continue;
-		}
-		portscan_mask(&s->seen[udp], nsfwd_held(c, udp));
-		sync_proto(c, s, udp);
-	}
+	good = tcp || udp ? scan_ns(c, s, tcp, udp) : 0;
+	for (int u = 0; u < 2; u++)
+		if (good & (1U << u))
+			sync_proto(c, s, u);
 	s->scans++;
 	nsfwd_sync(c);
 }

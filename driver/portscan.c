@@ -81,6 +81,21 @@ void portscan_mask(struct portscan *ps, const struct port_set *own)
 }
 
 /**
+ * portscan_merge() - add every port of @from to @to, set by set
+ * @to:		scan
+ * @from:	another scan
+ */
+void portscan_merge(struct portscan *to, const struct portscan *from)
+{
+	for (size_t i = 0; i < sizeof(to->any.bits); i++) {
+		to->any.bits[i] |= from->any.bits[i];
+		to->loopback.bits[i] |= from->loopback.bits[i];
+		to->other.bits[i] |= from->other.bits[i];
+		to->lo1.bits[i] |= from->lo1.bits[i];
+	}
+}
+
+/**
  * hex_word() - @n hex digits at *@p, which moves past them
  * @p:		cursor
  * @end:	end of the line

@@ -4,8 +4,9 @@
 # both protocols where it allows that), and a clear line where it does
 # not, -t lists and -t auto alike; -T/-U auto bound before the command
 # starts and before --pid is written; the scans of either side leaving
-# out tapir's own sockets of the other. Everything runs as the test user,
-# `tapir pasta` in the sandbox.
+# out tapir's own sockets of the other; -u auto following a TCP-only
+# listener, as pasta's does. Everything runs as the test user, `tapir
+# pasta` in the sandbox.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
@@ -168,6 +169,41 @@ load lib
 	has_line "namespace listeners seen: 60 of 60"
 	has_line "8099 held while its service was down: 0"
 	has_line "service: host"
+}
+
+@test "pasta ports: -u auto forwards UDP P when only TCP P listens in the namespace: the first datagram to a UDP service started later gets through" {
+	run in_sandbox '
+		# The host holds UDP 8302: for a port only TCP has bound in the
+		# namespace, that is no news worth a line.
+		bg_start uecho "$TAPIR_BIN_DIR/udpecho" 8302
+		printf "%s\n" \
+			"socat TCP4-LISTEN:8301,fork,reuseaddr SYSTEM:\"echo t\" &" \
+			"socat TCP4-LISTEN:8302,fork,reuseaddr SYSTEM:\"echo t\" &" \
+			"touch $SCEN_DIR/tcp-up" \
+			"while [ ! -e $SCEN_DIR/go ]; do sleep 0.1; done" \
+			"\"$TAPIR_BIN_DIR/udpecho\" 8301 &" \
+			"while ! ss -Hlun \"sport = :8301\" | grep -q .; do sleep 0.05; done" \
+			"touch $SCEN_DIR/udp-up" \
+			"sleep 600" >"$SCEN_DIR/cmd.sh"
+		bg_start_user tapir "$TAPIR_BIN" pasta --config-net -T none \
+			-U none -- sh "$SCEN_DIR/cmd.sh"
+		wait_for 5 test -e "$SCEN_DIR/tcp-up"
+		wait_for 5 tcp_listening 8301
+		echo "host udp sockets on 8301: $(ss -Hlun "sport = :8301" | wc -l)"
+		touch "$SCEN_DIR/go"
+		wait_for 5 test -e "$SCEN_DIR/udp-up"
+		echo "first datagram: $(echo first | socat -T1 - UDP4:127.0.0.1:8301 2>&1)"
+		echo "tcp: $(socat -T2 - TCP4:127.0.0.1:8301 </dev/null 2>&1)"
+		wait_for 5 tcp_listening 8302
+		sleep 1.2
+		echo "lines: $(grep -c . "$SCEN_DIR/tapir.log" || true)"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "host udp sockets on 8301: 1"
+	has_line "first datagram: first"
+	has_line "tcp: t"
+	has_line "lines: 0"
 }
 
 @test "pasta ports: -t auto follows 700 listeners under --quiet; short of fds, it says so under --quiet too" {

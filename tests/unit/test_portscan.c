@@ -231,6 +231,26 @@ static void test_mask(void)
 	CHECK(port_set_has(&tcp.loopback, 8098));
 }
 
+static void test_merge(void)
+{
+	struct portscan tcp = {0}, udp = {0};
+
+	/* UDP takes TCP's ports, each in its own set, and keeps its own. */
+	port_set_add(&tcp.any, 5201);
+	port_set_add(&tcp.other, 8080);
+	port_set_add(&tcp.loopback, 8098);
+	port_set_add(&tcp.lo1, 8098);
+	port_set_add(&udp.any, 53);
+	portscan_merge(&udp, &tcp);
+	CHECK(port_set_has(&udp.any, 53) && port_set_has(&udp.any, 5201) &&
+	      port_set_has(&udp.other, 8080) &&
+	      port_set_has(&udp.loopback, 8098) &&
+	      port_set_has(&udp.lo1, 8098));
+	CHECK(!port_set_has(&udp.other, 5201) &&
+	      !port_set_has(&udp.loopback, 5201) &&
+	      !port_set_has(&tcp.any, 53));
+}
+
 const struct unit_case unit_cases[] = {
         {"tables as the kernel prints them: listening or unconnected ports "
          "by the address bound",
@@ -239,5 +259,6 @@ const struct unit_case unit_cases[] = {
          test_junk},
         {"this kernel's tables, read again through one fd", test_live},
         {"tapir's own loopback ports masked, nothing else", test_mask},
+        {"one scan's ports added to another's, set by set", test_merge},
         {NULL, NULL},
 };
