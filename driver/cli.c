@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - command line: slirp4netns-compatible options plus tapir's own */
 
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -479,6 +480,7 @@ void cli_opts_defaults(struct opts *o, enum cli_mode mode)
 	o->ready_fd = -1;
 	o->detach_fd = -1;
 	o->target_pidfd = -1;
+	o->pid_fd = -1;
 	o->mtu = 1500;
 	o->net.s_addr = htonl(0x0a000200);
 	o->prefix = 24;
@@ -838,17 +840,49 @@ static int check_inherited_fd(const char *what, int fd)
 }
 
 /**
- * cli_check_fds() - -e and -r name fds the caller left open
+ * hold_hung_up() - put a pipe whose writer is gone at @fd
+ * @fd:		an exit fd the caller left closed
+ *
+ * slirp4netns polls such an fd, sees POLLNVAL and exits once ready, and
+ * callers rely on it. Left closed, its number could go to one of tapir's
+ * own fds, which would never hang up: this one already has.
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int hold_hung_up(int fd)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC)) {
+		err_errno(errno, "exit-fd %d: a pipe to stand for it", fd);
+		return -1;
+	}
+	close(p[1]);
+	if (p[0] == fd)
+		return 0;
+	if (dup3(p[0], fd, O_CLOEXEC) < 0) {
+		err_errno(errno, "exit-fd %d: a pipe to stand for it", fd);
+		close(p[0]);
+		return -1;
+	}
+	close(p[0]);
+	return 0;
+}
+
+/**
+ * cli_check_fds() - -r names an fd the caller left open; an exit fd left
+ *		     closed has hung up already
  * @o:		options, parsed
  *
  * Return: 0, or -1 after one error line
  */
 int cli_check_fds(const struct opts *o)
 {
-	if (check_inherited_fd("exit-fd", o->exit_fd) ||
-	    check_inherited_fd("ready-fd", o->ready_fd))
+	if (check_inherited_fd("ready-fd", o->ready_fd))
 		return -1;
-	return 0;
+	if (o->exit_fd >= 0 && fcntl(o->exit_fd, F_GETFD) < 0)
+		return hold_hung_up(o->exit_fd);
+	return check_inherited_fd("exit-fd", o->exit_fd);
 }
 
 /**

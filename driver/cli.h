@@ -123,6 +123,9 @@ struct publish {
  *			ready (pasta's background mode), or -1
  * @target_pidfd:	a pidfd on the target, opened before a PID namespace
  *			hid it (lifecycle_open_target()), or -1
+ * @pid_fd:		CLI_RUN: our PID is written here once ready, before
+ *			the command starts (pasta's --pid), or -1
+ * @pid_path:		its name, for messages
  * @watch_path:		stop when this file is removed (pasta's --netns),
  *			or empty
  * @pasta:		pasta mode: its forwards (pasta_fwd.c), else NULL
@@ -181,6 +184,8 @@ struct opts {
 	char **run_argv;
 	int detach_fd;
 	int target_pidfd;
+	int pid_fd;
+	const char *pid_path;
 	char watch_path[PATH_MAX];
 	const struct pasta_opts *pasta;
 	struct cond_set conditions;

@@ -5,6 +5,7 @@
 #define TAPIR_FDLIMIT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "ctx.h"
 
@@ -14,9 +15,15 @@ struct event;
  * this long before it tries again.
  */
 #define FDLIMIT_PAUSE_MS 100
+/* fds kept free of forwards' listeners at most (a sixteenth of the limit
+ * where that is less), for connections and the rest of tapir.
+ */
+#define FDLIMIT_KEEP_MAX 1024
 
 int fdlimit_init(struct ctx *c);
 void fdlimit_cleanup(struct ctx *c);
+bool fdlimit_listener_room(int fd);
+void fdlimit_describe(char *buf, size_t len);
 bool fdlimit_exhausted(int err);
 int fdlimit_accept_spare(struct ctx *c, int lfd);
 void fdlimit_restore(struct ctx *c);

@@ -158,7 +158,7 @@ static int fd_in_path(const char *path)
 
 /**
  * fds_close_inherited() - close every fd the caller passed but did not name
- * @o:		options: its ready and exit fds stay open
+ * @o:		options: its ready, exit and --pid fds stay open
  * @own:	an fd of tapir's own to keep as well, or -1
  *
  * At start, before tapir opens anything of its own but its log's fd:
@@ -173,6 +173,7 @@ void fds_close_inherited(const struct opts *o, int own)
 	                    o->exit_fd,
 	                    log_own_fd(),
 	                    o->detach_fd,
+	                    o->pid_fd,
 	                    own,
 	                    fd_in_path(o->netns_path),
 	                    fd_in_path(o->userns_path)};

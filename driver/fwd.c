@@ -213,11 +213,18 @@ void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
 	}
 	*port = ntohs(sa->sa6.sin6_port);
 	*addr = sa->sa6.sin6_addr;
-	if (IN6_IS_ADDR_LOOPBACK(addr))
+	if (IN6_IS_ADDR_LOOPBACK(addr)) {
 		*addr = c->gw6;
-	else if (inany_is_v4(addr) &&
-	         (ntohl(inany_v4(addr).s_addr) >> 24) == 127)
-		inany_from_v4(addr, c->gw4);
+	} else if (inany_is_v4(addr)) {
+		/* An IPv4 client of a socket that takes both families. */
+		union sockaddr_inany v4;
+
+		memset(&v4, 0, sizeof(v4));
+		v4.sa4.sin_family = AF_INET;
+		v4.sa4.sin_port = sa->sa6.sin6_port;
+		v4.sa4.sin_addr = inany_v4(addr);
+		fwd_guest_source(c, &v4, addr, port);
+	}
 }
 
 /**

@@ -7,6 +7,12 @@
  * client's address as source (loopback clients appear as the gateway);
  * "splice" connects a socket from inside the namespace and splices the two
  * (splice.c). UDP datagrams always go to the UDP module, through the tap.
+ *
+ * The table holds any number of forwards (pasta's -t 1-65535 is 65535 of
+ * them per protocol), each allocated as it is added: a list in the order
+ * of addition, and two hash indexes (by id; by protocol, port and
+ * address) that grow with it. Listeners take fds up to fdlimit.c's
+ * ceiling: past it a forward is refused with a line that says so.
  */
 
 #define _GNU_SOURCE
@@ -16,7 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <event2/event.h>
 
@@ -48,6 +53,11 @@ const char *const hostfwd_syscalls[] = {
  */
 #define HOSTFWD_BATCH 32
 
+/* Buckets of each index at first; doubled whenever forwards outnumber
+ * them.
+ */
+#define HOSTFWD_BUCKETS_MIN 64
+
 /**
  * struct fwd - one forward and its listening socket
  * @s:		what the API reports
@@ -56,6 +66,10 @@ const char *const hostfwd_syscalls[] = {
  * @ev:		read event on @fd
  * @pause:	timer that re-arms @ev after a pause (fdlimit_pause())
  * @rxq_ovfl:	UDP: its socket's drop count as last seen (SO_RXQ_OVFL)
+ * @prev:	the forward added before it, or NULL
+ * @next:	the forward added after it, or NULL
+ * @id_next:	next in its chain of the id index
+ * @key_next:	next in its chain of the protocol, port and address index
  */
 struct fwd {
 	struct hostfwd_spec s;
@@ -64,13 +78,23 @@ struct fwd {
 	struct event *ev;
 	struct event *pause;
 	uint32_t rxq_ovfl;
+	struct fwd *prev;
+	struct fwd *next;
+	struct fwd *id_next;
+	struct fwd *key_next;
 };
 
 /**
  * struct hostfwd_state - the forward table
  * @c:		context
- * @fwds:	forwards in the order they were added
- * @n:		entries in @fwds
+ * @first:	the forward added first, or NULL
+ * @last:	the forward added last, or NULL
+ * @n:		forwards in the table
+ * @by_id:	index by id: @nbuckets chains
+ * @by_key:	index by protocol, port and address: @nbuckets chains
+ * @nbuckets:	a power of two, at least @n
+ * @cursor:	the forward hostfwd_entry() returned last, or NULL
+ * @cursor_i:	its position
  * @next_id:	id of the next forward added
  * @pool:	sockets inside the namespace, for the splice path
  * @splice:	spliced connections
@@ -80,8 +104,14 @@ struct fwd {
  */
 struct hostfwd_state {
 	struct ctx *c;
-	struct fwd *fwds[HOSTFWD_MAX];
+	struct fwd *first;
+	struct fwd *last;
 	size_t n;
+	struct fwd **by_id;
+	struct fwd **by_key;
+	size_t nbuckets;
+	struct fwd *cursor;
+	size_t cursor_i;
 	unsigned int next_id;
 	struct nssock_pool *pool;
 	struct splice_state *splice;
@@ -124,16 +154,19 @@ void hostfwd_spec_str(const struct hostfwd_spec *s, char *buf, size_t len)
  * TCP listeners get SO_REUSEADDR, so that a port whose last connections
  * linger in TIME_WAIT can be forwarded again; UDP sockets do not, because
  * for UDP it would let two sockets share the port. IPv6 sockets are
- * IPV6_V6ONLY, so that "::" and "0.0.0.0" are separate forwards.
+ * IPV6_V6ONLY, so that "::" and "0.0.0.0" are separate forwards, unless
+ * the forward is @s->dual: then one socket takes both families, as pasta's
+ * forwards on every address do (one fd a port, not two). A socket past
+ * fdlimit.c's ceiling is closed: -EMFILE, as if socket() had failed.
  *
- * Return: the socket, or -1
+ * Return: the socket, or -errno
  */
 static int open_listener(const struct hostfwd_spec *s, char *why, size_t whylen)
 {
-	const int one = 1;
+	const int one = 1, v6only = !s->dual;
 	union sockaddr_inany sa;
 	socklen_t salen;
-	char what[128];
+	const char *what;
 	int fd, err;
 
 	sockaddr_from_inany(&sa, &salen, &s->host_addr, s->host_port);
@@ -141,9 +174,9 @@ static int open_listener(const struct hostfwd_spec *s, char *why, size_t whylen)
 	            (s->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK |
 	                    SOCK_CLOEXEC,
 	            0);
-	if (fd < 0) {
-		err = errno;
-		snprintf(what, sizeof(what), "socket");
+	if (fd < 0 || !fdlimit_listener_room(fd)) {
+		err = fd < 0 ? errno : EMFILE;
+		what = "socket";
 		goto fail;
 	}
 	if (s->udp)
@@ -151,19 +184,20 @@ static int open_listener(const struct hostfwd_spec *s, char *why, size_t whylen)
 	if ((!s->udp &&
 	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one))) ||
 	    (sa.sa.sa_family == AF_INET6 &&
-	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)))) {
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
+	                sizeof(v6only)))) {
 		err = errno;
-		snprintf(what, sizeof(what), "setsockopt");
+		what = "setsockopt";
 		goto fail;
 	}
 	if (bind(fd, &sa.sa, salen)) {
 		err = errno;
-		snprintf(what, sizeof(what), "bind");
+		what = "bind";
 		goto fail;
 	}
 	if (!s->udp && listen(fd, HOSTFWD_BACKLOG)) {
 		err = errno;
-		snprintf(what, sizeof(what), "listen");
+		what = "listen";
 		goto fail;
 	}
 	return fd;
@@ -171,6 +205,14 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	hostfwd_spec_str(s, why, whylen);
+	if (err == EMFILE || err == ENFILE) {
+		char lim[96];
+
+		fdlimit_describe(lim, sizeof(lim));
+		snprintf(why + strlen(why), whylen - strlen(why),
+		         ": no more files for listeners: %s", lim);
+		return -EMFILE;
+	}
 	snprintf(why + strlen(why), whylen - strlen(why), ": %s: %s%s", what,
 	         strerror(err),
 	         err == EACCES && s->host_port < 1024
@@ -179,7 +221,7 @@ fail:
 	                   "default, need privilege: use a higher port, or "
 	                   "lower it)"
 	                 : "");
-	return -1;
+	return -err;
 }
 
 /**
@@ -386,6 +428,103 @@ static void fwd_free(struct fwd *f)
 }
 
 /**
+ * key_bucket() - the bucket of the key index for a protocol, port and
+ *		  address
+ * @hs:		forward table
+ * @s:		forward
+ *
+ * Return: bucket index
+ */
+static size_t key_bucket(const struct hostfwd_state *hs,
+                         const struct hostfwd_spec *s)
+{
+	uint64_t h = (uint64_t)s->host_port << 1 | s->udp;
+	uint32_t w;
+
+	for (int i = 0; i < 4; i++) {
+		memcpy(&w, &s->host_addr.s6_addr[i * 4], 4);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	}
+	return (size_t)(h >> 32) & (hs->nbuckets - 1);
+}
+
+/**
+ * id_bucket() - the bucket of the id index for @id
+ * @hs:		forward table
+ * @id:		forward id
+ *
+ * Return: bucket index (ids are consecutive: no hash needed)
+ */
+static size_t id_bucket(const struct hostfwd_state *hs, unsigned int id)
+{
+	return id & (hs->nbuckets - 1);
+}
+
+/**
+ * index_add() - put @f into both indexes
+ * @hs:		forward table, with a bucket to spare
+ * @f:		forward
+ */
+static void index_add(struct hostfwd_state *hs, struct fwd *f)
+{
+	size_t k = key_bucket(hs, &f->s), i = id_bucket(hs, f->s.id);
+
+	f->key_next = hs->by_key[k];
+	hs->by_key[k] = f;
+	f->id_next = hs->by_id[i];
+	hs->by_id[i] = f;
+}
+
+/**
+ * index_del() - take @f out of both indexes
+ * @hs:		forward table
+ * @f:		forward, indexed
+ */
+static void index_del(struct hostfwd_state *hs, struct fwd *f)
+{
+	struct fwd **pp;
+
+	for (pp = &hs->by_key[key_bucket(hs, &f->s)]; *pp != f;
+	     pp = &(*pp)->key_next)
+		;
+	*pp = f->key_next;
+	for (pp = &hs->by_id[id_bucket(hs, f->s.id)]; *pp != f;
+	     pp = &(*pp)->id_next)
+		;
+	*pp = f->id_next;
+}
+
+/**
+ * index_grow() - make room in the indexes for one more forward
+ * @hs:		forward table
+ *
+ * Return: 0, or -ENOMEM (the indexes are as they were)
+ */
+static int index_grow(struct hostfwd_state *hs)
+{
+	size_t n = hs->nbuckets ? hs->nbuckets * 2 : HOSTFWD_BUCKETS_MIN;
+	struct fwd **by_id, **by_key;
+
+	if (hs->n < hs->nbuckets)
+		return 0;
+	by_id = calloc(n, sizeof(*by_id));
+	by_key = calloc(n, sizeof(*by_key));
+	if (!by_id || !by_key) {
+		free(by_id);
+		free(by_key);
+		return -ENOMEM;
+	}
+	free(hs->by_id);
+	free(hs->by_key);
+	hs->by_id = by_id;
+	hs->by_key = by_key;
+	hs->nbuckets = n;
+	for (struct fwd *f = hs->first; f; f = f->next)
+		index_add(hs, f);
+	return 0;
+}
+
+/**
  * find_duplicate() - a forward of the same protocol, address and port
  * @hs:		forward table
  * @s:		candidate
@@ -395,13 +534,13 @@ static void fwd_free(struct fwd *f)
 static const struct fwd *find_duplicate(const struct hostfwd_state *hs,
                                         const struct hostfwd_spec *s)
 {
-	for (size_t i = 0; i < hs->n; i++) {
-		const struct hostfwd_spec *o = &hs->fwds[i]->s;
-
-		if (o->udp == s->udp && o->host_port == s->host_port &&
-		    inany_equal(&o->host_addr, &s->host_addr))
-			return hs->fwds[i];
-	}
+	if (!hs->nbuckets)
+		return NULL;
+	for (const struct fwd *f = hs->by_key[key_bucket(hs, s)]; f;
+	     f = f->key_next)
+		if (f->s.udp == s->udp && f->s.host_port == s->host_port &&
+		    inany_equal(&f->s.host_addr, &s->host_addr))
+			return f;
 	return NULL;
 }
 
@@ -412,7 +551,9 @@ static const struct fwd *find_duplicate(const struct hostfwd_state *hs,
  * @why:	on failure, the reason (names the forward and the errno text)
  * @whylen:	size of @why
  *
- * Return: 0 on success, -errno on failure
+ * Return: 0 on success, -errno on failure: -EADDRINUSE for a duplicate,
+ *	   -EMFILE past the fd ceiling (fdlimit.c), -ENOMEM, or the errno of
+ *	   the step that failed (-EADDRINUSE, -EACCES...)
  */
 int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why, size_t whylen)
 {
@@ -420,6 +561,7 @@ int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why, size_t whylen)
 	const struct fwd *dup = find_duplicate(hs, s);
 	struct fwd *f;
 	char name[128];
+	int ret;
 
 	hostfwd_spec_str(s, name, sizeof(name));
 	if (dup) {
@@ -427,22 +569,18 @@ int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why, size_t whylen)
 		         name, dup->s.id);
 		return -EADDRINUSE;
 	}
-	if (hs->n == HOSTFWD_MAX) {
-		snprintf(why, whylen, "%s: %d forwards already", name,
-		         HOSTFWD_MAX);
-		return -ENOSPC;
-	}
 	f = calloc(1, sizeof(*f));
-	if (!f) {
+	if (!f || index_grow(hs)) {
+		free(f);
 		snprintf(why, whylen, "%s: %s", name, strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	f->hs = hs;
 	f->s = *s;
-	f->fd = open_listener(s, why, whylen);
-	if (f->fd < 0) {
+	f->fd = ret = open_listener(s, why, whylen);
+	if (ret < 0) {
 		free(f);
-		return -EADDRNOTAVAIL;
+		return ret;
 	}
 	f->ev = event_new(c->base, f->fd, EV_READ | EV_PERSIST,
 	                  s->udp ? udp_recv_cb : tcp_accept_cb, f);
@@ -453,7 +591,14 @@ int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why, size_t whylen)
 		return -ENOMEM;
 	}
 	f->s.id = s->id = hs->next_id++;
-	hs->fwds[hs->n++] = f;
+	f->prev = hs->last;
+	if (hs->last)
+		hs->last->next = f;
+	else
+		hs->first = f;
+	hs->last = f;
+	hs->n++;
+	index_add(hs, f);
 	if (!s->udp && c->o->forward_mode == FORWARD_SPLICE)
 		nssock_prime(hs->pool);
 	debug_msg("forward %u added: %s", s->id, name);
@@ -472,18 +617,28 @@ int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why, size_t whylen)
 int hostfwd_remove(struct ctx *c, unsigned int id)
 {
 	struct hostfwd_state *hs = c->hostfwd;
+	struct fwd *f = NULL;
 
-	for (size_t i = 0; i < hs->n; i++) {
-		if (hs->fwds[i]->s.id != id)
-			continue;
-		fwd_free(hs->fwds[i]);
-		memmove(&hs->fwds[i], &hs->fwds[i + 1],
-		        (hs->n - i - 1) * sizeof(hs->fwds[0]));
-		hs->n--;
-		debug_msg("forward %u removed", id);
-		return 0;
-	}
-	return -ENOENT;
+	if (hs->nbuckets)
+		for (f = hs->by_id[id_bucket(hs, id)]; f && f->s.id != id;
+		     f = f->id_next)
+			;
+	if (!f)
+		return -ENOENT;
+	index_del(hs, f);
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		hs->first = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	else
+		hs->last = f->prev;
+	hs->n--;
+	hs->cursor = NULL;
+	fwd_free(f);
+	debug_msg("forward %u removed", id);
+	return 0;
 }
 
 /**
@@ -491,11 +646,28 @@ int hostfwd_remove(struct ctx *c, unsigned int id)
  * @c:		context
  * @i:		position, from 0
  *
+ * Callers walk the table with @i = 0, 1, 2...: the last position is
+ * remembered, so that each step is one link, not a walk from the start.
+ *
  * Return: the forward, or NULL past the end
  */
 const struct hostfwd_spec *hostfwd_entry(const struct ctx *c, size_t i)
 {
-	return i < c->hostfwd->n ? &c->hostfwd->fwds[i]->s : NULL;
+	struct hostfwd_state *hs = c->hostfwd;
+	struct fwd *f = hs->first;
+	size_t k = 0;
+
+	if (i >= hs->n)
+		return NULL;
+	if (hs->cursor && hs->cursor_i <= i) {
+		f = hs->cursor;
+		k = hs->cursor_i;
+	}
+	for (; k < i; k++)
+		f = f->next;
+	hs->cursor = f;
+	hs->cursor_i = i;
+	return &f->s;
 }
 
 /**
@@ -543,24 +715,6 @@ void hostfwd_status(const struct ctx *c, struct hostfwd_status *st)
 }
 
 /**
- * raise_fd_limit() - lift the soft RLIMIT_NOFILE to the hard limit
- *
- * Every forwarded connection costs fds (six when spliced), and the usual
- * soft limit of 1024 would cap a busy forward at about 170 connections.
- * The loop uses epoll, so high fd numbers are harmless.
- */
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
-		return;
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl))
-		debug_msg("raise RLIMIT_NOFILE: %s", strerror(errno));
-}
-
-/**
  * hostfwd_init() - create the empty forward table
  * @c:		context with its event base
  *
@@ -586,7 +740,6 @@ int hostfwd_init(struct ctx *c)
 		err_errno(ENOMEM, "port forward table");
 		return -1;
 	}
-	raise_fd_limit();
 	/* Later, a sandboxed or filtered tapir could not start the helper
 	 * that makes the namespace's sockets: start it now.
 	 */
@@ -637,8 +790,14 @@ void hostfwd_cleanup(struct ctx *c)
 
 	if (!hs)
 		return;
-	for (size_t i = 0; i < hs->n; i++)
-		fwd_free(hs->fwds[i]);
+	while (hs->first) {
+		struct fwd *f = hs->first;
+
+		hs->first = f->next;
+		fwd_free(f);
+	}
+	free(hs->by_id);
+	free(hs->by_key);
 	splice_wait_free(hs->wait);
 	splice_free(hs->splice);
 	nssock_free(hs->pool);

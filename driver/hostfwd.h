@@ -14,8 +14,6 @@
 
 struct splice_state;
 
-/* Forwards at most; each holds a listening socket. */
-#define HOSTFWD_MAX 1024
 /* Listen backlog of TCP forwards (slirp4netns uses 1). */
 #define HOSTFWD_BACKLOG 128
 
@@ -27,6 +25,8 @@ struct splice_state;
  * @host_port:	host port, 1..65535
  * @guest_addr:	destination in the namespace (inany, IPv4)
  * @guest_port:	destination port, 1..65535
+ * @dual:	@host_addr is "::" and takes IPv4 clients too (no
+ *		IPV6_V6ONLY): pasta's forward of a port on every address
  */
 struct hostfwd_spec {
 	unsigned int id;
@@ -35,6 +35,7 @@ struct hostfwd_spec {
 	uint16_t host_port;
 	struct in6_addr guest_addr;
 	uint16_t guest_port;
+	bool dual;
 };
 
 /**

@@ -444,6 +444,27 @@ void lifecycle_signal_ready(struct ctx *c)
 }
 
 /**
+ * lifecycle_write_pid() - write @pid and a newline to an open pid file
+ * @fd:		the file, truncated
+ * @pid:	PID
+ * @path:	its name, for the message
+ *
+ * Return: 0, or -1 after one error line
+ */
+int lifecycle_write_pid(int fd, pid_t pid, const char *path)
+{
+	char buf[24];
+	int len = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+	ssize_t n = write(fd, buf, (size_t)len);
+
+	if (n != len) {
+		err_errno(n < 0 ? errno : EIO, "write PID file %s", path);
+		return -1;
+	}
+	return 0;
+}
+
+/**
  * lifecycle_stop() - remove the watchers
  * @c:		context
  */

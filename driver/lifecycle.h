@@ -15,6 +15,7 @@ int lifecycle_watch_target(struct ctx *c, pid_t pid);
 int lifecycle_watch_path(struct ctx *c);
 int lifecycle_start(struct ctx *c);
 void lifecycle_signal_ready(struct ctx *c);
+int lifecycle_write_pid(int fd, pid_t pid, const char *path);
 void lifecycle_stop(struct ctx *c);
 void lifecycle_fail(struct ctx *c);
 

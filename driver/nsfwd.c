@@ -11,7 +11,10 @@
  * the host's 127.0.0.1 (splice_outward()), UDP datagrams it receives are
  * relayed there (udpsplice.c). Ports tapir itself listens on, its -t and
  * -u forwards, are left out of "auto": a connection would come straight
- * back.
+ * back. The first scan's ports are bound before tapir says it is ready
+ * (nsfwd_settle()), so that a command or container started then finds
+ * them. Listeners are allocated as they come, any number of them, up to
+ * fdlimit.c's ceiling.
  */
 
 #define _GNU_SOURCE
@@ -24,6 +27,8 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "clock.h"
+#include "fdlimit.h"
 #include "hostfwd.h"
 #include "inany.h"
 #include "log.h"
@@ -41,6 +46,8 @@
 #define NSFWD_RETRY_MS 50
 /* ...that many times between two scans at most. */
 #define NSFWD_RETRIES 10
+/* At start, how long the first scan's ports may wait for the pool. */
+#define NSFWD_SETTLE_MS 2000
 
 /**
  * struct ns_listener - one port of the host, bound in the namespace
@@ -82,10 +89,9 @@ struct ns_listener {
  * @failed:	ports that could not be bound in the namespace (taken
  *		there): tried again every PASTA_FWD_RETRY_SCANS scans
  * @on:		ports in @l
- * @count:	listeners per protocol
- * @full:	per protocol, the last sync wanted more than NSFWD_MAX (said
- *		once)
+ * @full:	this sync ran out of fds or memory: no more listeners
  * @n:		entries in @l
+ * @cap:	entries allocated in @l
  * @l:		listeners, by pointer so that events keep their argument
  */
 struct nsfwd_state {
@@ -103,10 +109,10 @@ struct nsfwd_state {
 	struct port_set ours[2];
 	struct port_set failed[2];
 	struct port_set on[2];
-	unsigned int count[2];
-	bool full[2];
+	bool full;
 	unsigned int n;
-	struct ns_listener *l[2 * NSFWD_MAX];
+	unsigned int cap;
+	struct ns_listener **l;
 };
 
 /**
@@ -212,6 +218,10 @@ static int bind_in_ns(struct nsfwd_state *st, bool udp, uint16_t port)
 		                udp ? SOCK_DGRAM : SOCK_STREAM);
 	if (fd < 0)
 		return -EAGAIN;
+	if (!fdlimit_listener_room(fd)) {
+		close(fd);
+		return -EMFILE;
+	}
 	/* Not for UDP, where it would share the port with the container's
 	 * own sockets.
 	 */
@@ -234,6 +244,30 @@ static int bind_in_ns(struct nsfwd_state *st, bool udp, uint16_t port)
 }
 
 /**
+ * no_room() - say, rate-limited, that a sync stops adding listeners
+ * @st:		state
+ * @udp:	the protocol of the port that found no room
+ * @port:	that port
+ * @err:	EMFILE (the fd ceiling) or ENOMEM
+ */
+static void no_room(struct nsfwd_state *st, bool udp, unsigned int port,
+                    int err)
+{
+	static struct log_limit lim;
+	char what[128] = "memory", lim_text[96];
+
+	if (err == EMFILE) {
+		fdlimit_describe(lim_text, sizeof(lim_text));
+		snprintf(what, sizeof(what), "files: %s", lim_text);
+	}
+	err_limited(&lim, 0,
+	            "-%c: port %u and more not bound in the namespace: %u "
+	            "ports bound there, then no more %s",
+	            udp ? 'U' : 'T', port, st->n, what);
+	st->full = true;
+}
+
+/**
  * add_listener() - make a host port answer on the namespace's loopback
  * @st:		state
  * @udp:	protocol
@@ -245,17 +279,24 @@ static void add_listener(struct nsfwd_state *st, bool udp, unsigned int port)
 	struct ns_listener *l;
 	int fd;
 
-	if (st->count[udp] == NSFWD_MAX) {
-		if (!st->full[udp])
-			err_msg("-%c: %u ports answer in the namespace, the "
-			        "most: no more",
-			        opt, NSFWD_MAX);
-		st->full[udp] = true;
-		return;
+	if (st->n == st->cap) {
+		unsigned int cap = st->cap ? st->cap * 2 : 64;
+		struct ns_listener **n = realloc(st->l, cap * sizeof(*n));
+
+		if (!n) {
+			no_room(st, udp, port, ENOMEM);
+			return;
+		}
+		st->l = n;
+		st->cap = cap;
 	}
 	fd = bind_in_ns(st, udp, (uint16_t)port);
 	if (fd == -EAGAIN) {
 		st->starved = true; /* the pool refills: retry soon */
+		return;
+	}
+	if (fd == -EMFILE) {
+		no_room(st, udp, port, EMFILE);
 		return;
 	}
 	if (fd < 0) {
@@ -285,7 +326,6 @@ static void add_listener(struct nsfwd_state *st, bool udp, unsigned int port)
 	                                             : (uint16_t)port;
 	l->fd = fd;
 	st->l[st->n++] = l;
-	st->count[udp]++;
 	port_set_add(&st->on[udp], port);
 }
 
@@ -301,7 +341,6 @@ static void remove_listener(struct nsfwd_state *st, unsigned int i)
 	struct ns_listener *l = st->l[i];
 
 	port_set_del(&st->on[l->udp], l->port);
-	st->count[l->udp]--;
 	event_free(l->ev);
 	if (l->udp)
 		usplice_listener_closed(st->c, l->fd);
@@ -368,6 +407,7 @@ static bool wanted(const struct nsfwd_state *st, bool udp, unsigned int port)
 }
 
 static void sync_listeners(struct nsfwd_state *st);
+static void retry_if_starved(struct nsfwd_state *st);
 
 /**
  * retry_cb() - timer: the pool may have sockets again
@@ -383,15 +423,15 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	c->nsfwd->retries++;
 	sync_listeners(c->nsfwd);
+	retry_if_starved(c->nsfwd);
 }
 
 /**
  * retry_if_starved() - after a sync that found the pool empty, another soon
  * @st:		state
  *
- * At start the pool's first sockets are on their way, and rootlesskit
- * does not wait for us: the host's ports should answer within
- * milliseconds, not at the next scan. The retries use the last scan's
+ * A burst of new host ports can drain the pool: the rest should answer
+ * within milliseconds, not at the next scan. The retries use the last scan's
  * ports, at most NSFWD_RETRIES of them until the next scan; a helper
  * that is gone for good leaves it to the scans.
  */
@@ -403,7 +443,6 @@ static void retry_if_starved(struct nsfwd_state *st)
 	if (!st->starved || st->retries >= NSFWD_RETRIES ||
 	    nssock_helper(hostfwd_pool(st->c), &wait) == NSSOCK_HELPER_GONE)
 		return;
-	st->starved = false;
 	if (evtimer_add(st->retry, &tv))
 		debug_msg("-T/-U: libevent failed: retry at the next scan");
 }
@@ -429,16 +468,45 @@ void nsfwd_sync(struct ctx *c)
 	if (!(++st->scans % PASTA_FWD_RETRY_SCANS))
 		memset(&st->failed, 0, sizeof(st->failed));
 	sync_listeners(st);
+	retry_if_starved(st);
+}
+
+/**
+ * nsfwd_settle() - at start, bind every port of the first scan before
+ *		    tapir says it is ready
+ * @c:		context, after the first nsfwd_sync(), before the sandbox
+ *
+ * The pool has few sockets, or none yet, when the first scan asks for
+ * them: rather than retry on a timer while the command or container
+ * already runs (and finds the host's 127.0.0.1 services refused), wait
+ * for the helper's replies, up to NSFWD_SETTLE_MS in all. A helper that
+ * fails leaves the ports to the rescans, as later.
+ */
+void nsfwd_settle(struct ctx *c)
+{
+	struct nsfwd_state *st = c->nsfwd;
+	long long deadline =
+	        (long long)clock_ns() + NSFWD_SETTLE_MS * 1000000LL;
+	long long left;
+
+	if (!st)
+		return;
+	while (st->starved && (left = deadline - (long long)clock_ns()) > 0 &&
+	       !nssock_wait(hostfwd_pool(c), (int)(left / 1000000) + 1))
+		sync_listeners(st);
+	if (st->starved)
+		debug_msg("-T/-U: the namespace's sockets came late: the "
+		          "rest of the first scan's ports follow");
 }
 
 /**
  * sync_listeners() - listeners to match the last read of the host
  * @st:		state, @seen and @ours as read_host() left them
+ *
+ * Sets @starved if the pool ran out on the way; the caller retries.
  */
 static void sync_listeners(struct nsfwd_state *st)
 {
-	bool full[2] = {false, false};
-
 	for (unsigned int i = st->n; i-- > 0;) {
 		struct ns_listener *l = st->l[i];
 
@@ -447,10 +515,12 @@ static void sync_listeners(struct nsfwd_state *st)
 		else if (l->paused && !event_add(l->ev, NULL))
 			l->paused = false;
 	}
-	for (int udp = 0; udp < 2; udp++) {
+	st->full = false;
+	st->starved = false;
+	for (int udp = 0; udp < 2 && !st->full; udp++) {
 		if (!st->ports[udp])
 			continue;
-		for (unsigned int p = 1; p < 65536; p++) {
+		for (unsigned int p = 1; p < 65536 && !st->full; p++) {
 			if (!wanted(st, udp, p)) {
 				port_set_del(&st->failed[udp], p);
 				continue;
@@ -458,14 +528,24 @@ static void sync_listeners(struct nsfwd_state *st)
 			if (port_set_has(&st->failed[udp], p) ||
 			    port_set_has(&st->on[udp], p))
 				continue;
-			if (st->count[udp] == NSFWD_MAX)
-				full[udp] = true;
 			add_listener(st, udp, p);
 		}
-		/* Said again if it fills up again after room was made. */
-		st->full[udp] = st->full[udp] && full[udp];
 	}
-	retry_if_starved(st);
+}
+
+/**
+ * nsfwd_held() - the ports tapir's own listeners hold on the namespace's
+ *		  127.0.0.1, for the namespace's scan to leave out
+ * @c:		context
+ * @udp:	protocol
+ *
+ * Return: the set, or NULL if there are none of that protocol
+ */
+const struct port_set *nsfwd_held(const struct ctx *c, bool udp)
+{
+	const struct nsfwd_state *st = c->nsfwd;
+
+	return st && st->ports[udp] ? &st->on[udp] : NULL;
 }
 
 /**
@@ -574,6 +654,7 @@ void nsfwd_stop(struct ctx *c)
 		return;
 	while (st->n)
 		remove_listener(st, st->n - 1);
+	free(st->l);
 	if (st->retry)
 		event_free(st->retry);
 	for (int udp = 0; udp < 2; udp++) {

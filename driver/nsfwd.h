@@ -4,17 +4,17 @@
 #ifndef TAPIR_NSFWD_H
 #define TAPIR_NSFWD_H
 
+#include <stdbool.h>
+
 #include "ctx.h"
 #include "pasta_ports.h"
-
-/* Host ports answering in the namespace at most, per protocol; each holds
- * a socket.
- */
-#define NSFWD_MAX 256
+#include "portscan.h"
 
 int nsfwd_start(struct ctx *c, const struct pasta_ports *tcp,
                 const struct pasta_ports *udp);
 void nsfwd_sync(struct ctx *c);
+void nsfwd_settle(struct ctx *c);
+const struct port_set *nsfwd_held(const struct ctx *c, bool udp);
 void nsfwd_stop(struct ctx *c);
 
 #endif /* TAPIR_NSFWD_H */

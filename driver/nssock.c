@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -657,6 +658,33 @@ int nssock_get(struct nssock_pool *p, int family, int type)
 	if (p->n[row] < row_low(row))
 		refill_start(p);
 	return p->fds[row][p->n[row]];
+}
+
+/**
+ * nssock_wait() - at start, wait for the helper to answer the request out
+ * @p:		pool
+ * @timeout_ms:	at most this long
+ *
+ * Only before tapir is ready (nsfwd_settle()): once running, nobody waits
+ * for the helper. The reply is taken as helper_cb() takes it.
+ *
+ * Return: 0 once the helper answered (or ended), -EAGAIN if no request is
+ *	   out, -ETIMEDOUT, or -errno of poll()
+ */
+int nssock_wait(struct nssock_pool *p, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = p->sock, .events = POLLIN};
+	int n;
+
+	if (!p->pid || (!p->pending && !p->closing))
+		return -EAGAIN;
+	do
+		n = poll(&pfd, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n ? -errno : -ETIMEDOUT;
+	helper_cb(p->sock, EV_READ, p);
+	return 0;
 }
 
 /**

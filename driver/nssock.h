@@ -39,6 +39,7 @@ void nssock_free(struct nssock_pool *p);
 void nssock_prime(struct nssock_pool *p);
 void nssock_prime_udp(struct nssock_pool *p);
 int nssock_get(struct nssock_pool *p, int family, int type);
+int nssock_wait(struct nssock_pool *p, int timeout_ms);
 unsigned int nssock_count(const struct nssock_pool *p, int family);
 uint64_t nssock_refills(const struct nssock_pool *p);
 enum nssock_helper nssock_helper(const struct nssock_pool *p,

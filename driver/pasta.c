@@ -436,27 +436,6 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 }
 
 /**
- * write_pid() - write @pid and a newline to an open pid file
- * @fd:		the file, truncated
- * @pid:	PID
- * @path:	its name, for the message
- *
- * Return: 0, or -1 after one error line
- */
-static int write_pid(int fd, pid_t pid, const char *path)
-{
-	char buf[24];
-	int len = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
-	ssize_t n = write(fd, buf, (size_t)len);
-
-	if (n != len) {
-		err_errno(n < 0 ? errno : EIO, "write PID file %s", path);
-		return -1;
-	}
-	return 0;
-}
-
-/**
  * open_pidfile() - create the --pid file before the sandbox hides its path
  * @path:	file, or empty
  *
@@ -489,7 +468,7 @@ static int serve(const struct opts *o, int pidfd, const char *pidfile)
 	int ret = 1;
 
 	if (!loop_prepare(&c, o) &&
-	    (pidfd < 0 || !write_pid(pidfd, getpid(), pidfile)))
+	    (pidfd < 0 || !lifecycle_write_pid(pidfd, getpid(), pidfile)))
 		ret = loop_run(&c);
 	else if (pidfd >= 0 && unlink(pidfile))
 		debug_msg("remove PID file %s: %s", pidfile, strerror(errno));
@@ -519,7 +498,8 @@ static int wait_ready(pid_t child, int ready, int pidfd, const char *pidfile)
 		n = read(ready, &b, 1);
 	while (n < 0 && errno == EINTR);
 	close(ready);
-	if (n == 1 && (pidfd < 0 || !write_pid(pidfd, child, pidfile)))
+	if (n == 1 &&
+	    (pidfd < 0 || !lifecycle_write_pid(pidfd, child, pidfile)))
 		return 0;
 	if (n == 1)
 		kill(child, SIGTERM);
@@ -655,10 +635,13 @@ int pasta_main(int argc, char **argv)
 	if (pidfd == -1)
 		return 1;
 	if (po.cmd) {
-		ret = pidfd >= 0 ? write_pid(pidfd, getpid(), po.pidfile) : 0;
+		/* Written once ready, before the command starts. */
+		o.pid_fd = pidfd;
+		o.pid_path = po.pidfile;
+		ret = run_command(&o);
 		if (pidfd >= 0)
 			close(pidfd);
-		return ret ? 1 : run_command(&o);
+		return ret;
 	}
 	if (po.foreground)
 		return serve(&o, pidfd, po.pidfile);

@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "seccomp.h"
+#include "fdlimit.h"
 #include "hostfwd.h"
 #include "inany.h"
 #include "log.h"
@@ -39,40 +40,52 @@ static bool host_ipv6 = true;
 
 /**
  * struct auto_fwd - the host forwards that stand for one namespace port
- * @udp:	UDP rather than TCP
  * @port:	the port, on both sides
  * @lo:		on the host's loopback only (127.0.0.1, ::1), else on every
  *		address
- * @id4:	forward on 0.0.0.0 (or 127.0.0.1), or 0
- * @id6:	forward on :: (or ::1), or 0
+ * @id:		forward on every address (:: taking IPv4 too, or 0.0.0.0),
+ *		or on 127.0.0.1
+ * @id6:	forward on ::1, or 0
  */
 struct auto_fwd {
-	bool udp;
 	uint16_t port;
 	bool lo;
-	unsigned int id4;
+	unsigned int id;
 	unsigned int id6;
+};
+
+/**
+ * struct auto_list - one protocol's auto forwards, by port
+ * @f:		entries, ascending ports
+ * @n:		entries in use
+ * @cap:	entries allocated
+ */
+struct auto_list {
+	struct auto_fwd *f;
+	unsigned int n;
+	unsigned int cap;
 };
 
 /**
  * struct pasta_fwd_state - what "auto" keeps between scans
  * @scan:	the rescan timer
  * @scans:	scans so far
- * @on:		per protocol, ports in @f
+ * @on:		per protocol, the forwards made by "auto"
+ * @next:	scratch: the list a sync builds, swapped with @on after it
  * @failed:	per protocol, ports the host refused (taken there, say):
  *		tried again every PASTA_FWD_RETRY_SCANS scans
- * @seen:	scratch: what the last scan found
- * @n:		entries in @f
- * @f:		forwards made by "auto"
+ * @seen:	scratch: per protocol, what the last scan found
+ * @udp_bound:	scratch: the ports of the last scan that UDP itself has
+ *		bound (@seen[1] takes TCP's too)
  */
 struct pasta_fwd_state {
 	struct event *scan;
 	unsigned int scans;
-	struct port_set on[2];
+	struct auto_list on[2];
+	struct auto_list next;
 	struct port_set failed[2];
-	struct portscan seen;
-	unsigned int n;
-	struct auto_fwd f[HOSTFWD_MAX];
+	struct portscan seen[2];
+	struct port_set udp_bound;
 };
 
 /**
@@ -80,23 +93,25 @@ struct pasta_fwd_state {
  * @c:		context
  * @udp:	UDP rather than TCP
  * @addr:	host address to listen on
+ * @dual:	@addr is :: and takes IPv4 clients too
  * @port:	host port
  * @target:	port in the namespace
  * @id:		set to the forward's id
  * @why:	on failure, the reason
  * @whylen:	size of @why
  *
- * Return: 0, or -errno
+ * Return: 0, or -errno (hostfwd_add())
  */
 static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
-                   uint16_t port, uint16_t target, unsigned int *id, char *why,
-                   size_t whylen)
+                   bool dual, uint16_t port, uint16_t target, unsigned int *id,
+                   char *why, size_t whylen)
 {
 	struct hostfwd_spec s = {
 	        .udp = udp,
 	        .host_addr = *addr,
 	        .host_port = port,
 	        .guest_port = target,
+	        .dual = dual,
 	};
 	int ret;
 
@@ -107,8 +122,8 @@ static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
 }
 
 /**
- * add_pair() - forward @port on every host address: 0.0.0.0, and :: too
- *		unless IPv6 is off; or on the host's loopback likewise
+ * add_pair() - forward @port on every host address, or on the host's
+ *		loopback
  * @c:		context
  * @udp:	UDP rather than TCP
  * @lo:		on 127.0.0.1 and ::1 only
@@ -118,30 +133,54 @@ static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
  * @why:	on failure, the reason
  * @whylen:	size of @why
  *
- * Return: 0 if both (or the IPv4 one alone, with -4 or on a host without
- *	   IPv6) listen, or -errno with nothing left listening
+ * Every address is one socket on :: that takes IPv4 too, as pasta's: one
+ * fd a port; 0.0.0.0 with -4 or on a host without IPv6. The loopback
+ * addresses are two.
+ *
+ * Return: 0 if every socket listens, or -errno with nothing left listening
  */
 static int add_pair(struct ctx *c, bool udp, bool lo, uint16_t port,
                     uint16_t target, struct auto_fwd *a, char *why,
                     size_t whylen)
 {
-	struct in6_addr addr4;
+	bool v6 = c->o->ipv6 && host_ipv6;
+	struct in6_addr addr;
 	int ret;
 
-	inany_from_v4(&addr4,
-	              (struct in_addr){lo ? htonl(INADDR_LOOPBACK) : 0});
-	a->udp = udp;
 	a->port = port;
 	a->lo = lo;
 	a->id6 = 0;
-	ret = add_one(c, udp, &addr4, port, target, &a->id4, why, whylen);
-	if (ret || !c->o->ipv6 || !host_ipv6)
+	if (!lo && v6)
+		return add_one(c, udp, &in6addr_any, true, port, target, &a->id,
+		               why, whylen);
+	inany_from_v4(&addr, (struct in_addr){lo ? htonl(INADDR_LOOPBACK) : 0});
+	ret = add_one(c, udp, &addr, false, port, target, &a->id, why, whylen);
+	if (ret || !lo || !v6)
 		return ret;
-	ret = add_one(c, udp, lo ? &in6addr_loopback : &in6addr_any, port,
-	              target, &a->id6, why, whylen);
+	ret = add_one(c, udp, &in6addr_loopback, false, port, target, &a->id6,
+	              why, whylen);
 	if (ret)
-		hostfwd_remove(c, a->id4);
+		hostfwd_remove(c, a->id);
 	return ret;
+}
+
+/**
+ * out_of_files() - the line for a forward past the fd ceiling
+ * @opt:	the option: "-t", "-u" or "auto"
+ * @done:	ports it forwarded
+ * @total:	ports it asked for, or 0 if open-ended (auto)
+ */
+static void out_of_files(const char *opt, unsigned int done, unsigned int total)
+{
+	char lim[96];
+
+	fdlimit_describe(lim, sizeof(lim));
+	if (total)
+		err_msg("%s: %u of %u ports forwarded, then no more files: %s",
+		        opt, done, total, lim);
+	else
+		err_msg("%s: %u ports forwarded, then no more files: %s", opt,
+		        done, lim);
 }
 
 /**
@@ -150,29 +189,38 @@ static int add_pair(struct ctx *c, bool udp, bool lo, uint16_t port,
  * @udp:	UDP (-u) rather than TCP (-t)
  * @pp:		the option's ranges
  *
- * Return: 0, or -1 after one error line naming the port
+ * Return: 0, or -1 after one error line naming the port, or how many
+ *	   ports were forwarded before the fds ran out
  */
 static int add_list(struct ctx *c, bool udp, const struct pasta_ports *pp)
 {
+	const char *opt = udp ? "-u" : "-t";
+	unsigned int total = 0, done = 0, id;
 	char why[256];
-	unsigned int id;
 
+	for (unsigned int i = 0; i < pp->n; i++)
+		total += (unsigned int)(pp->r[i].last - pp->r[i].first) + 1;
 	for (unsigned int i = 0; i < pp->n; i++) {
 		const struct pasta_range *r = &pp->r[i];
 
-		for (unsigned int p = r->first; p <= r->last; p++) {
+		for (unsigned int p = r->first; p <= r->last; p++, done++) {
 			uint16_t target = (uint16_t)(r->target + p - r->first);
 			struct auto_fwd a;
 			int ret;
 
 			if (r->addr_set)
-				ret = add_one(c, udp, &r->addr, (uint16_t)p,
-				              target, &id, why, sizeof(why));
+				ret = add_one(c, udp, &r->addr, false,
+				              (uint16_t)p, target, &id, why,
+				              sizeof(why));
 			else
 				ret = add_pair(c, udp, false, (uint16_t)p,
 				               target, &a, why, sizeof(why));
+			if (ret == -EMFILE) {
+				out_of_files(opt, done, total);
+				return -1;
+			}
 			if (ret) {
-				err_msg("-%c: %s", udp ? 'u' : 't', why);
+				err_msg("%s: %s", opt, why);
 				return -1;
 			}
 		}
@@ -181,42 +229,45 @@ static int add_list(struct ctx *c, bool udp, const struct pasta_ports *pp)
 }
 
 /**
- * auto_find() - the entry of an auto forward
- * @s:		state
- * @udp:	protocol
- * @port:	port
- *
- * Return: its index, or -1
- */
-static int auto_find(const struct pasta_fwd_state *s, bool udp,
-                     unsigned int port)
-{
-	for (unsigned int i = 0; i < s->n; i++)
-		if (s->f[i].udp == udp && s->f[i].port == port)
-			return (int)i;
-	return -1;
-}
-
-/**
- * auto_remove() - the port left the namespace: stop forwarding it
+ * auto_drop() - the port left the namespace: stop forwarding it
  * @c:		context
- * @s:		state
- * @i:		its entry
+ * @udp:	protocol
+ * @a:		its entry
  *
  * Connections already made stay up (hostfwd_remove()).
  */
-static void auto_remove(struct ctx *c, struct pasta_fwd_state *s, int i)
+static void auto_drop(struct ctx *c, bool udp, const struct auto_fwd *a)
 {
-	struct auto_fwd *a = &s->f[i];
-
-	if (a->id4)
-		hostfwd_remove(c, a->id4);
+	if (a->id)
+		hostfwd_remove(c, a->id);
 	if (a->id6)
 		hostfwd_remove(c, a->id6);
 	debug_msg("auto: %s port %u no longer bound in the namespace",
-	          a->udp ? "UDP" : "TCP", a->port);
-	port_set_del(&s->on[a->udp], a->port);
-	s->f[i] = s->f[--s->n];
+	          udp ? "UDP" : "TCP", a->port);
+}
+
+/**
+ * list_room() - room in @l for @n entries
+ * @l:		list
+ * @n:		entries it must hold
+ *
+ * Return: 0, or -ENOMEM (@l as it was)
+ */
+static int list_room(struct auto_list *l, unsigned int n)
+{
+	unsigned int cap = l->cap ? l->cap : 64;
+	struct auto_fwd *f;
+
+	if (n <= l->cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	f = realloc(l->f, cap * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	l->f = f;
+	l->cap = cap;
+	return 0;
 }
 
 /**
@@ -227,50 +278,52 @@ static void auto_remove(struct ctx *c, struct pasta_fwd_state *s, int i)
  * @port:	port
  * @lo:		on the host's loopback only
  *
- * A port the host refuses (taken there, or the table full) is reported,
- * rate-limited, and tried again every PASTA_FWD_RETRY_SCANS scans.
+ * The entry goes at the end of s->next. A port the host refuses (taken
+ * there, say) is reported, rate-limited and not under --quiet, nor for a
+ * UDP port only TCP has bound (the host's DNS on 53 while the namespace
+ * serves TCP there), and tried again every PASTA_FWD_RETRY_SCANS scans.
+ * Out of fds (or memory), the scan adds no more: that is said, under
+ * --quiet too, and the ports are tried again at the next scan.
  *
- * Return: false if the forward table is full: no use trying more ports
- *	   in this scan
+ * Return: false if no more forwards can be added in this scan
  */
 static bool auto_add(struct ctx *c, struct pasta_fwd_state *s, bool udp,
                      unsigned int port, bool lo)
 {
-	static struct log_limit lim;
+	static struct log_limit lim, full;
+	struct auto_list *l = &s->next;
 	char why[256];
-	int ret = -ENOSPC;
+	int ret;
 
-	if (s->n < HOSTFWD_MAX &&
-	    !(ret = add_pair(c, udp, lo, (uint16_t)port, (uint16_t)port,
-	                     &s->f[s->n], why, sizeof(why)))) {
-		s->n++;
-		port_set_add(&s->on[udp], port);
+	ret = list_room(l, l->n + 1);
+	if (!ret)
+		ret = add_pair(c, udp, lo, (uint16_t)port, (uint16_t)port,
+		               &l->f[l->n], why, sizeof(why));
+	if (!ret) {
+		l->n++;
 		return true;
 	}
-	if (s->n == HOSTFWD_MAX)
-		snprintf(why, sizeof(why), "%s port %u: %d forwards already",
-		         udp ? "UDP" : "TCP", port, HOSTFWD_MAX);
-	/* The guest picks the ports: its churn must not flood the log. */
-	if (!c->o->pasta->quiet)
-		err_limited(&lim, 0, "auto: can't forward %s", why);
-	port_set_add(&s->failed[udp], port);
-	return ret != -ENOSPC;
-}
+	if (ret == -EMFILE || ret == -ENOMEM) {
+		char what[128] = "memory", lim_text[96];
 
-/**
- * scan_table() - read both of a protocol's tables (c->ns_tables, from the
- *		  namespace helper) into s->seen
- * @c:		context
- * @s:		state
- * @udp:	protocol
- *
- * Return: 0, or -errno of the first table that could not be read
- */
-static int scan_table(const struct ctx *c, struct pasta_fwd_state *s, bool udp)
-{
-	return portscan_read_pair(c->ns_tables[udp ? NS_UDP : NS_TCP],
-	                          c->ns_tables[udp ? NS_UDP6 : NS_TCP6],
-	                          udp ? PORTSCAN_UDP : PORTSCAN_TCP, &s->seen);
+		if (ret == -EMFILE) {
+			fdlimit_describe(lim_text, sizeof(lim_text));
+			snprintf(what, sizeof(what), "files: %s", lim_text);
+		}
+		err_limited(&full, 0,
+		            "auto: %s port %u and more not forwarded: %u ports "
+		            "forwarded, then no more %s",
+		            udp ? "UDP" : "TCP", port,
+		            s->on[!udp].n + s->next.n, what);
+		return false;
+	}
+	/* The guest picks the ports: its churn must not flood the log. */
+	if (!c->o->pasta->quiet && (!udp || port_set_has(&s->udp_bound, port)))
+		err_limited(&lim, 0, "auto: can't forward %s", why);
+	else
+		debug_msg("auto: can't forward %s", why);
+	port_set_add(&s->failed[udp], port);
+	return true;
 }
 
 /* How a namespace port is forwarded from the host, if at all. */
@@ -283,7 +336,7 @@ enum auto_kind {
 /**
  * kind_of() - how the last scan's port @p is to be forwarded
  * @c:		context
- * @s:		state, s->seen filled
+ * @seen:	the scan of the protocol
  * @p:		port
  *
  * A port bound only to the namespace's loopback is not reachable through
@@ -293,12 +346,12 @@ enum auto_kind {
  *
  * Return: enum auto_kind
  */
-static enum auto_kind kind_of(const struct ctx *c,
-                              const struct pasta_fwd_state *s, unsigned int p)
+static enum auto_kind kind_of(const struct ctx *c, const struct portscan *seen,
+                              unsigned int p)
 {
-	if (port_set_has(&s->seen.any, p) || port_set_has(&s->seen.other, p))
+	if (port_set_has(&seen->any, p) || port_set_has(&seen->other, p))
 		return AUTO_ALL;
-	if (c->o->host_lo_to_ns_lo && port_set_has(&s->seen.loopback, p))
+	if (c->o->host_lo_to_ns_lo && port_set_has(&seen->loopback, p))
 		return AUTO_LO;
 	return AUTO_NONE;
 }
@@ -306,36 +359,49 @@ static enum auto_kind kind_of(const struct ctx *c,
 /**
  * sync_proto() - make one protocol's auto forwards match the namespace
  * @c:		context
- * @s:		state, s->seen filled for this protocol
+ * @s:		state, s->seen[@udp] filled
  * @udp:	protocol
  *
- * A port whose kind changed (bound to every address after loopback only,
- * say) is forwarded anew.
+ * One walk over the ports and the list (both ascending) builds the next
+ * list: each port costs a bit test, each forward an entry. A port whose
+ * kind changed (bound to every address after loopback only, say) is
+ * forwarded anew.
  */
 static void sync_proto(struct ctx *c, struct pasta_fwd_state *s, bool udp)
 {
+	static struct log_limit lim;
+	struct auto_list *cur = &s->on[udp], swap;
+	const struct portscan *seen = &s->seen[udp];
+	unsigned int r = 0;
 	bool room = true;
 
+	s->next.n = 0;
+	if (list_room(&s->next, cur->n)) {
+		err_limited(&lim, ENOMEM, "auto: rescan");
+		return;
+	}
 	if (!(s->scans % PASTA_FWD_RETRY_SCANS))
 		memset(&s->failed[udp], 0, sizeof(s->failed[udp]));
 	for (unsigned int p = 1; p < 65536; p++) {
-		enum auto_kind want = kind_of(c, s, p);
-		bool on = port_set_has(&s->on[udp], p);
+		enum auto_kind want = kind_of(c, seen, p);
+		const struct auto_fwd *a = NULL;
 
-		if (on) {
-			int i = auto_find(s, udp, p);
-
-			if (want == AUTO_NONE ||
-			    s->f[i].lo != (want == AUTO_LO)) {
-				auto_remove(c, s, i);
-				on = false;
-			}
+		if (r < cur->n && cur->f[r].port == p)
+			a = &cur->f[r++];
+		if (a && (want == AUTO_NONE || a->lo != (want == AUTO_LO))) {
+			auto_drop(c, udp, a);
+			a = NULL;
 		}
-		if (want == AUTO_NONE)
+		if (a)
+			s->next.f[s->next.n++] = *a;
+		else if (want == AUTO_NONE)
 			port_set_del(&s->failed[udp], p);
-		else if (room && !on && !port_set_has(&s->failed[udp], p))
+		else if (room && !port_set_has(&s->failed[udp], p))
 			room = auto_add(c, s, udp, p, want == AUTO_LO);
 	}
+	swap = *cur;
+	*cur = s->next;
+	s->next = swap;
 }
 
 /**
@@ -350,6 +416,57 @@ static enum pasta_ports_mode mode_of(const struct pasta_ports *pp)
 }
 
 /**
+ * scan_ns() - read the namespace's tables of the protocols "auto" needs
+ * @c:		context
+ * @s:		state: s->seen filled
+ * @tcp:	-t is "auto"
+ * @udp:	-u is "auto"
+ *
+ * The namespace's ports that are tapir's own (-T and -U listeners) are
+ * left out: forwarded, they would come straight back. -u auto forwards
+ * UDP ports bound for TCP too, as pasta's does (iperf3 sends its UDP
+ * data to the port its TCP control connection uses), so that a UDP
+ * service started on such a port loses no datagram waiting for a scan.
+ *
+ * Return: bit 0 set if the TCP scan is good, bit 1 if the UDP one is
+ */
+static unsigned int scan_ns(const struct ctx *c, struct pasta_fwd_state *s,
+                            bool tcp, bool udp)
+{
+	static struct log_limit lim;
+	unsigned int good = 0;
+	int ret;
+
+	for (int u = 0; u < 2; u++) {
+		if (!(u ? udp : (tcp || udp)))
+			continue;
+		ret = portscan_read_pair(c->ns_tables[u ? NS_UDP : NS_TCP],
+		                         c->ns_tables[u ? NS_UDP6 : NS_TCP6],
+		                         u ? PORTSCAN_UDP : PORTSCAN_TCP,
+		                         &s->seen[u]);
+		if (ret) {
+			err_limited(&lim, -ret,
+			            "auto: read the namespace's "
+			            "sockets");
+			continue;
+		}
+		portscan_mask(&s->seen[u], nsfwd_held(c, u));
+		good |= 1U << u;
+	}
+	if (udp && (good & 2)) {
+		const struct portscan *u = &s->seen[1];
+
+		for (size_t i = 0; i < sizeof(s->udp_bound.bits); i++)
+			s->udp_bound.bits[i] = u->any.bits[i] |
+			                       u->loopback.bits[i] |
+			                       u->other.bits[i];
+	}
+	if (udp && (good & 3) == 3)
+		portscan_merge(&s->seen[1], &s->seen[0]);
+	return good & (tcp ? 3 : 2);
+}
+
+/**
  * scan_cb() - timer: rescan the namespace, both protocols that are "auto"
  * @fd:		unused
  * @what:	unused
@@ -357,26 +474,19 @@ static enum pasta_ports_mode mode_of(const struct pasta_ports *pp)
  */
 static void scan_cb(evutil_socket_t fd, short what, void *arg)
 {
-	static struct log_limit lim = {0};
 	struct ctx *c = arg;
 	struct pasta_fwd_state *s = c->pasta_fwd;
 	const struct pasta_opts *po = c->o->pasta;
-	int ret;
+	bool tcp = mode_of(&po->tcp) == PASTA_PORTS_AUTO;
+	bool udp = mode_of(&po->udp) == PASTA_PORTS_AUTO;
+	unsigned int good;
 
 	(void)fd;
 	(void)what;
-	for (int udp = 0; udp < 2; udp++) {
-		if (mode_of(udp ? &po->udp : &po->tcp) != PASTA_PORTS_AUTO)
-			continue;
-		ret = scan_table(c, s, udp);
-		if (ret) {
-			err_limited(&lim, -ret,
-			            "auto: read the namespace's "
-			            "sockets");
-			continue;
-		}
-		sync_proto(c, s, udp);
-	}
+	good = tcp || udp ? scan_ns(c, s, tcp, udp) : 0;
+	for (int u = 0; u < 2; u++)
+		if (good & (1U << u))
+			sync_proto(c, s, u);
 	s->scans++;
 	nsfwd_sync(c);
 }
@@ -407,6 +517,9 @@ static int check_tables(const struct ctx *c)
  * @c:		context
  * @s:		state
  *
+ * The first scan's forwards, -T and -U's too, are in place on return:
+ * before tapir says it is ready, writes --pid, or starts a command.
+ *
  * Return: 0, or -1 after one error line
  */
 static int start_auto(struct ctx *c, struct pasta_fwd_state *s)
@@ -425,6 +538,7 @@ static int start_auto(struct ctx *c, struct pasta_fwd_state *s)
 		return -1;
 	}
 	scan_cb(-1, 0, c);
+	nsfwd_settle(c);
 	return 0;
 }
 
@@ -491,6 +605,9 @@ void pasta_fwd_stop(struct ctx *c)
 		return;
 	if (s->scan)
 		event_free(s->scan);
+	free(s->on[0].f);
+	free(s->on[1].f);
+	free(s->next.f);
 	free(s);
 	c->pasta_fwd = NULL;
 }

@@ -14,6 +14,7 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
@@ -59,6 +60,39 @@ void port_set_add(struct port_set *s, unsigned int port)
 bool port_set_has(const struct port_set *s, unsigned int port)
 {
 	return s->bits[(port & 0xffff) / 8] & (1U << (port % 8));
+}
+
+/**
+ * portscan_mask() - leave the ports of @own out of a scan's loopback sets
+ * @ps:		scan
+ * @own:	ports bound on the loopback by tapir itself, or NULL
+ *
+ * Whatever else is bound to those ports on the loopback is masked with
+ * them, as pasta masks them.
+ */
+void portscan_mask(struct portscan *ps, const struct port_set *own)
+{
+	if (!own)
+		return;
+	for (size_t i = 0; i < sizeof(own->bits); i++) {
+		ps->loopback.bits[i] &= (uint8_t)~own->bits[i];
+		ps->lo1.bits[i] &= (uint8_t)~own->bits[i];
+	}
+}
+
+/**
+ * portscan_merge() - add every port of @from to @to, set by set
+ * @to:		scan
+ * @from:	another scan
+ */
+void portscan_merge(struct portscan *to, const struct portscan *from)
+{
+	for (size_t i = 0; i < sizeof(to->any.bits); i++) {
+		to->any.bits[i] |= from->any.bits[i];
+		to->loopback.bits[i] |= from->loopback.bits[i];
+		to->other.bits[i] |= from->other.bits[i];
+		to->lo1.bits[i] |= from->lo1.bits[i];
+	}
 }
 
 /**

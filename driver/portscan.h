@@ -39,6 +39,8 @@ enum portscan_proto {
 int portscan_read(int fd, enum portscan_proto proto, struct portscan *ps);
 int portscan_read_pair(int fd4, int fd6, enum portscan_proto proto,
                        struct portscan *ps);
+void portscan_mask(struct portscan *ps, const struct port_set *own);
+void portscan_merge(struct portscan *to, const struct portscan *from);
 bool port_set_has(const struct port_set *s, unsigned int port);
 void port_set_add(struct port_set *s, unsigned int port);
 void port_set_del(struct port_set *s, unsigned int port);

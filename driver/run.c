@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "fds.h"
 #include "janitor.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "loop.h"
 #include "run.h"
@@ -296,7 +297,9 @@ int run_command(struct opts *o)
 	}
 	o->netns_type = NETNS_PID;
 	o->pid = pid;
-	if (loop_prepare(&c, o)) {
+	if (loop_prepare(&c, o) ||
+	    (o->pid_fd >= 0 &&
+	     lifecycle_write_pid(o->pid_fd, getpid(), o->pid_path))) {
 		close(go_fd);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);

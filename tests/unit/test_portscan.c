@@ -211,6 +211,46 @@ static void test_live(void)
 	CHECK(unit_netns_run(live_body));
 }
 
+static void test_mask(void)
+{
+	struct portscan tcp = {0};
+	struct port_set own = {0};
+
+	/* tapir's own 127.0.0.1:8097 goes; the same port elsewhere stays. */
+	port_set_add(&tcp.loopback, 8097);
+	port_set_add(&tcp.lo1, 8097);
+	port_set_add(&tcp.loopback, 8098);
+	port_set_add(&tcp.any, 8097);
+	port_set_add(&own, 8097);
+	portscan_mask(&tcp, &own);
+	CHECK(!port_set_has(&tcp.loopback, 8097) &&
+	      !port_set_has(&tcp.lo1, 8097));
+	CHECK(port_set_has(&tcp.loopback, 8098) &&
+	      port_set_has(&tcp.any, 8097));
+	portscan_mask(&tcp, NULL);
+	CHECK(port_set_has(&tcp.loopback, 8098));
+}
+
+static void test_merge(void)
+{
+	struct portscan tcp = {0}, udp = {0};
+
+	/* UDP takes TCP's ports, each in its own set, and keeps its own. */
+	port_set_add(&tcp.any, 5201);
+	port_set_add(&tcp.other, 8080);
+	port_set_add(&tcp.loopback, 8098);
+	port_set_add(&tcp.lo1, 8098);
+	port_set_add(&udp.any, 53);
+	portscan_merge(&udp, &tcp);
+	CHECK(port_set_has(&udp.any, 53) && port_set_has(&udp.any, 5201) &&
+	      port_set_has(&udp.other, 8080) &&
+	      port_set_has(&udp.loopback, 8098) &&
+	      port_set_has(&udp.lo1, 8098));
+	CHECK(!port_set_has(&udp.other, 5201) &&
+	      !port_set_has(&udp.loopback, 5201) &&
+	      !port_set_has(&tcp.any, 53));
+}
+
 const struct unit_case unit_cases[] = {
         {"tables as the kernel prints them: listening or unconnected ports "
          "by the address bound",
@@ -218,5 +258,7 @@ const struct unit_case unit_cases[] = {
         {"overlong, cut and malformed lines: skipped, nothing invented",
          test_junk},
         {"this kernel's tables, read again through one fd", test_live},
+        {"tapir's own loopback ports masked, nothing else", test_mask},
+        {"one scan's ports added to another's, set by set", test_merge},
         {NULL, NULL},
 };
