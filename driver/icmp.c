@@ -167,7 +167,9 @@ void icmp_input(struct ctx *c, struct pkt *p)
 		c->stats.drops[DROP_UNKNOWN_PROTO]++;
 		return;
 	}
-	if (ip_is_gateway(c, &p->dst) || ip_is_dns(c, &p->dst))
+	/* fe80::2 is ours in every addressing: the source of our adverts. */
+	if (ip_is_gateway(c, &p->dst) || ip_is_dns(c, &p->dst) ||
+	    (p->v6 && inany_equal(&p->dst, &ndp_router_ll)))
 		icmp_echo_local(c, p);
 	else
 		ping_forward(c, p);

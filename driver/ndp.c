@@ -33,7 +33,7 @@
 #define NDP_MALFORMED -1 /* length, code or options wrong */
 #define NDP_OFF_LINK -2  /* hop limit below 255: not from this link */
 
-static const struct in6_addr ndp_router_ll = {
+const struct in6_addr ndp_router_ll = {
         .s6_addr = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}};
 static const struct in6_addr ndp_prefix = {.s6_addr = {0xfd, 0}};
 static const struct in6_addr ndp_all_nodes = {
