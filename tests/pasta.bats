@@ -514,6 +514,87 @@ kill -0 "$pid" 2>/dev/null || echo "gone: yes"
 	has_line "left: "
 }
 
+# What the gateway DNS scenario runs in the sandbox, with DRIVER ($1: tapir
+# or trixie's pasta) as pasta: three resolvers answer tapir.test each with
+# an address of its own: the host's 127.0.0.1 (.11), systemd-resolved's
+# 127.0.0.53 (.33), and the gateway itself, 198.18.0.254 (.22), in a
+# "router" network namespace that sbx1 moves to. The guest, whose gateway
+# pasta copies from the host, asks the gateway, with the host's resolv.conf
+# naming each in turn, and once with --dns-forward given.
+# shellcheck disable=SC2034 # used inside the sandbox
+GATEWAY_DNS='
+resolver() { # NAME ADDRESS ANSWER [nsenter args]
+	bg_start "$1" "${@:4}" dnsmasq --no-daemon --port=53 \
+		--listen-address="$2" --bind-interfaces --no-resolv --no-hosts \
+		--user=root --address=/tapir.test/"$3"
+}
+bg_start router unshare -n sleep 600
+rpid=$(bg_pid router)
+ip link set sbx1 netns "$rpid"
+nsenter -t "$rpid" -n sh -c "ip link set lo up
+	ip addr add 198.18.0.254/24 dev sbx1
+	ip link set sbx1 up"
+ip addr add 127.0.0.53/8 dev lo
+resolver lodns 127.0.0.1 198.18.0.11
+resolver resolved 127.0.0.53 198.18.0.33
+resolver gwdns 198.18.0.254 198.18.0.22 nsenter -t "$rpid" -n
+wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.53:53"
+printf "%s" "$2" >"$SCEN_DIR/dnsquery"
+chmod a+r "$SCEN_DIR/dnsquery"
+# The answer address (last 4 bytes of the reply) as the guest got it.
+guest="a=\$(bash $SCEN_DIR/dnsquery 198.18.0.254 udp | tail -c 9)
+	echo \$(printf %d 0x\${a:6:2})"
+for ns in 198.18.0.254 127.0.0.53 198.18.0.253 fwd; do
+	printf "nameserver %s\n" "${ns/fwd/198.18.0.254}" >"$SCEN_DIR/resolv"
+	chmod a+r "$SCEN_DIR/resolv"
+	mount --bind "$SCEN_DIR/resolv" /etc/resolv.conf
+	opt=()
+	[ "$ns" = fwd ] && opt=(--dns-forward 169.254.1.1)
+	echo "$ns: .$(as_user $1 --config-net "${opt[@]}" -- bash -c "$guest")"
+	umount /etc/resolv.conf
+done
+# getent in the guest reads the host'"'"'s resolv.conf, which names the
+# gateway: as on a home network whose router resolves.
+printf "nameserver 198.18.0.254\noptions timeout:2 attempts:1\n" >"$SCEN_DIR/resolv"
+mount --bind "$SCEN_DIR/resolv" /etc/resolv.conf
+echo "getent: $(as_user $1 --config-net -- getent hosts tapir.test | xargs)"
+'
+
+# DNSQUERY ADDR PROTO: one raw query for tapir.test/A to ADDR port 53,
+# printed as hex (tests/dns.bats has the same).
+DNSQUERY='
+q="\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+q+="\x05tapir\x04test\x00\x00\x01\x00\x01"
+exec 3<>"/dev/$2/$1/53"
+printf "$q" >&3
+timeout 3 dd bs=4096 count=1 status=none <&3 | od -An -tx1 | tr -d " \n"
+echo
+'
+
+# gateway_dns DRIVER: the gateway DNS scenario, and what pasta(1) says:
+# DNS to the gateway, when the host's resolv.conf names the gateway or a
+# loopback resolver, goes to the host's resolver, as to a --dns-forward
+# address, unless --dns-forward is given; otherwise to the host's
+# loopback, as all else to the gateway.
+gateway_dns() {
+	run in_sandbox "$GATEWAY_DNS" "$1" "$DNSQUERY"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "198.18.0.254: .22"
+	has_line "127.0.0.53: .33"
+	has_line "198.18.0.253: .11"
+	has_line "fwd: .11"
+	has_line "getent: 198.18.0.22 tapir.test"
+}
+
+@test "pasta mode: DNS to the gateway reaches the host's resolver when resolv.conf names the gateway or a loopback address: tapir as pasta" {
+	gateway_dns "$TAPIR_BIN pasta"
+}
+
+@test "pasta mode: DNS to the gateway reaches the host's resolver when resolv.conf names the gateway or a loopback address: trixie pasta (reference)" {
+	gateway_dns "$REF_PASTA"
+}
+
 # What the Docker scenario runs inside the trixie root, as the test user:
 # dockerd-rootless.sh with rootlesskit's pasta driver and the implicit
 # port driver (DOCKERD_ROOTLESS_ROOTLESSKIT_FLAGS names tapir when
