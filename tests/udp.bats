@@ -170,39 +170,37 @@ except OSError as e:
     print(host, "err:", e.strerror)
 '
 
-@test "udp: a closed port on the host's loopback, via 10.0.2.2 and fd00::2: the guest's receive fails with Connection refused" {
+# recverr_probe PRE HOST4 HOST6 PORT: in the sandbox, run the snippet PRE
+# as root, then RECVERR from a guest of tapir run -6 to HOST4 and HOST6,
+# each on PORT.
+recverr_probe() {
 	run in_sandbox "$SETUP"'
 		printf "%s" "$4" >"$SCEN_DIR/recverr.py"
 		chmod a+r "$SCEN_DIR/recverr.py"
+		eval "$5"
 		as_user "$TAPIR_BIN" run -6 -- sh -c "
 			$v6conf
-			python3 $SCEN_DIR/recverr.py 10.0.2.2 9
-			python3 $SCEN_DIR/recverr.py fd00::2 9"
-	' "${SCRIPTS[@]}" "$RECVERR"
+			python3 $SCEN_DIR/recverr.py $6 $8
+			python3 $SCEN_DIR/recverr.py $7 $8"
+	' "${SCRIPTS[@]}" "$RECVERR" "$@"
 	echo "$output"
 	[ "$status" -eq 0 ]
+}
+
+@test "udp: a closed port on the host's loopback, via 10.0.2.2 and fd00::2: the guest's receive fails with Connection refused" {
+	recverr_probe : 10.0.2.2 fd00::2 9
 	has_line "10.0.2.2 err: Connection refused"
 	has_line "fd00::2 err: Connection refused"
 }
 
 @test "udp: a neighbour of the host that never answers (IPv4 and IPv6): the guest's receive fails with No route to host, not a timeout" {
-	run in_sandbox "$SETUP"'
-		printf "%s" "$4" >"$SCEN_DIR/recverr.py"
-		chmod a+r "$SCEN_DIR/recverr.py"
-		# Nobody has .66 on the sandbox host'"'"'s link: its ARP and NDP give
-		# up (after one probe, to be quick) and the host itself makes the
-		# error, host unreachable, which tapir must pass on.
-		for v in ipv4 ipv6; do
+	# Nobody has .66 on the sandbox host's link: its ARP and NDP give up
+	# (after one probe, to be quick) and the host itself makes the error,
+	# host unreachable, which tapir must pass on.
+	recverr_probe 'for v in ipv4 ipv6; do
 			sysctl -qw net.$v.neigh.sbx0.mcast_solicit=1 \
 				net.$v.neigh.sbx0.retrans_time_ms=200
-		done
-		as_user "$TAPIR_BIN" run -6 -- sh -c "
-			$v6conf
-			python3 $SCEN_DIR/recverr.py 198.18.0.66 53
-			python3 $SCEN_DIR/recverr.py fd18::66 53"
-	' "${SCRIPTS[@]}" "$RECVERR"
-	echo "$output"
-	[ "$status" -eq 0 ]
+		done' 198.18.0.66 fd18::66 53
 	has_line "198.18.0.66 err: No route to host"
 	has_line "fd18::66 err: No route to host"
 }
