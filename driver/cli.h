@@ -182,6 +182,7 @@ void cli_usage(FILE *f, enum cli_mode mode);
 int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
                    char *why, size_t whylen);
 int cli_parse_mac(const char *s, uint8_t mac[6]);
+int cli_resolve_outbound(const char *s, int family, void *out);
 int cli_parse_publish(const char *s, struct publish *p, char *why,
                       size_t whylen);
 void cli_opts_defaults(struct opts *o, enum cli_mode mode);

@@ -17,6 +17,7 @@
 #include "dns.h"
 #include "inany.h"
 #include "log.h"
+#include "pasta_cli.h"
 
 /* Syscalls the resolver cache makes once running: re-reading resolv.conf,
  * if_nametoindex() for a scoped server (an AF_INET socket and
@@ -344,14 +345,26 @@ static struct dns_state *dns_state_fresh(struct ctx *c)
  * A loopback resolver is returned as it is, even with
  * --disable-host-loopback: slirp4netns forwards to it too. A server the
  * host has no route to is passed over for the next one (checked with the
- * file, at most once a second).
+ * file, at most once a second). pasta's --dns-host names it instead.
  *
  * Return: 0 on success, -1 if the host names no usable nameserver
  */
 int dns_upstream(struct ctx *c, union sockaddr_inany *sa, socklen_t *salen)
 {
-	struct dns_state *s = dns_state_fresh(c);
+	const struct pasta_opts *po = c->o->pasta;
+	struct dns_state *s;
+	struct in6_addr a;
 
+	/* pasta's --dns-host; IPv4 first, as tapir has one upstream. */
+	if (po && (po->dns_host.v4_set || po->dns_host.v6_set)) {
+		if (po->dns_host.v4_set)
+			inany_from_v4(&a, po->dns_host.v4);
+		else
+			a = po->dns_host.v6;
+		sockaddr_from_inany(sa, salen, &a, 53);
+		return 0;
+	}
+	s = dns_state_fresh(c);
 	if (!s || !s->n)
 		return -1;
 	*sa = s->ns[s->use];

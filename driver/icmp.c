@@ -12,6 +12,7 @@
 #include "inany.h"
 #include "ip.h"
 #include "ndp.h"
+#include "pasta_cli.h"
 #include "ping.h"
 #include "thread.h"
 
@@ -222,6 +223,11 @@ void icmp_input(struct ctx *c, struct pkt *p)
 		return;
 	if (p->l4[0] != echo) {
 		c->stats.drops[DROP_UNKNOWN_PROTO]++;
+		return;
+	}
+	/* pasta's --no-icmp: echo only; NDP above still answers. */
+	if (c->o->pasta && c->o->pasta->no_icmp) {
+		c->stats.drops[DROP_NO_ROUTE]++;
 		return;
 	}
 	/* fe80::2 is ours in every addressing: the source of our adverts. */

@@ -12,6 +12,7 @@
 #include "ip4.h"
 #include "ip6.h"
 #include "ndp.h"
+#include "pasta_cli.h"
 #include "frag.h"
 #include "tapio.h"
 #include "thread.h"
@@ -137,7 +138,11 @@ void ip_l4_input(struct ctx *c, struct pkt *p)
 {
 	switch (p->proto) {
 	case IPPROTO_TCP:
-		tcp_input(c, p);
+		/* pasta's --no-tcp: silently dropped, as in pasta. */
+		if (c->o->pasta && c->o->pasta->no_tcp)
+			c->stats.drops[DROP_NO_ROUTE]++;
+		else
+			tcp_input(c, p);
 		break;
 	case IPPROTO_UDP:
 		udp_input(c, p);
@@ -195,7 +200,7 @@ int ip_output(struct ctx *c, const struct in6_addr *src,
 		iov[1] = (struct iovec){&ih4, sizeof(ih4)};
 	} else {
 		thread_guest_mac(c, eh.ether_dhost);
-		memcpy(eh.ether_shost, eth_router6_mac, 6);
+		memcpy(eh.ether_shost, eth_router6(c), 6);
 		eh.ether_type = htons(ETHERTYPE_IPV6);
 		ip6_build_header(&ih6, src, dst, proto, l4len);
 		iov[1] = (struct iovec){&ih6, sizeof(ih6)};

@@ -21,6 +21,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "loop.h"
+#include "pasta_cli.h"
 #include "nshelper.h"
 #include "pasta_fwd.h"
 #include "pcap.h"
@@ -66,6 +67,7 @@ static int target_exists(const struct opts *o)
  * In path mode the tap pins the netns, so it never disappears while we
  * run; but a path under /proc/PID/ (rootlesskit's detach mode passes
  * /proc/<child>/root/<statedir>/netns) names the process that owns it.
+ * pasta's --no-netns-quit watches none.
  *
  * Return: the PID, or 0 if there is none to watch
  */
@@ -73,6 +75,8 @@ static pid_t target_pid(const struct opts *o)
 {
 	int pid, n = 0;
 
+	if (o->pasta && o->pasta->no_netns_quit)
+		return 0;
 	if (o->netns_type == NETNS_PID)
 		return o->pid;
 	if (sscanf(o->netns_path, "/proc/%d/%n", &pid, &n) == 1 && n > 0 &&

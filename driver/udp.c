@@ -19,6 +19,7 @@
 #include "inany.h"
 #include "ip.h"
 #include "log.h"
+#include "pasta_cli.h"
 #include "tapio.h"
 #include "thread.h"
 #include "udp.h"
@@ -602,6 +603,11 @@ void udp_input(struct ctx *c, struct pkt *p)
 	if (!p->v6 && ntohs(uh.dest) == 67 &&
 	    (thread_pass_to_main(c) || dhcp_input(c, p)))
 		return;
+	/* pasta's --no-udp: DHCP above still answers, as in pasta. */
+	if (c->o->pasta && c->o->pasta->no_udp) {
+		c->stats.drops[DROP_NO_ROUTE]++;
+		return;
+	}
 	flow_key_guest(&k, FLOW_UDP, &p->src, ntohs(uh.source), &p->dst,
 	               ntohs(uh.dest));
 	f = udp_flow_lookup(c->flows, &k);
