@@ -876,6 +876,43 @@ pasta_dhcp() {
 	pasta_dhcp "$REF_PASTA"
 }
 
+# What the link-local gateway scenario runs: the sandbox host's IPv6
+# default route goes via fe80::fe, which pasta copies as the guest's
+# gateway; echo to it, and UDP and TCP to services on the host's ::1
+# through it, with DRIVER ($1) as pasta.
+# shellcheck disable=SC2034 # used inside the sandbox
+LL_GATEWAY='
+ip -6 route replace default via fe80::fe dev sbx0
+bg_start udp6 socat -T2 UDP6-RECVFROM:7795,bind=[::1],fork SYSTEM:"echo udp ok"
+bg_start tcp6 socat TCP6-LISTEN:7796,bind=[::1],fork,reuseaddr \
+	SYSTEM:"echo tcp ok"
+wait_for 5 bash -c "ss -Hlun | grep -q :7795 && ss -Hltn | grep -q :7796"
+as_user timeout -k 1 20 $1 --config-net -- sh -c "
+	ip -6 route show default | cut -d\" \" -f1-5
+	ping -n -c1 -W2 fe80::fe%sbx0 >/dev/null && echo ping ok
+	echo x | timeout 3 socat -T2 - UDP6:[fe80::fe%sbx0]:7795
+	timeout 3 socat - TCP6:[fe80::fe%sbx0]:7796 </dev/null"
+'
+
+# ll_gateway DRIVER: the link-local gateway scenario.
+ll_gateway() {
+	run in_sandbox "$LL_GATEWAY" "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "default via fe80::fe dev sbx0"
+	has_line "ping ok"
+	has_line "udp ok"
+	has_line "tcp ok"
+}
+
+@test "pasta mode: a link-local IPv6 gateway copied from the host answers echo, and UDP and TCP to it reach the host's ::1: tapir as pasta" {
+	ll_gateway "$TAPIR_BIN pasta"
+}
+
+@test "pasta mode: a link-local IPv6 gateway copied from the host answers echo, and UDP and TCP to it reach the host's ::1: trixie pasta (reference)" {
+	ll_gateway "$REF_PASTA"
+}
+
 # What the Docker scenario runs inside the trixie root, as the test user:
 # dockerd-rootless.sh with rootlesskit's pasta driver and the implicit
 # port driver (DOCKERD_ROOTLESS_ROOTLESSKIT_FLAGS names tapir when
