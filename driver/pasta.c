@@ -631,8 +631,10 @@ int pasta_main(int argc, char **argv)
 		return 0;
 	if (pasta_to_opts(&po, &o))
 		return 1;
+	if (pasta_log_open(&po))
+		return 1;
 	pidfd = open_pidfile(po.pidfile);
-	if (pidfd == -1 || pasta_log_open(&po))
+	if (pidfd == -1)
 		return 1;
 	if (po.cmd) {
 		ret = pidfd >= 0 ? write_pid(pidfd, getpid(), po.pidfile) : 0;
