@@ -62,11 +62,7 @@ struct fake {
 static int fake_open(struct fake *f)
 {
 	f->peer = fake_ctx_init(&f->c, &f->o, true, guest_mac);
-	f->c.base = event_base_new();
-	if (!f->c.base || flow_init(&f->c) || udp_init(&f->c) ||
-	    frag_init(&f->c))
-		return -1;
-	return 0;
+	return fake_ctx_udp_open(&f->c);
 }
 
 /**
@@ -75,10 +71,7 @@ static int fake_open(struct fake *f)
  */
 static void fake_close(struct fake *f)
 {
-	udp_cleanup(&f->c);
-	flow_cleanup(&f->c);
-	frag_cleanup(&f->c);
-	event_base_free(f->c.base);
+	fake_ctx_udp_close(&f->c);
 	fake_ctx_close(&f->c, f->peer);
 }
 
