@@ -66,12 +66,12 @@ void arp_input(struct ctx *c, struct frame *f)
 	}
 	rep = req;
 	rep.arp_op = htons(ARPOP_REPLY);
-	eth_special_mac(rep.arp_sha, tip);
+	eth_special_mac(c, rep.arp_sha, tip);
 	memcpy(rep.arp_spa, req.arp_tpa, 4);
 	memcpy(rep.arp_tha, req.arp_sha, 6);
 	memcpy(rep.arp_tpa, req.arp_spa, 4);
 	memcpy(eh.ether_dhost, req.arp_sha, 6);
-	eth_special_mac(eh.ether_shost, tip);
+	eth_special_mac(c, eh.ether_shost, tip);
 	eh.ether_type = htons(ETHERTYPE_ARP);
 	iov[0] = (struct iovec){&eh, sizeof(eh)};
 	iov[1] = (struct iovec){&rep, sizeof(rep)};

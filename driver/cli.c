@@ -416,8 +416,8 @@ static int parse_queues(const char *s, unsigned int *out)
 }
 
 /**
- * resolve_outbound() - turn an address literal or interface name into an
- *			address of @family
+ * cli_resolve_outbound() - turn an address literal or interface name into
+ *			    an address of @family
  * @s:		input
  * @family:	AF_INET or AF_INET6
  * @out:	struct in_addr or struct in6_addr to fill
@@ -425,7 +425,7 @@ static int parse_queues(const char *s, unsigned int *out)
  * Return: 0 on success, -1 if @s is neither a literal nor an interface with
  *	   an address of @family
  */
-static int resolve_outbound(const char *s, int family, void *out)
+int cli_resolve_outbound(const char *s, int family, void *out)
 {
 	struct ifaddrs *ifa, *i;
 	int ret = -1;
@@ -626,7 +626,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		o->disable_dns = true;
 		break;
 	case OPT_OUTBOUND_ADDR:
-		if (resolve_outbound(arg, AF_INET, &o->outbound4)) {
+		if (cli_resolve_outbound(arg, AF_INET, &o->outbound4)) {
 			err_msg("outbound-addr has to be valid ipv4 address or "
 			        "interface name: %s",
 			        arg);
@@ -635,7 +635,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		o->outbound4_set = true;
 		break;
 	case OPT_OUTBOUND_ADDR6:
-		if (resolve_outbound(arg, AF_INET6, &o->outbound6)) {
+		if (cli_resolve_outbound(arg, AF_INET6, &o->outbound6)) {
 			err_msg("outbound-addr6 has to be valid ipv6 address "
 			        "or interface name: %s",
 			        arg);

@@ -128,6 +128,8 @@ struct publish {
  * @pid_path:		its name, for messages
  * @watch_path:		stop when this file is removed (pasta's --netns),
  *			or empty
+ * @no_target_quit:	pasta's --no-netns-quit: the target's exit does not
+ *			end tapir
  * @pasta:		pasta mode: its forwards (pasta_fwd.c), else NULL
  * @conditions:	--conditions rules, put in force at start (cond.c)
  */
@@ -187,6 +189,7 @@ struct opts {
 	int pid_fd;
 	const char *pid_path;
 	char watch_path[PATH_MAX];
+	bool no_target_quit;
 	const struct pasta_opts *pasta;
 	struct cond_set conditions;
 };
@@ -200,6 +203,7 @@ void cli_usage(FILE *f, enum cli_mode mode);
 int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
                    char *why, size_t whylen);
 int cli_parse_mac(const char *s, uint8_t mac[6]);
+int cli_resolve_outbound(const char *s, int family, void *out);
 int cli_parse_publish(const char *s, struct publish *p, char *why,
                       size_t whylen);
 void cli_opts_defaults(struct opts *o, enum cli_mode mode);

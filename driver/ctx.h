@@ -106,6 +106,9 @@ struct pkt;
  * @rx_handoff:		how @rx came to this thread
  * @rx_whole:		the datagram reassembled from @rx and the fragments
  *			before it, while it is handled; else NULL
+ * @icmp_err_ms:	ICMP errors to the guest, a token bucket (icmp.c):
+ *			clock_ms() of its last refill
+ * @icmp_err_spent:	errors sent beyond what it refilled since
  */
 struct ctx {
 	const struct opts *o;
@@ -157,6 +160,8 @@ struct ctx {
 	const struct frame *rx;
 	enum handoff rx_handoff;
 	const struct pkt *rx_whole;
+	uint64_t icmp_err_ms;
+	unsigned int icmp_err_spent;
 };
 
 void ctx_set_addresses(struct ctx *c);

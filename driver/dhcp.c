@@ -12,6 +12,7 @@
 #include "inany.h"
 #include "ip.h"
 #include "log.h"
+#include "pasta_cli.h"
 
 #define DHCP_SERVER_PORT 67
 #define DHCP_CLIENT_PORT 68
@@ -21,7 +22,8 @@
 #define DHCP_MAGIC 0x63825363U
 /* Replies are padded to the BOOTP minimum some old clients insist on. */
 #define DHCP_REPLY_MIN 300
-#define DHCP_REPLY_MAX 400
+/* Room for pasta's -S, -H and --fqdn, one option each, at their longest. */
+#define DHCP_REPLY_MAX 1200
 /* As slirp4netns: 16 leases from net+15, handed out for a day. */
 #define DHCP_LEASES 16
 #define DHCP_FIRST_HOST 15
@@ -43,11 +45,14 @@ enum dhcp_option {
 	OPT_SUBNET_MASK = 1,
 	OPT_ROUTER = 3,
 	OPT_DNS = 6,
+	OPT_HOSTNAME = 12,
 	OPT_MTU = 26,
 	OPT_REQUESTED_ADDR = 50,
 	OPT_LEASE_TIME = 51,
 	OPT_MSG_TYPE = 53,
 	OPT_SERVER_ID = 54,
+	OPT_CLIENT_FQDN = 81,
+	OPT_DOMAIN_SEARCH = 119,
 	OPT_END = 255,
 };
 
@@ -344,6 +349,39 @@ static void put_opt(uint8_t *buf, size_t *off, uint8_t tag, const void *val,
 }
 
 /**
+ * put_pasta_opts() - what pasta's -D, -S, -H and --fqdn add to a reply
+ * @c:		context in pasta mode
+ * @buf:	reply
+ * @off:	offset of the next option; advanced past what is added
+ *
+ * pasta names DNS servers (its -D ones, else the --dns-forward address)
+ * only with --dhcp-dns, and search domains only with --dhcp-search.
+ */
+static void put_pasta_opts(const struct ctx *c, uint8_t *buf, size_t *off)
+{
+	const struct pasta_opts *po = c->o->pasta;
+	uint8_t fqdn[3 + sizeof(po->fqdn)] = {0x04, 255, 255};
+
+	if (po->dhcp_dns && !po->dns_none && po->n_dns4)
+		put_opt(buf, off, OPT_DNS, po->dns4,
+		        (uint8_t)(po->n_dns4 * sizeof(po->dns4[0])));
+	else if (po->dhcp_dns && !po->dns_none && !c->o->disable_dns)
+		put_opt(buf, off, OPT_DNS, &c->dns4, 4);
+	if (po->dhcp_search && po->search_len)
+		put_opt(buf, off, OPT_DOMAIN_SEARCH, po->search,
+		        (uint8_t)po->search_len);
+	if (po->hostname[0])
+		put_opt(buf, off, OPT_HOSTNAME, po->hostname,
+		        (uint8_t)strlen(po->hostname));
+	/* RFC 4702: the name in DNS's encoding (E), rcodes 255. */
+	if (po->fqdn_len) {
+		memcpy(fqdn + 3, po->fqdn, po->fqdn_len);
+		put_opt(buf, off, OPT_CLIENT_FQDN, fqdn,
+		        (uint8_t)(3 + po->fqdn_len));
+	}
+}
+
+/**
  * dhcp_build_reply() - build an OFFER, ACK or NAK for a request
  * @c:		context, for the addresses and the MTU
  * @req:	the request
@@ -380,7 +418,9 @@ static size_t dhcp_build_reply(const struct ctx *c, const struct dhcp_req *req,
 		put_opt(buf, &off, OPT_LEASE_TIME, &lease, 4);
 		put_opt(buf, &off, OPT_SUBNET_MASK, &c->mask4, 4);
 		put_opt(buf, &off, OPT_ROUTER, &c->gw4, 4);
-		if (!c->o->disable_dns)
+		if (c->o->pasta)
+			put_pasta_opts(c, buf, &off);
+		else if (!c->o->disable_dns)
 			put_opt(buf, &off, OPT_DNS, &c->dns4, 4);
 		put_opt(buf, &off, OPT_MTU, &mtu, 2);
 	}

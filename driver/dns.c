@@ -15,7 +15,9 @@
 #include "clock.h"
 #include "seccomp.h"
 #include "dns.h"
+#include "inany.h"
 #include "log.h"
+#include "pasta_cli.h"
 
 /* Syscalls the resolver cache makes once running: re-reading resolv.conf,
  * if_nametoindex() for a scoped server (an AF_INET socket and
@@ -309,6 +311,32 @@ static void pick_server(const struct ctx *c, struct dns_state *s)
 }
 
 /**
+ * dns_state_fresh() - the resolver cache, created on first use, checked
+ *		       against the file at most once a second
+ * @c:		context; the cache lives in c->dns
+ *
+ * Return: the cache, or NULL if it could not be allocated
+ */
+static struct dns_state *dns_state_fresh(struct ctx *c)
+{
+	struct dns_state *s = c->dns;
+	uint64_t now = clock_ms();
+
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		c->dns = s;
+	}
+	if (!s->checked_ms || now - s->checked_ms >= 1000) {
+		s->checked_ms = now ? now : 1;
+		dns_refresh(s, c->resolv_conf ? c->resolv_conf : RESOLV_CONF);
+		pick_server(c, s);
+	}
+	return s;
+}
+
+/**
  * dns_upstream() - where DNS queries to the forwarder address go
  * @c:		context; the cache is created in c->dns on first use
  * @sa:		filled with the host's first nameserver, port 53
@@ -317,32 +345,65 @@ static void pick_server(const struct ctx *c, struct dns_state *s)
  * A loopback resolver is returned as it is, even with
  * --disable-host-loopback: slirp4netns forwards to it too. A server the
  * host has no route to is passed over for the next one (checked with the
- * file, at most once a second).
+ * file, at most once a second). pasta's --dns-host names it instead.
  *
  * Return: 0 on success, -1 if the host names no usable nameserver
  */
 int dns_upstream(struct ctx *c, union sockaddr_inany *sa, socklen_t *salen)
 {
-	struct dns_state *s = c->dns;
-	uint64_t now = clock_ms();
+	const struct pasta_opts *po = c->o->pasta;
+	struct dns_state *s;
+	struct in6_addr a;
 
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return -1;
-		c->dns = s;
+	/* pasta's --dns-host; IPv4 first, as tapir has one upstream. */
+	if (po && (po->dns_host.v4_set || po->dns_host.v6_set)) {
+		if (po->dns_host.v4_set)
+			inany_from_v4(&a, po->dns_host.v4);
+		else
+			a = po->dns_host.v6;
+		sockaddr_from_inany(sa, salen, &a, 53);
+		return 0;
 	}
-	if (!s->checked_ms || now - s->checked_ms >= 1000) {
-		s->checked_ms = now ? now : 1;
-		dns_refresh(s, c->resolv_conf ? c->resolv_conf : RESOLV_CONF);
-		pick_server(c, s);
-	}
-	if (!s->n)
+	s = dns_state_fresh(c);
+	if (!s || !s->n)
 		return -1;
 	*sa = s->ns[s->use];
 	*salen =
 	        sa->sa.sa_family == AF_INET ? sizeof(sa->sa4) : sizeof(sa->sa6);
 	return 0;
+}
+
+/**
+ * dns_host_resolves_at() - whether the host's resolv.conf names @a, or a
+ *			    loopback address, as a nameserver
+ * @c:		context; the cache is created in c->dns on first use
+ * @a:		address (IPv4-mapped for IPv4); a scope is not compared
+ *
+ * pasta's exception for its mapped gateway: DNS to it is meant for the
+ * host's resolver, not for whatever listens on the host's port 53, when
+ * the host's resolver is the gateway itself (a home router) or sits on
+ * a loopback address (systemd-resolved's 127.0.0.53).
+ *
+ * Return: true if so
+ */
+bool dns_host_resolves_at(struct ctx *c, const struct in6_addr *a)
+{
+	struct dns_state *s = dns_state_fresh(c);
+
+	for (int i = 0; s && i < s->n; i++) {
+		const union sockaddr_inany *ns = &s->ns[i];
+
+		if (ns->sa.sa_family == AF_INET &&
+		    ((ntohl(ns->sa4.sin_addr.s_addr) >> 24) == 127 ||
+		     (inany_is_v4(a) &&
+		      inany_v4(a).s_addr == ns->sa4.sin_addr.s_addr)))
+			return true;
+		if (ns->sa.sa_family == AF_INET6 &&
+		    (IN6_IS_ADDR_LOOPBACK(&ns->sa6.sin6_addr) ||
+		     inany_equal(a, &ns->sa6.sin6_addr)))
+			return true;
+	}
+	return false;
 }
 
 /**

@@ -4,7 +4,9 @@
 #ifndef TAPIR_DNS_H
 #define TAPIR_DNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <netinet/in.h>
 
 #include "ctx.h"
 #include "fwd.h"
@@ -13,6 +15,7 @@
 #define DNS_MAX_SERVERS 3
 
 int dns_upstream(struct ctx *c, union sockaddr_inany *sa, socklen_t *salen);
+bool dns_host_resolves_at(struct ctx *c, const struct in6_addr *a);
 void dns_cleanup(struct ctx *c);
 int dns_parse_resolv(const char *text, size_t len, union sockaddr_inany *out,
                      int max);

@@ -8,18 +8,48 @@
 #include "eth.h"
 #include "ip4.h"
 #include "ip6.h"
+#include "pasta_cli.h"
 #include "tapio.h"
 #include "thread.h"
 
 const uint8_t eth_router6_mac[6] = {0x52, 0x56, 0, 0, 0, 2};
 
 /**
+ * pasta_mac() - pasta's -M: the one MAC tapir uses toward the guest
+ * @c:		context
+ *
+ * Return: it, or NULL if not given
+ */
+static const uint8_t *pasta_mac(const struct ctx *c)
+{
+	return c->o->pasta && c->o->pasta->mac_set ? c->o->pasta->mac : NULL;
+}
+
+/**
+ * eth_router6() - the MAC of every IPv6 frame tapir sends to the guest
+ * @c:		context
+ *
+ * Return: pasta's -M, or eth_router6_mac
+ */
+const uint8_t *eth_router6(const struct ctx *c)
+{
+	const uint8_t *m = pasta_mac(c);
+
+	return m ? m : eth_router6_mac;
+}
+
+/**
  * eth_special_mac() - MAC of one of our virtual addresses, as slirp4netns
+ * @c:		context, for pasta's -M, which stands for every address
  * @mac:	filled with 52:55 followed by the four bytes of @ip
  * @ip:		gateway, DNS or other address in the virtual network
  */
-void eth_special_mac(uint8_t mac[6], struct in_addr ip)
+void eth_special_mac(const struct ctx *c, uint8_t mac[6], struct in_addr ip)
 {
+	if (pasta_mac(c)) {
+		memcpy(mac, pasta_mac(c), 6);
+		return;
+	}
 	mac[0] = 0x52;
 	mac[1] = 0x55;
 	memcpy(mac + 2, &ip, 4);
@@ -39,7 +69,7 @@ void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,
 	if ((src.s_addr & c->mask4.s_addr) != (c->gw4.s_addr & c->mask4.s_addr))
 		src = c->gw4;
 	thread_guest_mac(c, eh->ether_dhost);
-	eth_special_mac(eh->ether_shost, src);
+	eth_special_mac(c, eh->ether_shost, src);
 	eh->ether_type = htons(ethertype);
 }
 

@@ -19,7 +19,8 @@ extern const uint8_t eth_router6_mac[6];
 
 void eth_input(struct ctx *c, struct frame *f);
 void eth_learn_guest(struct ctx *c, const struct frame *f);
-void eth_special_mac(uint8_t mac[6], struct in_addr ip);
+void eth_special_mac(const struct ctx *c, uint8_t mac[6], struct in_addr ip);
+const uint8_t *eth_router6(const struct ctx *c);
 void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,
                          struct in_addr src, uint16_t ethertype);
 

@@ -166,12 +166,16 @@ static int fd_in_path(const char *path)
  */
 void fds_close_inherited(const struct opts *o, int own)
 {
+	int logs[2];
+
+	log_own_fds(logs);
 	const int keep[] = {STDIN_FILENO,
 	                    STDOUT_FILENO,
 	                    STDERR_FILENO,
 	                    o->ready_fd,
 	                    o->exit_fd,
-	                    log_own_fd(),
+	                    logs[0],
+	                    logs[1],
 	                    o->detach_fd,
 	                    o->pid_fd,
 	                    own,

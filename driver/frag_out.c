@@ -103,7 +103,7 @@ static void frag_hdrs_init(struct ctx *c, struct frag_hdrs *h,
 		return;
 	}
 	thread_guest_mac(c, h->eh.ether_dhost);
-	memcpy(h->eh.ether_shost, eth_router6_mac, 6);
+	memcpy(h->eh.ether_shost, eth_router6(c), 6);
 	h->eh.ether_type = htons(ETHERTYPE_IPV6);
 	ip6_build_header(&h->h6.ih6, src, dst, IPPROTO_FRAGMENT, 0);
 	memset(&h->h6.fh, 0, sizeof(h->h6.fh));

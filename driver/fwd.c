@@ -86,6 +86,28 @@ static bool in_virtual_net(const struct ctx *c, const struct in6_addr *a)
 }
 
 /**
+ * gateway_dns() - whether DNS to the gateway goes to the host's resolver
+ *		   rather than to the host's loopback
+ * @c:		context
+ * @dst:	the gateway, as the guest sent to it
+ * @dport:	destination port, host order
+ *
+ * pasta's exception, without --dns-forward: its gateway is the host's
+ * own, which is often the host's resolver too, and the mapping to the
+ * host's loopback would shadow it. So when the host's resolv.conf names
+ * the gateway, or a loopback resolver (which 127.0.0.1 may not be), DNS
+ * to the gateway is forwarded as the DNS address's is.
+ *
+ * Return: true if so
+ */
+static bool gateway_dns(const struct ctx *c, const struct in6_addr *dst,
+                        uint16_t dport)
+{
+	return c->o->pasta_net && c->o->disable_dns && dport == 53 &&
+	       dns_host_resolves_at((struct ctx *)c, dst);
+}
+
+/**
  * fwd_outbound() - decide where a guest flow to @dst:@dport goes on the host
  * @c:		context
  * @proto:	IPPROTO_TCP or IPPROTO_UDP
@@ -95,9 +117,10 @@ static bool in_virtual_net(const struct ctx *c, const struct in6_addr *a)
  * @salen:	on FWD_OK, its length
  *
  * The gateway stands for host loopback unless --disable-host-loopback (then
- * net-unreachable, as slirp4netns answers); the DNS address on port 53 stands
- * for the host's first resolver unless --disable-dns (then packets to it
- * vanish: the guest sees a timeout, and nothing is sent on its behalf).
+ * net-unreachable, as slirp4netns answers), or pasta's gateway for DNS
+ * (gateway_dns()); the DNS address on port 53 stands for the host's first
+ * resolver unless --disable-dns (then packets to it vanish: the guest sees
+ * a timeout, and nothing is sent on its behalf).
  *
  * Return: the verdict
  */
@@ -117,6 +140,9 @@ enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
 	if (ip_is_gateway(c, dst)) {
 		if (c->o->disable_host_loopback)
 			return FWD_NET_UNREACH;
+		if (gateway_dns(c, dst, dport) &&
+		    !dns_upstream((struct ctx *)c, sa, salen))
+			return FWD_OK;
 		if (inany_is_v4(dst))
 			inany_from_v4(&host,
 			              (struct in_addr){htonl(INADDR_LOOPBACK)});

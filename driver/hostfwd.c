@@ -29,6 +29,7 @@
 #include "fdlimit.h"
 #include "fwd.h"
 #include "hostfwd.h"
+#include "pasta_cli.h"
 #include "inany.h"
 #include "log.h"
 #include "nssock.h"
@@ -148,6 +149,7 @@ void hostfwd_spec_str(const struct hostfwd_spec *s, char *buf, size_t len)
 /**
  * open_listener() - the host socket of a forward
  * @s:		forward
+ * @freebind:	bind an address the host does not have (pasta's --freebind)
  * @why:	on failure, the step and the errno text
  * @whylen:	size of @why
  *
@@ -161,7 +163,8 @@ void hostfwd_spec_str(const struct hostfwd_spec *s, char *buf, size_t len)
  *
  * Return: the socket, or -errno
  */
-static int open_listener(const struct hostfwd_spec *s, char *why, size_t whylen)
+static int open_listener(const struct hostfwd_spec *s, bool freebind, char *why,
+                         size_t whylen)
 {
 	const int one = 1, v6only = !s->dual;
 	union sockaddr_inany sa;
@@ -185,7 +188,9 @@ static int open_listener(const struct hostfwd_spec *s, char *why, size_t whylen)
 	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one))) ||
 	    (sa.sa.sa_family == AF_INET6 &&
 	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
-	                sizeof(v6only)))) {
+	                sizeof(v6only))) ||
+	    (freebind &&
+	     setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)))) {
 		err = errno;
 		what = "setsockopt";
 		goto fail;
@@ -577,7 +582,8 @@ int hostfwd_add(struct ctx *c, struct hostfwd_spec *s, char *why, size_t whylen)
 	}
 	f->hs = hs;
 	f->s = *s;
-	f->fd = ret = open_listener(s, why, whylen);
+	f->fd = ret = open_listener(s, c->o->pasta && c->o->pasta->freebind,
+	                            why, whylen);
 	if (ret < 0) {
 		free(f);
 		return ret;

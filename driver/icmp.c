@@ -6,11 +6,13 @@
 #include <netinet/icmp6.h>
 #include <netinet/ip_icmp.h>
 
+#include "clock.h"
 #include "csum.h"
 #include "icmp.h"
 #include "inany.h"
 #include "ip.h"
 #include "ndp.h"
+#include "pasta_cli.h"
 #include "ping.h"
 #include "thread.h"
 
@@ -19,6 +21,13 @@
  * less: the IPv4 header and 8 bytes.
  */
 #define ICMP_QUOTE_MAX (1280 - 40 - 8)
+/* ICMP errors to the guest, per context: up to ICMP_ERR_BURST at once,
+ * then ICMP_ERR_RATE a second, as Linux's icmp_msgs_burst and
+ * icmp_msgs_per_sec. A host that refuses every datagram of a flood costs
+ * the guest no flood of errors, and tapir no more work than reading them.
+ */
+#define ICMP_ERR_BURST 50
+#define ICMP_ERR_RATE 1000
 
 /**
  * icmp_csum() - checksum of an ICMP (no pseudo-header) or ICMPv6 message
@@ -105,11 +114,62 @@ bool icmp_may_answer(const struct ctx *c, const struct pkt *p)
 }
 
 /**
+ * icmp_err_allowed() - take a token of the context's error bucket
+ * @c:		context
+ *
+ * Return: true if an error may go to the guest now
+ */
+static bool icmp_err_allowed(struct ctx *c)
+{
+	uint64_t now = clock_ms();
+	uint64_t refill = (now - c->icmp_err_ms) * ICMP_ERR_RATE / 1000;
+
+	if (refill) {
+		c->icmp_err_spent =
+		        refill >= c->icmp_err_spent
+		                ? 0
+		                : c->icmp_err_spent - (unsigned int)refill;
+		c->icmp_err_ms = now;
+	}
+	if (c->icmp_err_spent >= ICMP_ERR_BURST)
+		return false;
+	c->icmp_err_spent++;
+	return true;
+}
+
+/**
+ * unreach6_code() - the ICMPv6 destination-unreachable code of an ICMP one
+ * @code:	ICMP_*_UNREACH code
+ *
+ * Return: ICMP6_DST_UNREACH_* code
+ */
+static uint8_t unreach6_code(uint8_t code)
+{
+	switch (code) {
+	case ICMP_PORT_UNREACH:
+		return ICMP6_DST_UNREACH_NOPORT;
+	case ICMP_NET_UNREACH:
+	case ICMP_NET_UNKNOWN:
+	case ICMP_NET_UNR_TOS:
+		return ICMP6_DST_UNREACH_NOROUTE;
+	case ICMP_NET_ANO:
+	case ICMP_HOST_ANO:
+	case ICMP_PKT_FILTERED:
+		return ICMP6_DST_UNREACH_ADMIN;
+	default:
+		return ICMP6_DST_UNREACH_ADDR;
+	}
+}
+
+/**
  * icmp_send_unreach() - tell the guest a packet can't be delivered
  * @c:		context
  * @p:		the offending packet
  * @code:	ICMP_NET_UNREACH, ICMP_PORT_UNREACH, ... (IPv4 codes; mapped
  *		to ICMPv6 destination-unreachable codes for IPv6)
+ *
+ * At most ICMP_ERR_RATE a second, after a burst of ICMP_ERR_BURST: the
+ * rest are not sent.
  *
  * Return: 0 on success, -1 if dropped
  */
@@ -118,7 +178,7 @@ int icmp_send_unreach(struct ctx *c, const struct pkt *p, uint8_t code)
 	size_t quote = p->l3len + (p->l4len < 8 ? p->l4len : 8);
 	uint8_t m[8 + ICMP_QUOTE_MAX];
 
-	if (!icmp_may_answer(c, p))
+	if (!icmp_may_answer(c, p) || !icmp_err_allowed(c))
 		return -1;
 	if (p->v6) /* Whole offending packet, within the minimum IPv6 MTU. */
 		quote = p->l3len + p->l4len;
@@ -127,9 +187,7 @@ int icmp_send_unreach(struct ctx *c, const struct pkt *p, uint8_t code)
 	memset(m, 0, 8);
 	if (p->v6) {
 		m[0] = ICMP6_DST_UNREACH;
-		m[1] = code == ICMP_PORT_UNREACH  ? ICMP6_DST_UNREACH_NOPORT
-		       : code == ICMP_NET_UNREACH ? ICMP6_DST_UNREACH_NOROUTE
-		                                  : ICMP6_DST_UNREACH_ADDR;
+		m[1] = unreach6_code(code);
 	} else {
 		m[0] = ICMP_DEST_UNREACH;
 		m[1] = code;
@@ -167,7 +225,14 @@ void icmp_input(struct ctx *c, struct pkt *p)
 		c->stats.drops[DROP_UNKNOWN_PROTO]++;
 		return;
 	}
-	if (ip_is_gateway(c, &p->dst) || ip_is_dns(c, &p->dst))
+	/* pasta's --no-icmp: echo only; NDP above still answers. */
+	if (c->o->pasta && c->o->pasta->no_icmp) {
+		c->stats.drops[DROP_NO_ROUTE]++;
+		return;
+	}
+	/* fe80::2 is ours in every addressing: the source of our adverts. */
+	if (ip_is_gateway(c, &p->dst) || ip_is_dns(c, &p->dst) ||
+	    (p->v6 && inany_equal(&p->dst, &ndp_router_ll)))
 		icmp_echo_local(c, p);
 	else
 		ping_forward(c, p);

@@ -11,6 +11,8 @@
 #include "ip.h"
 #include "ip4.h"
 #include "ip6.h"
+#include "ndp.h"
+#include "pasta_cli.h"
 #include "frag.h"
 #include "tapio.h"
 #include "thread.h"
@@ -18,12 +20,15 @@
 #include "udp.h"
 
 /**
- * ip_is_gateway() - whether @a is the gateway tapir stands in for (net+2
- *		     or fd00::2)
+ * ip_is_gateway() - whether @a is the gateway tapir stands in for (net+2,
+ *		     fd00::2 or pasta's copied IPv6 gateway, and the router's
+ *		     link-local fe80::2)
  * @c:		context
  * @a:		address
  *
- * In pasta's addressing with --no-map-gw there is none: the gateway is a
+ * fe80::2 is the default route the guest learns from our adverts, so it
+ * is the gateway as much as fd00::2 is (slirp4netns answers it too). In
+ * pasta's addressing with --no-map-gw there is none: the gateway is a
  * host outside like any other, for TCP, UDP and ICMP echo alike.
  *
  * Return: true if so
@@ -34,7 +39,7 @@ bool ip_is_gateway(const struct ctx *c, const struct in6_addr *a)
 		return false;
 	if (inany_is_v4(a))
 		return inany_v4(a).s_addr == c->gw4.s_addr;
-	return inany_equal(a, &c->gw6);
+	return inany_equal(a, &c->gw6) || inany_equal(a, &ndp_router_ll);
 }
 
 /**
@@ -133,7 +138,11 @@ void ip_l4_input(struct ctx *c, struct pkt *p)
 {
 	switch (p->proto) {
 	case IPPROTO_TCP:
-		tcp_input(c, p);
+		/* pasta's --no-tcp: silently dropped, as in pasta. */
+		if (c->o->pasta && c->o->pasta->no_tcp)
+			c->stats.drops[DROP_NO_ROUTE]++;
+		else
+			tcp_input(c, p);
 		break;
 	case IPPROTO_UDP:
 		udp_input(c, p);
@@ -191,7 +200,7 @@ int ip_output(struct ctx *c, const struct in6_addr *src,
 		iov[1] = (struct iovec){&ih4, sizeof(ih4)};
 	} else {
 		thread_guest_mac(c, eh.ether_dhost);
-		memcpy(eh.ether_shost, eth_router6_mac, 6);
+		memcpy(eh.ether_shost, eth_router6(c), 6);
 		eh.ether_type = htons(ETHERTYPE_IPV6);
 		ip6_build_header(&ih6, src, dst, proto, l4len);
 		iov[1] = (struct iovec){&ih6, sizeof(ih6)};

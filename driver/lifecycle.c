@@ -163,6 +163,7 @@ int lifecycle_target_exists(const struct opts *o)
  * In path mode the tap pins the netns, so it never disappears while we
  * run; but a path under /proc/PID/ (rootlesskit's detach mode passes
  * /proc/<child>/root/<statedir>/netns) names the process that owns it.
+ * pasta's --no-netns-quit watches none.
  *
  * Return: the PID, or 0 if there is none to watch
  */
@@ -170,6 +171,8 @@ pid_t lifecycle_target_pid(const struct opts *o)
 {
 	int pid, n = 0;
 
+	if (o->no_target_quit)
+		return 0;
 	if (o->netns_type == NETNS_PID)
 		return o->pid;
 	if (sscanf(o->netns_path, "/proc/%d/%n", &pid, &n) == 1 && n > 0 &&

@@ -44,7 +44,7 @@
  * program's).
  */
 const char *const log_syscalls[] = {
-        "poll", "ppoll", "write", "sendto", "dup3", NULL,
+        "poll", "ppoll", "write", "sendto", "dup3", "ftruncate", NULL,
 };
 
 bool log_debug_enabled;
@@ -63,6 +63,12 @@ static int log_fd = -1;
 static bool log_to_socket;
 /* Makes poll() and write() on a shared, blocking stderr one step. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+/* pasta's -l: every line goes to this file too (under log_lock), which
+ * starts over when a line would take it past log_file_max bytes.
+ */
+static int log_file = -1;
+static unsigned long log_file_max;
+static unsigned long log_file_len;
 
 /**
  * log_lock_take() - pthread_atfork() prepare handler: no line half-written
@@ -136,14 +142,14 @@ void log_init(void)
 }
 
 /**
- * log_own_fd() - the fd log_init() opened for stderr, kept by
- *		  fds_close_except() callers
- *
- * Return: the fd, or -1 if there is none
+ * log_own_fds() - the fds the log opened, kept by fds_close_except()
+ *		   callers: log_init()'s copy of stderr, log_to_file()'s file
+ * @fds:	filled with both, -1 for one that is not open
  */
-int log_own_fd(void)
+void log_own_fds(int fds[2])
 {
-	return log_fd;
+	fds[0] = log_fd;
+	fds[1] = log_file;
 }
 
 /**
@@ -168,6 +174,51 @@ int log_redirect(int fd)
 	log_to_socket = false;
 	pthread_mutex_unlock(&log_lock);
 	return err;
+}
+
+/**
+ * log_to_file() - write every later line to a file as well (pasta's -l)
+ * @path:	the file, created or truncated, mode 0600
+ * @max:	bytes it may hold (pasta's --log-size): past them, it starts
+ *		over, which keeps the latest lines and bounds the disk used
+ *
+ * Return: 0, or the errno of the open
+ */
+int log_to_file(const char *path, unsigned long max)
+{
+	int fd = open(path,
+	              O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC |
+	                      O_NOCTTY,
+	              0600);
+
+	if (fd < 0)
+		return errno;
+	pthread_mutex_lock(&log_lock);
+	if (log_file >= 0)
+		close(log_file);
+	log_file = fd;
+	log_file_max = max;
+	log_file_len = 0;
+	pthread_mutex_unlock(&log_lock);
+	return 0;
+}
+
+/**
+ * emit_file() - append one line to the log file, if there is one
+ * @line:	text ending in a newline
+ * @len:	its length
+ *
+ * A regular file takes the write whole, without waiting on a reader.
+ */
+static void emit_file(const char *line, size_t len)
+{
+	pthread_mutex_lock(&log_lock);
+	if (log_file >= 0 && log_file_len + len > log_file_max &&
+	    !ftruncate(log_file, 0))
+		log_file_len = 0;
+	if (log_file >= 0 && write(log_file, line, len) == (ssize_t)len)
+		log_file_len += len;
+	pthread_mutex_unlock(&log_lock);
 }
 
 /**
@@ -203,6 +254,8 @@ static void emit(const char *line, size_t len)
 
 	if (log_silent)
 		return;
+	if (log_file >= 0)
+		emit_file(line, len);
 	if (log_fd < 0 && !log_to_socket) {
 		emit_shared(line, len);
 		return;

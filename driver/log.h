@@ -25,8 +25,9 @@ extern bool log_debug_enabled;
 extern bool log_silent;
 
 void log_init(void);
-int log_own_fd(void);
+void log_own_fds(int fds[2]);
 int log_redirect(int fd);
+int log_to_file(const char *path, unsigned long max);
 void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void err_errno(int err, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));

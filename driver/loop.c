@@ -21,6 +21,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "loop.h"
+#include "pasta_cli.h"
 #include "nshelper.h"
 #include "pasta_fwd.h"
 #include "pcap.h"

@@ -16,6 +16,7 @@
 #include "ip.h"
 #include "log.h"
 #include "ndp.h"
+#include "pasta_cli.h"
 
 /* Router lifetime and RDNSS lifetime in adverts, as libslirp: 30 min. */
 #define NDP_ROUTER_LIFETIME 1800
@@ -33,7 +34,7 @@
 #define NDP_MALFORMED -1 /* length, code or options wrong */
 #define NDP_OFF_LINK -2  /* hop limit below 255: not from this link */
 
-static const struct in6_addr ndp_router_ll = {
+const struct in6_addr ndp_router_ll = {
         .s6_addr = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}};
 static const struct in6_addr ndp_prefix = {.s6_addr = {0xfd, 0}};
 static const struct in6_addr ndp_all_nodes = {
@@ -180,13 +181,14 @@ static int ndp_parse(const struct pkt *p, struct ndp_msg *out)
  * @target:	the address advertised
  * @router:	set the router flag
  * @solicited:	set the solicited flag (answer to a unicast-sourced NS)
+ * @mac:	our MAC, the target's link-layer address
  *
  * The checksum field is left zero for the sender to fill.
  *
  * Return: message length, NDP_NA_LEN
  */
 static size_t ndp_build_na(uint8_t *buf, const struct in6_addr *target,
-                           bool router, bool solicited)
+                           bool router, bool solicited, const uint8_t *mac)
 {
 	memset(buf, 0, NDP_NA_LEN);
 	buf[0] = ND_NEIGHBOR_ADVERT;
@@ -195,7 +197,7 @@ static size_t ndp_build_na(uint8_t *buf, const struct in6_addr *target,
 	memcpy(buf + 8, target, 16);
 	buf[24] = ND_OPT_TARGET_LINKADDR;
 	buf[25] = 1;
-	memcpy(buf + 26, eth_router6_mac, 6);
+	memcpy(buf + 26, mac, 6);
 	return NDP_NA_LEN;
 }
 
@@ -205,6 +207,7 @@ static size_t ndp_build_na(uint8_t *buf, const struct in6_addr *target,
  * @mtu:	link MTU to announce; below the IPv6 minimum it is left out
  * @rdnss:	DNS server to announce (RFC 8106), or NULL for none
  * @copy6:	pasta's copy of the host's IPv6 (guest6/prefix6), or NULL
+ * @mac:	our MAC, the source link-layer address
  *
  * The advert makes us the default router and lets the guest form an
  * address in fd00::/64 by SLAAC. With pasta's copy it announces the
@@ -216,7 +219,7 @@ static size_t ndp_build_na(uint8_t *buf, const struct in6_addr *target,
  */
 static size_t ndp_build_ra(uint8_t *buf, unsigned int mtu,
                            const struct in6_addr *rdnss,
-                           const struct opts *copy6)
+                           const struct opts *copy6, const uint8_t *mac)
 {
 	struct in6_addr prefix = ndp_prefix;
 	unsigned int plen = 64;
@@ -228,7 +231,7 @@ static size_t ndp_build_ra(uint8_t *buf, unsigned int mtu,
 	put16(buf + 6, copy6 ? 0 : NDP_ROUTER_LIFETIME);
 	buf[n] = ND_OPT_SOURCE_LINKADDR;
 	buf[n + 1] = 1;
-	memcpy(buf + n + 2, eth_router6_mac, 6);
+	memcpy(buf + n + 2, mac, 6);
 	n += 8;
 	if (mtu >= 1280) {
 		buf[n] = ND_OPT_MTU;
@@ -285,6 +288,28 @@ static void ndp_send(struct ctx *c, const struct in6_addr *src,
 }
 
 /**
+ * ra_rdnss() - the DNS server our adverts name
+ * @c:		context
+ *
+ * The forwarder (fd00::3), unless --disable-dns. pasta names one only
+ * with --dhcp-dns: the first IPv6 -D, else the forwarder, if any.
+ *
+ * Return: the address, or NULL for none
+ */
+static const struct in6_addr *ra_rdnss(const struct ctx *c)
+{
+	const struct pasta_opts *po = c->o->pasta;
+
+	if (po && (!po->dhcp_dns || po->dns_none))
+		return NULL;
+	if (po && po->n_dns6)
+		return &po->dns6[0];
+	if (c->o->disable_dns || IN6_IS_ADDR_UNSPECIFIED(&c->dns6))
+		return NULL;
+	return &c->dns6;
+}
+
+/**
  * ndp_send_ra() - send our Router Advertisement
  * @c:		context
  * @dst:	the soliciting guest, or all-nodes for an unsolicited one
@@ -292,12 +317,8 @@ static void ndp_send(struct ctx *c, const struct in6_addr *src,
 static void ndp_send_ra(struct ctx *c, const struct in6_addr *dst)
 {
 	uint8_t ra[NDP_RA_MAX];
-	size_t len = ndp_build_ra(
-	        ra, c->tap.mtu,
-	        c->o->disable_dns || IN6_IS_ADDR_UNSPECIFIED(&c->dns6)
-	                ? NULL
-	                : &c->dns6,
-	        c->o->copy6 ? c->o : NULL);
+	size_t len = ndp_build_ra(ra, c->tap.mtu, ra_rdnss(c),
+	                          c->o->copy6 ? c->o : NULL, eth_router6(c));
 
 	ndp_send(c, &ndp_router_ll, dst, ra, len);
 }
@@ -347,7 +368,7 @@ static void ndp_answer_ns(struct ctx *c, const struct pkt *p,
 		return;
 	}
 	/* RFC 4861 7.2.4: a DAD probe gets an unsolicited all-nodes NA. */
-	ndp_build_na(na, &m->target, router, !dad);
+	ndp_build_na(na, &m->target, router, !dad, eth_router6(c));
 	ndp_send(c, &m->target, dad ? &ndp_all_nodes : &p->src, na, sizeof(na));
 }
 

@@ -5,10 +5,15 @@
 #define TAPIR_NDP_H
 
 #include <stdbool.h>
+#include <netinet/in.h>
 
 #include "ctx.h"
 
 struct pkt;
+
+/* The router's link-local address, fe80::2: source of every advert, the
+ * guest's default route in slirp4netns's addressing. */
+extern const struct in6_addr ndp_router_ll;
 
 int ndp_init(struct ctx *c);
 void ndp_cleanup(struct ctx *c);

@@ -364,12 +364,14 @@ static int dump(struct nl *nl, uint16_t type, int family, size_t hdrlen,
 /**
  * struct route_pick - the default route with the lowest metric, so far
  * @family:	the family asked for
+ * @ifindex:	the interface asked for, or 0 for any
  * @found:	one was seen
  * @metric:	its RTA_PRIORITY
  * @r:		what is returned
  */
 struct route_pick {
 	int family;
+	int ifindex;
 	bool found;
 	uint32_t metric;
 	struct route_default r;
@@ -415,7 +417,8 @@ static int route_dump_cb(const struct nlmsghdr *nlh, void *data)
 			break;
 		}
 	}
-	if (r.ifindex > 0 && (!p->found || metric < p->metric)) {
+	if (r.ifindex > 0 && (!p->ifindex || r.ifindex == p->ifindex) &&
+	    (!p->found || metric < p->metric)) {
 		p->found = true;
 		p->metric = metric;
 		p->r = r;
@@ -435,13 +438,36 @@ static int route_dump_cb(const struct nlmsghdr *nlh, void *data)
  */
 int route_get_default(struct nl *nl, int family, struct route_default *r)
 {
-	struct route_pick p = {.family = family};
+	return route_get_default_on(nl, family, 0, r);
+}
+
+/**
+ * route_get_default_on() - the default route of the main table through one
+ *			    interface (pasta's -i)
+ * @nl:		socket
+ * @family:	AF_INET or AF_INET6
+ * @ifindex:	the interface, or 0 for any (route_get_default())
+ * @r:		filled with its interface and gateway (zero if on-link); an
+ *		interface given but without a default route is returned
+ *		with no gateway, its addresses still there to copy
+ *
+ * Return: 0 on success, -ENETUNREACH if there is none, -errno
+ */
+int route_get_default_on(struct nl *nl, int family, int ifindex,
+                         struct route_default *r)
+{
+	struct route_pick p = {.family = family, .ifindex = ifindex};
 	int ret;
 
 	ret = dump(nl, RTM_GETROUTE, family, sizeof(struct rtmsg),
 	           route_dump_cb, &p);
 	if (ret)
 		return ret;
+	if (!p.found && ifindex > 0) {
+		memset(r, 0, sizeof(*r));
+		r->ifindex = ifindex;
+		return 0;
+	}
 	if (!p.found)
 		return -ENETUNREACH;
 	*r = p.r;

@@ -66,6 +66,8 @@ int addr_add(struct nl *nl, int ifindex, int family, const void *addr,
 int route_add_default(struct nl *nl, int ifindex, int family, const void *gw,
                       bool onlink);
 int route_get_default(struct nl *nl, int family, struct route_default *r);
+int route_get_default_on(struct nl *nl, int family, int ifindex,
+                         struct route_default *r);
 int addr_get(struct nl *nl, int ifindex, int family, void *addr,
              unsigned int *plen);
 

@@ -219,7 +219,7 @@ static int configure_copy6(struct nl *nl, const struct opts *o,
 }
 
 /**
- * configure_links() - --configure: lo up, tap up, MAC, addresses, routes
+ * configure_links() - --configure: lo up, tap up, addresses, routes
  * @nl:		netlink socket
  * @o:		options
  * @info:	reply being built (ifname and ifindex set)
@@ -239,8 +239,6 @@ static int configure_links(struct nl *nl, const struct opts *o,
 	if ((ret = link_get(nl, "lo", &lo)) ||
 	    (ret = link_set_up(nl, lo.ifindex)))
 		return fail(e, ret, "set lo up");
-	if (o->mac_set && (ret = link_set_mac(nl, info->ifindex, o->mac)))
-		return fail(e, ret, "set MAC address of %s", info->ifname);
 	if ((ret = link_set_up(nl, info->ifindex)))
 		return fail(e, ret, "set %s up", info->ifname);
 	if (add_addr(nl, info, AF_INET, &o->guest4, o->prefix, e))
@@ -310,6 +308,11 @@ static int setup_tap(const struct opts *o, struct ipc_tap_info *info, int *fds,
 	}
 	if ((ret = link_set_txqlen(&nl, st.ifindex, txqlen))) {
 		fail(e, ret, "set txqueuelen %u on %s", txqlen, o->ifname);
+		goto out;
+	}
+	/* Before the link is up; pasta's --ns-mac-addr sets it either way. */
+	if (o->mac_set && (ret = link_set_mac(&nl, st.ifindex, o->mac))) {
+		fail(e, ret, "set MAC address of %s", o->ifname);
 		goto out;
 	}
 	if (o->configure && (ret = configure_links(&nl, o, info, e)))

@@ -32,6 +32,7 @@
 #include "netlink.h"
 #include "loop.h"
 #include "pasta.h"
+#include "pasta_apply.h"
 #include "pasta_cli.h"
 #include "run.h"
 #include "runas.h"
@@ -101,11 +102,12 @@ struct host_if {
 /**
  * host_outbound() - find the interface of the host's IPv4 default route
  * @h:		filled; zeroed if there is none
+ * @ifindex:	the interface to copy (pasta's -i), or 0 for the route's
  * @quiet:	say nothing if there is none (only its name was wanted)
  *
  * Return: 0, or -1 (after one error line unless @quiet)
  */
-static int host_outbound(struct host_if *h, bool quiet)
+static int host_outbound(struct host_if *h, int ifindex, bool quiet)
 {
 	struct route_default r;
 	struct nl nl;
@@ -116,7 +118,7 @@ static int host_outbound(struct host_if *h, bool quiet)
 			err_errno(-ret, "open rtnetlink socket");
 		return -1;
 	}
-	ret = route_get_default(&nl, AF_INET, &r);
+	ret = route_get_default_on(&nl, AF_INET, ifindex, &r);
 	if (!ret)
 		ret = addr_get(&nl, r.ifindex, AF_INET, &h->addr, &h->plen);
 	nl_close(&nl);
@@ -138,13 +140,14 @@ static int host_outbound(struct host_if *h, bool quiet)
  * copy_host6() - pasta's IPv6: the host's address and gateway, if it has
  *		  them
  * @o:		tapir's options: copy6, guest6, prefix6 and gw6 set if so
+ * @ifindex:	the interface to copy (pasta's -i), or 0 for the route's
  *
  * The address is the first global one of the IPv6 default route's
  * interface; a host without either (or with an on-link default route)
  * leaves the guest tapir's fd00::/64, through which it still reaches
  * IPv6 hosts.
  */
-static void copy_host6(struct opts *o)
+static void copy_host6(struct opts *o, int ifindex)
 {
 	struct route_default r;
 	struct nl nl;
@@ -152,7 +155,7 @@ static void copy_host6(struct opts *o)
 
 	if (nl_open(&nl))
 		return;
-	ret = route_get_default(&nl, AF_INET6, &r);
+	ret = route_get_default_on(&nl, AF_INET6, ifindex, &r);
 	if (!ret)
 		ret = addr_get(&nl, r.ifindex, AF_INET6, &o->guest6,
 		               &o->prefix6);
@@ -242,8 +245,12 @@ no_gateway:
  */
 static int set_layout(const struct pasta_opts *po, struct opts *o)
 {
+	int if4 = pasta_copy_ifindex(po, AF_INET);
+	int if6 = pasta_copy_ifindex(po, AF_INET6);
 	struct host_if h = {0};
 
+	if (if4 < 0 || if6 < 0)
+		return -1;
 	if (po->addr.v6_set || po->gw.v6_set || po->dns_forward.v6_set ||
 	    po->map_guest.v6_set) {
 		err_msg("-a, -g, --dns-forward and --map-guest-addr take IPv4 "
@@ -253,20 +260,20 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 	}
 	bool need_host = !po->addr.v4_set || po->map_guest.v4_set;
 
-	if (need_host && host_outbound(&h, false))
+	if (need_host && host_outbound(&h, if4, false))
 		return -1;
 	/* With -a, only the name is copied; without such an interface, as
 	 * pasta, tap0.
 	 */
 	if (!need_host && !po->ifname[0])
-		host_outbound(&h, true);
+		host_outbound(&h, if4, true);
 	if (given_layout(po, &h, o))
 		return -1;
 	/* Only where tapir configures the interface: rootlesskit's own tap
 	 * has IPv4 only (it passes --ipv4-only anyway).
 	 */
 	if (o->ipv6 && po->config_net)
-		copy_host6(o);
+		copy_host6(o, if6);
 	if (!po->ifname[0] && h.name[0])
 		snprintf(o->ifname, sizeof(o->ifname), "%s", h.name);
 	o->pasta_net = true;
@@ -418,7 +425,7 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 	snprintf(o->ifname, sizeof(o->ifname), "%s",
 	         po->ifname[0] ? po->ifname : "tap0");
 	set_target(po, o);
-	if (set_layout(po, o) || set_mappings(po, o))
+	if (set_layout(po, o) || set_mappings(po, o) || pasta_apply(po, o))
 		return -1;
 	/* Without --config-net the caller made the tap and configures it as
 	 * we start (rootlesskit does not wait): making it again with more
@@ -631,6 +638,8 @@ int pasta_main(int argc, char **argv)
 	/* As pasta: not even a command gets the caller's other fds. */
 	fds_close_inherited(&o, -1);
 	runas_default(&o, po.quiet);
+	if (pasta_log_open(&po))
+		return 1;
 	pidfd = open_pidfile(po.pidfile);
 	if (pidfd == -1)
 		return 1;

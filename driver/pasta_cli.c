@@ -3,14 +3,23 @@
  *
  * Options keep pasta(1)'s names, forms (long and short, --opt=value and
  * --opt value) and meanings; ../shared/reference/pasta-contract.md lists
- * what each caller passes. An option tapir does not take fails in
- * getopt's words, "unrecognized option '--X'", which podman reacts to
- * (it retries without --map-guest-addr). Nothing is silently ignored but
- * --stderr, which pasta itself ignores.
+ * what each caller passes. Every option of pasta(1) (Debian 13's) is
+ * taken, since podman passes containers.conf's pasta_options as they are
+ * and an unknown one keeps the container from starting; tapir(1) says
+ * what each does here (tests/pasta.bats checks the list against pasta's
+ * man page). passt's own options (qemu's socket) fail with one line, as in
+ * pasta, and anything else in getopt's words, "unrecognized option
+ * '--X'", which podman reacts to (it retries without --map-guest-addr).
+ * Every value is checked here; what needs the system (names, interfaces)
+ * is looked up when the options are applied (pasta_apply.c).
  */
 
+#include <ctype.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -32,6 +41,28 @@ enum {
 	OPT_NETNS,
 	OPT_USERNS,
 	OPT_VERSION,
+	OPT_TRACE,
+	OPT_LOG_SIZE,
+	OPT_RUNAS,
+	OPT_OUTBOUND_IF4,
+	OPT_OUTBOUND_IF6,
+	OPT_DNS_HOST,
+	OPT_NO_DHCP_DNS,
+	OPT_DHCP_DNS,
+	OPT_NO_DHCP_SEARCH,
+	OPT_DHCP_SEARCH,
+	OPT_NO_TCP,
+	OPT_NO_UDP,
+	OPT_NO_ICMP,
+	OPT_FREEBIND,
+	OPT_FQDN,
+	OPT_NETNS_ONLY,
+	OPT_NO_NETNS_QUIT,
+	OPT_NO_COPY_ROUTES,
+	OPT_NO_COPY_ADDRS,
+	OPT_NS_MAC_ADDR,
+	OPT_NO_SPLICE,
+	OPT_PASST_ONLY,
 };
 
 static const struct option long_opts[] = {
@@ -64,6 +95,44 @@ static const struct option long_opts[] = {
         {"pid", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
+        {"debug", no_argument, NULL, 'd'},
+        {"trace", no_argument, NULL, OPT_TRACE},
+        {"log-file", required_argument, NULL, 'l'},
+        {"log-size", required_argument, NULL, OPT_LOG_SIZE},
+        {"runas", required_argument, NULL, OPT_RUNAS},
+        {"pcap", required_argument, NULL, 'p'},
+        {"mac-addr", required_argument, NULL, 'M'},
+        {"interface", required_argument, NULL, 'i'},
+        {"outbound", required_argument, NULL, 'o'},
+        {"outbound-if4", required_argument, NULL, OPT_OUTBOUND_IF4},
+        {"outbound-if6", required_argument, NULL, OPT_OUTBOUND_IF6},
+        {"dns", required_argument, NULL, 'D'},
+        {"dns-host", required_argument, NULL, OPT_DNS_HOST},
+        {"search", required_argument, NULL, 'S'},
+        {"no-dhcp-dns", no_argument, NULL, OPT_NO_DHCP_DNS},
+        {"dhcp-dns", no_argument, NULL, OPT_DHCP_DNS},
+        {"no-dhcp-search", no_argument, NULL, OPT_NO_DHCP_SEARCH},
+        {"dhcp-search", no_argument, NULL, OPT_DHCP_SEARCH},
+        {"no-tcp", no_argument, NULL, OPT_NO_TCP},
+        {"no-udp", no_argument, NULL, OPT_NO_UDP},
+        {"no-icmp", no_argument, NULL, OPT_NO_ICMP},
+        {"freebind", no_argument, NULL, OPT_FREEBIND},
+        {"hostname", required_argument, NULL, 'H'},
+        {"fqdn", required_argument, NULL, OPT_FQDN},
+        {"netns-only", no_argument, NULL, OPT_NETNS_ONLY},
+        {"no-netns-quit", no_argument, NULL, OPT_NO_NETNS_QUIT},
+        {"no-copy-routes", no_argument, NULL, OPT_NO_COPY_ROUTES},
+        {"no-copy-addrs", no_argument, NULL, OPT_NO_COPY_ADDRS},
+        {"ns-mac-addr", required_argument, NULL, OPT_NS_MAC_ADDR},
+        {"no-splice", no_argument, NULL, OPT_NO_SPLICE},
+        /* passt's: a socket for qemu, which pasta has no use for. */
+        {"socket", required_argument, NULL, OPT_PASST_ONLY},
+        {"socket-path", required_argument, NULL, OPT_PASST_ONLY},
+        {"vhost-user", no_argument, NULL, OPT_PASST_ONLY},
+        {"print-capabilities", no_argument, NULL, OPT_PASST_ONLY},
+        {"repair-path", required_argument, NULL, OPT_PASST_ONLY},
+        {"fd", required_argument, NULL, OPT_PASST_ONLY},
+        {"one-off", no_argument, NULL, OPT_PASST_ONLY},
         {NULL, 0, NULL, 0},
 };
 
@@ -78,18 +147,46 @@ static const char usage_text[] =
         "  -f, --foreground         don't fork to the background\n"
         "  -e, --stderr             no effect (as in pasta)\n"
         "  -q, --quiet              no informational messages\n"
+        "  -d, --debug, --trace     log details\n"
+        "  -l, --log-file PATH      log to PATH instead of stderr\n"
+        "  --log-size SIZE          at most SIZE bytes of log file, then it\n"
+        "                           starts over (default 1 MiB)\n"
+        "  --runas UID[:GID]|LOGIN[:GROUP]\n"
+        "                           who to serve as, when started as root\n"
+        "  -p, --pcap FILE          capture the namespace side's frames\n"
         "  -I, --ns-ifname NAME     interface name in the namespace\n"
-        "  -m, --mtu MTU            MTU, 68..65520 (default 65520)\n"
+        "  --ns-mac-addr MAC        MAC of that interface\n"
+        "  -M, --mac-addr MAC       tapir's own MAC toward the namespace\n"
+        "  -m, --mtu MTU            MTU, 68..65520, or 0 (default 65520)\n"
         "  -a, --address ADDR       guest address, IPv4 and/or IPv6\n"
         "  -n, --netmask MASK       IPv4 prefix length or netmask\n"
         "  -g, --gateway ADDR       gateway, IPv4 and/or IPv6\n"
+        "  -i, --interface NAME     host interface to copy addresses and\n"
+        "                           routes from\n"
+        "  -o, --outbound ADDR      source address of outbound flows\n"
+        "  --outbound-if4 NAME, --outbound-if6 NAME\n"
+        "                           source address: NAME's, per family\n"
         "  -4, --ipv4-only          IPv4 only\n"
         "  -6, --ipv6-only          IPv6 only: refused, tapir always serves\n"
         "                           IPv4\n"
         "  --no-dhcp, --no-dhcpv6, --no-ndp, --no-ra\n"
         "                           don't answer those\n"
+        "  --no-tcp, --no-udp, --no-icmp\n"
+        "                           drop that protocol (ICMP: echo)\n"
+        "  -D, --dns ADDR|none      a DNS server for --dhcp-dns\n"
+        "  --dhcp-dns, --no-dhcp-dns\n"
+        "                           DHCP and NDP name DNS servers, or not\n"
+        "                           (the default)\n"
+        "  -S, --search LIST|none   search domains for --dhcp-search\n"
+        "  --dhcp-search, --no-dhcp-search\n"
+        "                           DHCP names search domains, or not\n"
+        "                           (the default)\n"
+        "  -H, --hostname NAME      host name DHCP names\n"
+        "  --fqdn NAME              FQDN DHCP names\n"
         "  --no-map-gw              the gateway is not the host's loopback\n"
         "  --dns-forward ADDR       DNS to ADDR goes to the host's resolver\n"
+        "  --dns-host ADDR          the resolver DNS to --dns-forward goes "
+        "to\n"
         "  --map-guest-addr ADDR|none\n"
         "                           ADDR reaches the host's own address\n"
         "  --map-host-loopback ADDR|none\n"
@@ -97,6 +194,8 @@ static const char usage_text[] =
         "  --host-lo-to-ns-lo       host loopback clients reach the "
         "namespace's\n"
         "                           loopback\n"
+        "  --no-splice              ... through the interface instead\n"
+        "  --freebind               -t and -u may bind any address\n"
         "  -t, --tcp-ports SPEC     TCP forwards, host to namespace\n"
         "  -u, --udp-ports SPEC     UDP forwards, host to namespace\n"
         "  -T, --tcp-ns SPEC        TCP forwards, namespace to host "
@@ -109,6 +208,11 @@ static const char usage_text[] =
         "                           excludes\n"
         "  --netns PATH|NAME        join this network namespace\n"
         "  --userns PATH            join this user namespace\n"
+        "  --netns-only             join the PID's network namespace only\n"
+        "  --no-netns-quit          keep running when the namespace goes\n"
+        "  --no-copy-routes, --no-copy-addrs\n"
+        "                           no effect: one address and the default\n"
+        "                           route are all tapir copies\n"
         "  -P, --pid FILE           write the PID to FILE once set up\n"
         "  -h, --help               this text\n"
         "  --version                version\n";
@@ -279,6 +383,320 @@ static int parse_netns(const char *s, char *out)
 }
 
 /**
+ * parse_ifname() - an interface name option's value
+ * @name:	option, for messages
+ * @s:		value, untrusted
+ * @out:	IFNAMSIZ bytes
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int parse_ifname(const char *name, const char *s, char *out)
+{
+	if (!*s || strlen(s) >= IFNAMSIZ || strpbrk(s, "/: \t\n") ||
+	    !strcmp(s, ".") || !strcmp(s, "..")) {
+		err_msg("%s: bad interface name \"%.32s\"", name, s);
+		return -1;
+	}
+	strcpy(out, s);
+	return 0;
+}
+
+/**
+ * parse_mac_opt() - a MAC address option's value
+ * @name:	option, for messages
+ * @s:		value, untrusted
+ * @mac:	filled
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int parse_mac_opt(const char *name, const char *s, uint8_t mac[6])
+{
+	static const uint8_t zero[6];
+
+	if (cli_parse_mac(s, mac)) {
+		err_msg("%s: bad MAC address \"%.32s\": expected "
+		        "xx:xx:xx:xx:xx:xx",
+		        name, s);
+		return -1;
+	}
+	if ((mac[0] & 1) || !memcmp(mac, zero, 6)) {
+		err_msg("%s: %s can't be used: multicast or zero", name, s);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * encode_name() - a domain name in DNS's encoding (labels, then 0)
+ * @s:		name, dots between labels, one trailing dot allowed
+ * @len:	its length
+ * @out:	filled
+ * @room:	bytes at @out
+ *
+ * Return: bytes written, or -1 if @s is no domain name or does not fit
+ */
+static int encode_name(const char *s, size_t len, uint8_t *out, size_t room)
+{
+	size_t n = 0, start = 0;
+
+	if (len && s[len - 1] == '.')
+		len--;
+	if (!len || len > 253)
+		return -1;
+	for (size_t i = 0; i <= len; i++) {
+		size_t l = i - start;
+
+		if (i < len && s[i] != '.') {
+			if (!isalnum((unsigned char)s[i]) && s[i] != '-' &&
+			    s[i] != '_')
+				return -1;
+			continue;
+		}
+		/* RFC 1123: no label begins or ends with a hyphen. */
+		if (!l || l > 63 || n + 1 + l + 1 > room || s[start] == '-' ||
+		    s[i - 1] == '-')
+			return -1;
+		out[n++] = (uint8_t)l;
+		memcpy(out + n, s + start, l);
+		n += l;
+		start = i + 1;
+	}
+	out[n++] = 0;
+	return (int)n;
+}
+
+/**
+ * parse_search() - -S: a space-separated list of domains, or "none"
+ * @s:		value, untrusted
+ * @po:		its search list is set
+ *
+ * The list is kept as DHCP's domain search option carries it (RFC 3397,
+ * without compression), so it must fit one option.
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int parse_search(const char *s, struct pasta_opts *po)
+{
+	size_t n = 0;
+
+	po->search_len = 0;
+	if (!strcmp(s, "none"))
+		return 0;
+	while (*s) {
+		size_t l = strcspn(s, " ");
+		int w = l ? encode_name(s, l, po->search + n,
+		                        sizeof(po->search) - n)
+		          : 0;
+
+		if (w < 0) {
+			err_msg("-S: \"%.*s\" is no domain name, or the list "
+			        "is "
+			        "longer than one DHCP option (%d bytes)",
+			        (int)(l < 64 ? l : 64), s, PASTA_OPTION_MAX);
+			return -1;
+		}
+		n += (size_t)w;
+		s += l + (s[l] == ' ');
+	}
+	po->search_len = n;
+	return 0;
+}
+
+/**
+ * parse_dns() - -D: one DNS server address more, or "none"
+ * @s:		value, untrusted
+ * @po:		its DNS list is set
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int parse_dns(const char *s, struct pasta_opts *po)
+{
+	struct pasta_addr a = {0};
+
+	if (!strcmp(s, "none")) {
+		po->dns_none = true;
+		po->n_dns4 = po->n_dns6 = 0;
+		return 0;
+	}
+	if (parse_addr("-D", s, &a))
+		return -1;
+	po->dns_none = false;
+	if ((a.v4_set && po->n_dns4 == PASTA_DNS_MAX) ||
+	    (a.v6_set && po->n_dns6 == PASTA_DNS_MAX)) {
+		err_msg("-D %s: at most %d per IP version", s, PASTA_DNS_MAX);
+		return -1;
+	}
+	if (a.v4_set)
+		po->dns4[po->n_dns4++] = a.v4;
+	else
+		po->dns6[po->n_dns6++] = a.v6;
+	return 0;
+}
+
+/**
+ * parse_hostname() - -H: a host name, sent in DHCP option 12
+ * @s:		value, untrusted; empty sends none
+ * @po:		its host name is set
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int parse_hostname(const char *s, struct pasta_opts *po)
+{
+	uint8_t wire[PASTA_OPTION_MAX];
+
+	if (*s && encode_name(s, strlen(s), wire, sizeof(wire)) < 0) {
+		err_msg("-H: \"%.64s\" is no host name", s);
+		return -1;
+	}
+	snprintf(po->hostname, sizeof(po->hostname), "%s", s);
+	return 0;
+}
+
+/**
+ * parse_fqdn() - --fqdn: a domain name, sent in DHCP option 81
+ * @s:		value, untrusted
+ * @po:		its FQDN is set
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int parse_fqdn(const char *s, struct pasta_opts *po)
+{
+	int n = encode_name(s, strlen(s), po->fqdn, sizeof(po->fqdn));
+
+	if (n < 0) {
+		err_msg("--fqdn: \"%.64s\" is no domain name, or too long", s);
+		return -1;
+	}
+	po->fqdn_len = (size_t)n;
+	return 0;
+}
+
+/**
+ * parse_id() - one side of --runas: a number, or a name to look up
+ * @s:		value, untrusted, NUL-terminated
+ * @group:	a group (else a user)
+ * @id:		filled
+ * @gid:	for a user name, filled with its group; may be NULL
+ *
+ * Return: 0, or -1 if it is neither
+ */
+static int parse_id(const char *s, bool group, unsigned long *id,
+                    unsigned long *gid)
+{
+	const struct passwd *pw;
+	const struct group *gr;
+
+	if (!cli_parse_uint(s, 0, UINT32_MAX - 1, id)) {
+		if (!group && gid) {
+			pw = getpwuid((uid_t)*id);
+			*gid = pw ? pw->pw_gid : *id;
+		}
+		return 0;
+	}
+	if (group) {
+		gr = getgrnam(s);
+		if (gr)
+			*id = gr->gr_gid;
+		return gr ? 0 : -1;
+	}
+	pw = getpwnam(s);
+	if (pw) {
+		*id = pw->pw_uid;
+		if (gid)
+			*gid = pw->pw_gid;
+	}
+	return pw ? 0 : -1;
+}
+
+/**
+ * parse_runas() - --runas UID|UID:GID|LOGIN|LOGIN:GROUP
+ * @s:		value, untrusted
+ * @po:		its runas fields are set
+ *
+ * A user alone brings its group (from the user database, else the same
+ * number), as in pasta.
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int parse_runas(const char *s, struct pasta_opts *po)
+{
+	char user[256], *colon;
+	unsigned long uid, gid = 0;
+
+	if (strlen(s) >= sizeof(user))
+		goto bad;
+	strcpy(user, s);
+	colon = strchr(user, ':');
+	if (colon)
+		*colon = '\0';
+	if (!*user || parse_id(user, false, &uid, &gid) ||
+	    (colon && parse_id(colon + 1, true, &gid, NULL)))
+		goto bad;
+	po->runas = true;
+	po->runas_uid = (uid_t)uid;
+	po->runas_gid = (gid_t)gid;
+	return 0;
+bad:
+	err_msg("--runas: \"%.64s\" is no UID[:GID] or known LOGIN[:GROUP]", s);
+	return -1;
+}
+
+/**
+ * parse_flag_more() - an option without an argument, of the less common
+ * @po:		options being built
+ * @c:		its code
+ *
+ * Return: 0, or 1 if @c is not one
+ */
+static int parse_flag_more(struct pasta_opts *po, int c)
+{
+	switch (c) {
+	case 'd':
+	case OPT_TRACE: /* tapir has no per-packet log: as --debug */
+		po->debug = true;
+		break;
+	case OPT_DHCP_DNS:
+	case OPT_NO_DHCP_DNS:
+		po->dhcp_dns = c == OPT_DHCP_DNS;
+		break;
+	case OPT_DHCP_SEARCH:
+	case OPT_NO_DHCP_SEARCH:
+		po->dhcp_search = c == OPT_DHCP_SEARCH;
+		break;
+	case OPT_NO_TCP:
+		po->no_tcp = true;
+		break;
+	case OPT_NO_UDP:
+		po->no_udp = true;
+		break;
+	case OPT_NO_ICMP:
+		po->no_icmp = true;
+		break;
+	case OPT_FREEBIND:
+		po->freebind = true;
+		break;
+	case OPT_NETNS_ONLY:
+		po->netns_only = true;
+		break;
+	case OPT_NO_NETNS_QUIT:
+		po->no_netns_quit = true;
+		break;
+	case OPT_NO_COPY_ROUTES:
+		po->no_copy_routes = true;
+		break;
+	case OPT_NO_COPY_ADDRS:
+		po->no_copy_addrs = true;
+		break;
+	case OPT_NO_SPLICE:
+		po->no_splice = true;
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/**
  * parse_flag() - an option without an argument
  * @po:		options being built
  * @c:		its code
@@ -325,9 +743,66 @@ static int parse_flag(struct pasta_opts *po, int c)
 		po->host_lo_to_ns_lo = true;
 		break;
 	default:
-		return 1;
+		return parse_flag_more(po, c);
 	}
 	return 0;
+}
+
+/**
+ * parse_value_more() - an option with an argument, of the less common
+ * @po:		options being built
+ * @c:		its code
+ * @arg:	its argument, untrusted
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int parse_value_more(struct pasta_opts *po, int c, const char *arg)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 'l':
+		return parse_path("-l", arg, po->log_file);
+	case OPT_LOG_SIZE:
+		if (cli_parse_uint(arg, PASTA_LOG_SIZE_MIN, 1UL << 40, &v)) {
+			err_msg("--log-size: bytes, at least %d, not \"%.32s\"",
+			        PASTA_LOG_SIZE_MIN, arg);
+			return -1;
+		}
+		po->log_size = v;
+		return 0;
+	case OPT_RUNAS:
+		return parse_runas(arg, po);
+	case 'p':
+		return parse_path("-p", arg, po->pcap);
+	case 'M':
+		po->mac_set = true;
+		return parse_mac_opt("-M", arg, po->mac);
+	case OPT_NS_MAC_ADDR:
+		po->ns_mac_set = true;
+		return parse_mac_opt("--ns-mac-addr", arg, po->ns_mac);
+	case 'i':
+		return parse_ifname("-i", arg, po->ifname_copy);
+	case 'o':
+		return parse_addr("-o", arg, &po->outbound);
+	case OPT_OUTBOUND_IF4:
+		return parse_ifname("--outbound-if4", arg, po->outbound_if4);
+	case OPT_OUTBOUND_IF6:
+		return parse_ifname("--outbound-if6", arg, po->outbound_if6);
+	case 'D':
+		return parse_dns(arg, po);
+	case OPT_DNS_HOST:
+		return parse_addr("--dns-host", arg, &po->dns_host);
+	case 'S':
+		return parse_search(arg, po);
+	case 'H':
+		return parse_hostname(arg, po);
+	case OPT_FQDN:
+		return parse_fqdn(arg, po);
+	default:
+		err_msg("unhandled option %d", c);
+		return -1;
+	}
 }
 
 /**
@@ -353,9 +828,11 @@ static int parse_value(struct pasta_opts *po, int c, const char *arg)
 		strcpy(po->ifname, arg);
 		return 0;
 	case 'm':
-		if (cli_parse_uint(arg, 68, PASTA_MTU_MAX, &v)) {
-			err_msg("-m: MTU must be an integer in 68..%d, not "
-			        "\"%s\"",
+		/* 0: as pasta, no MTU of its own: the default's. */
+		if (cli_parse_uint(arg, 0, PASTA_MTU_MAX, &v) ||
+		    (v && v < 68)) {
+			err_msg("-m: MTU must be an integer in 68..%d, or 0, "
+			        "not \"%s\"",
 			        PASTA_MTU_MAX, arg);
 			return -1;
 		}
@@ -391,8 +868,7 @@ static int parse_value(struct pasta_opts *po, int c, const char *arg)
 	case 'P':
 		return parse_path("-P", arg, po->pidfile);
 	default:
-		err_msg("unhandled option %d", c);
-		return -1;
+		return parse_value_more(po, c, arg);
 	}
 }
 
@@ -426,6 +902,53 @@ static int parse_target(struct pasta_opts *po, int argc, char **argv)
 		err_msg("missing PID, --netns or command: which namespace?");
 		return -1;
 	}
+	if (po->netns_only && (po->cmd || po->userns[0])) {
+		err_msg("--netns-only can't be given with %s",
+		        po->cmd ? "a command, which gets new namespaces"
+		                : "--userns");
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * ports_given() - whether a -t/-u/-T/-U option asks for any forward
+ * @pp:		the option's specs
+ *
+ * Return: true unless it was not given or is "none"
+ */
+static bool ports_given(const struct pasta_ports *pp)
+{
+	return pp->mode != PASTA_PORTS_UNSET && pp->mode != PASTA_PORTS_NONE;
+}
+
+/**
+ * check_disabled() - --no-tcp and --no-udp against forwards of that
+ *		      protocol, and the options that need --config-net
+ * @po:		options, all parsed; a disabled protocol's forwards are set
+ *		to "none", over pasta's default of "auto"
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int check_disabled(struct pasta_opts *po)
+{
+	if (po->no_tcp && (ports_given(&po->tcp) || ports_given(&po->tcp_ns))) {
+		err_msg("-t or -T with --no-tcp: TCP is disabled");
+		return -1;
+	}
+	if (po->no_udp && (ports_given(&po->udp) || ports_given(&po->udp_ns))) {
+		err_msg("-u or -U with --no-udp: UDP is disabled");
+		return -1;
+	}
+	if (po->no_tcp)
+		po->tcp.mode = po->tcp_ns.mode = PASTA_PORTS_NONE;
+	if (po->no_udp)
+		po->udp.mode = po->udp_ns.mode = PASTA_PORTS_NONE;
+	if ((po->no_copy_routes || po->no_copy_addrs) && !po->config_net) {
+		err_msg("--no-copy-%s needs --config-net",
+		        po->no_copy_routes ? "routes" : "addrs");
+		return -1;
+	}
 	return 0;
 }
 
@@ -435,7 +958,7 @@ static int parse_target(struct pasta_opts *po, int argc, char **argv)
  *
  * Return: 0, or -1 after one error line
  */
-static int check_combinations(const struct pasta_opts *po)
+static int check_combinations(struct pasta_opts *po)
 {
 	if (po->ipv4_only && po->ipv6_only) {
 		err_msg("-4 and -6 can't be given together");
@@ -448,6 +971,8 @@ static int check_combinations(const struct pasta_opts *po)
 		        "off");
 		return -1;
 	}
+	if (check_disabled(po))
+		return -1;
 	if (po->map_guest_none &&
 	    (po->map_guest.v4_set || po->map_guest.v6_set))
 		goto none_and_addr;
@@ -458,6 +983,22 @@ static int check_combinations(const struct pasta_opts *po)
 none_and_addr:
 	err_msg("\"none\" and an address given to one --map option");
 	return -1;
+}
+
+/**
+ * passt_only() - refuse one of passt's own options, as pasta does
+ * @c:		its code
+ * @li:		index of the long option, if it was one
+ */
+static void passt_only(int c, int li)
+{
+	char name[32];
+
+	if (c == OPT_PASST_ONLY)
+		snprintf(name, sizeof(name), "--%s", long_opts[li].name);
+	else
+		snprintf(name, sizeof(name), "-%c", c);
+	err_msg("%s: passt's, for qemu; not in pasta mode", name);
 }
 
 /**
@@ -475,16 +1016,23 @@ none_and_addr:
  */
 int pasta_cli_parse(int argc, char **argv, struct pasta_opts *po)
 {
-	int c;
+	int c, li = 0;
 
 	memset(po, 0, sizeof(*po));
 	po->prefix4 = -1;
+	po->log_size = PASTA_LOG_SIZE_DEFAULT;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:feqI:m:a:n:g:46t:u:T:U:P:h",
-	                        long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv,
+	                        "+:feqI:m:a:n:g:46t:u:T:U:P:hdl:p:M:i:o:D:S:"
+	                        "H:s:F:1",
+	                        long_opts, &li)) != -1) {
 		if (c == '?' || c == ':') {
 			cli_getopt_error(c, argv[optind - 1], "tapir pasta");
+			return -1;
+		}
+		if (c == OPT_PASST_ONLY || c == 's' || c == 'F' || c == '1') {
+			passt_only(c, li);
 			return -1;
 		}
 		if (c == 'h') {

@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -15,6 +16,13 @@
 
 /* pasta's largest MTU (and its default): 65535 minus headers, rounded. */
 #define PASTA_MTU_MAX 65520
+/* -D addresses kept per family, as glibc reads at most three (MAXNS). */
+#define PASTA_DNS_MAX 3
+/* One DHCP option's value: -S's list, encoded, and -H. */
+#define PASTA_OPTION_MAX 255
+/* --log-size: pasta's least, and its default. */
+#define PASTA_LOG_SIZE_MIN 40960
+#define PASTA_LOG_SIZE_DEFAULT (1UL << 20)
 
 /**
  * struct pasta_addr - an address option of either family, once per family
@@ -63,6 +71,43 @@ struct pasta_addr {
  * @pid:		PID whose namespaces to join, or 0
  * @cmd:		command to run in new namespaces, or NULL
  * @version:	--version came, and ended the parse
+ * @debug:		-d, --debug or --trace
+ * @log_file:		-l, or empty
+ * @log_size:		--log-size, bytes (PASTA_LOG_SIZE_DEFAULT if not given)
+ * @runas:		--runas given
+ * @runas_uid:		its uid
+ * @runas_gid:		its gid
+ * @pcap:		-p, or empty
+ * @mac_set:		-M given
+ * @mac:		-M: tapir's own MAC toward the guest
+ * @ns_mac_set:		--ns-mac-addr given
+ * @ns_mac:		--ns-mac-addr: the namespace interface's MAC
+ * @ifname_copy:	-i: the host interface to copy from, or empty
+ * @outbound:		-o, per family
+ * @outbound_if4:	--outbound-if4, or empty
+ * @outbound_if6:	--outbound-if6, or empty
+ * @dns_host:		--dns-host, per family
+ * @dns_none:		-D none
+ * @dns4:		-D, IPv4 ones
+ * @n_dns4:		entries in @dns4
+ * @dns6:		-D, IPv6 ones
+ * @n_dns6:		entries in @dns6
+ * @dhcp_dns:		--dhcp-dns (and not a later --no-dhcp-dns)
+ * @dhcp_search:	--dhcp-search (and not a later --no-dhcp-search)
+ * @search:		-S, in DHCP option 119's encoding (RFC 3397)
+ * @search_len:		bytes in @search; 0 for none
+ * @hostname:		-H, or empty
+ * @fqdn:		--fqdn, in DNS's encoding, as DHCP option 81 carries it
+ * @fqdn_len:		bytes in @fqdn; 0 for none
+ * @no_tcp:		--no-tcp
+ * @no_udp:		--no-udp
+ * @no_icmp:		--no-icmp
+ * @freebind:		--freebind
+ * @netns_only:		--netns-only
+ * @no_netns_quit:	--no-netns-quit
+ * @no_copy_routes:	--no-copy-routes (what tapir does anyway)
+ * @no_copy_addrs:	--no-copy-addrs (likewise)
+ * @no_splice:		--no-splice
  */
 struct pasta_opts {
 	bool config_net;
@@ -96,6 +141,43 @@ struct pasta_opts {
 	pid_t pid;
 	char **cmd;
 	bool version;
+	bool debug;
+	char log_file[PATH_MAX];
+	unsigned long log_size;
+	bool runas;
+	uid_t runas_uid;
+	gid_t runas_gid;
+	char pcap[PATH_MAX];
+	bool mac_set;
+	uint8_t mac[6];
+	bool ns_mac_set;
+	uint8_t ns_mac[6];
+	char ifname_copy[IFNAMSIZ];
+	struct pasta_addr outbound;
+	char outbound_if4[IFNAMSIZ];
+	char outbound_if6[IFNAMSIZ];
+	struct pasta_addr dns_host;
+	bool dns_none;
+	struct in_addr dns4[PASTA_DNS_MAX];
+	unsigned int n_dns4;
+	struct in6_addr dns6[PASTA_DNS_MAX];
+	unsigned int n_dns6;
+	bool dhcp_dns;
+	bool dhcp_search;
+	uint8_t search[PASTA_OPTION_MAX];
+	size_t search_len;
+	char hostname[PASTA_OPTION_MAX + 1];
+	uint8_t fqdn[PASTA_OPTION_MAX - 3];
+	size_t fqdn_len;
+	bool no_tcp;
+	bool no_udp;
+	bool no_icmp;
+	bool freebind;
+	bool netns_only;
+	bool no_netns_quit;
+	bool no_copy_routes;
+	bool no_copy_addrs;
+	bool no_splice;
 };
 
 int pasta_cli_parse(int argc, char **argv, struct pasta_opts *po);

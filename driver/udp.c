@@ -19,9 +19,11 @@
 #include "inany.h"
 #include "ip.h"
 #include "log.h"
+#include "pasta_cli.h"
 #include "tapio.h"
 #include "thread.h"
 #include "udp.h"
+#include "udp_err.h"
 #include "udp_flow.h"
 #include "udpsplice.h"
 
@@ -121,66 +123,23 @@ static bool udp_csum_ok(const struct pkt *p, size_t ulen)
 }
 
 /**
- * errno_unreach() - the ICMP unreachable code for a socket error
- * @err:	errno from a send or receive
- *
- * Return: ICMP_*_UNREACH code (IPv4 numbering), or -1 for none
- */
-static int errno_unreach(int err)
-{
-	switch (err) {
-	case ECONNREFUSED:
-		return ICMP_PORT_UNREACH;
-	case ENETUNREACH:
-		return ICMP_NET_UNREACH;
-	case EHOSTUNREACH:
-		return ICMP_HOST_UNREACH;
-	default:
-		return -1;
-	}
-}
-
-/**
- * flow_quote() - remember the guest's headers for later ICMP errors
- * @f:		flow
- * @p:		the guest's datagram
- */
-static void flow_quote(struct udp_flow *f, const struct pkt *p)
-{
-	if (!f->own_fd || p->l3len + 8 > sizeof(f->quote))
-		return;
-	memcpy(f->quote, p->l3, p->l3len);
-	memcpy(f->quote + p->l3len, p->l4, 8);
-	f->quote_l3len = p->l3len;
-}
-
-/**
- * flow_error_to_guest() - report a socket error of a flow as ICMP
+ * flow_error_to_guest() - report a flow socket's pending error as ICMP
  * @c:		context
- * @f:		flow whose socket reported @err
+ * @f:		flow whose socket reported @err, without queued errors
  * @err:	errno
+ *
+ * Without IP_RECVERR only a refusal is pending, and only on a connected
+ * socket; what the error quoted is not known, so the guest's headers are
+ * quoted alone.
  */
 static void flow_error_to_guest(struct ctx *c, struct udp_flow *f, int err)
 {
-	int code = errno_unreach(err);
 	char buf[INET6_ADDRSTRLEN];
-	struct pkt q = {0};
 
 	debug_msg("udp: receive from %s port %u: %s",
 	          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,
 	          strerror(err));
-	if (code < 0 || !f->quote_l3len)
-		return;
-	q.v6 = !inany_is_v4(&f->flow.key.gaddr);
-	q.src = f->flow.key.gaddr;
-	q.dst = f->flow.key.faddr;
-	q.proto = IPPROTO_UDP;
-	q.l3 = f->quote;
-	q.l3len = f->quote_l3len;
-	q.l4 = f->quote + f->quote_l3len;
-	q.l4len = 8;
-	if (icmp_may_answer(c, &q))
-		icmp_send_unreach(c, &q, (uint8_t)code);
+	udp_err_to_guest(c, f, udp_err_errno_code(err), NULL, 0);
 }
 
 /**
@@ -234,14 +193,19 @@ static void udp_to_guest(struct ctx *c, struct udp_flow *f, const uint8_t *data,
 }
 
 /**
- * udp_sock_tune() - size a UDP socket's buffers for bursts, and have it
- *		     report what its receive queue drops
- * @fd:		UDP socket, new
+ * udp_sock_tune() - size a UDP socket's buffers for bursts, have it
+ *		     report what its receive queue drops, and queue the
+ *		     host's errors about what it sends (udp_err.c)
+ * @fd:		UDP socket, new, read by udp_sock_cb() or
+ *		udp_listener_read(), which read the error queue too
  *
  * No failure stops the socket from working, nor the other settings:
  * each is logged, at most once per 5 s.
+ *
+ * Return: true if the host's errors are queued; a listener's reader
+ *	   reads the queue either way, so only a flow needs to know
  */
-void udp_sock_tune(int fd)
+bool udp_sock_tune(int fd)
 {
 	static const int size = UDP_SOCK_BUF, one = 1;
 	static const struct {
@@ -260,6 +224,7 @@ void udp_sock_tune(int fd)
 		               sizeof(int)))
 			err_limited(&limit, errno, "udp: socket %s",
 			            set[i].what);
+	return udp_err_enable(fd);
 }
 
 /**
@@ -322,10 +287,15 @@ static int recv_batch(struct ctx *c, int fd, uint32_t *ovfl)
 }
 
 /**
- * udp_sock_cb() - datagrams (or an error) on a flow's socket
+ * udp_sock_cb() - datagrams (or errors) on a flow's socket
  * @fd:		the socket
  * @what:	libevent flags (unused)
  * @arg:	struct udp_flow
+ *
+ * A pending error comes before the datagrams behind it; with errors
+ * queued, it is the sign to read them, a batch per wakeup. A wakeup with
+ * nothing to read is one for a queued error alone (a local one, which
+ * leaves none pending).
  */
 static void udp_sock_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -336,12 +306,17 @@ static void udp_sock_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	for (int round = 0; round < UDP_RX_ROUNDS; round++) {
 		int n = recv_batch(c, fd, &f->rxq_ovfl);
+		int err = n < 0 ? errno : 0;
 
-		if (n < 0) {
-			if (errno != EAGAIN && errno != EINTR)
-				flow_error_to_guest(c, f, errno);
+		if (err == EAGAIN && !round && f->errqueue)
+			udp_err_read(c, fd, f);
+		if (err == EAGAIN || err == EINTR)
 			return;
-		}
+		if (err && f->errqueue &&
+		    udp_err_read(c, fd, f) == UDP_ERR_BATCH)
+			return;
+		if (err && !f->errqueue)
+			flow_error_to_guest(c, f, err);
 		for (int i = 0; i < n; i++) {
 			if (b->rx_msg[i].msg_hdr.msg_flags & MSG_TRUNC)
 				c->stats.drops[DROP_BAD_LENGTH]++;
@@ -349,7 +324,7 @@ static void udp_sock_cb(evutil_socket_t fd, short what, void *arg)
 				udp_to_guest(c, f, b->rx[i],
 				             b->rx_msg[i].msg_len);
 		}
-		if (n < UDP_RX_BATCH)
+		if (n >= 0 && n < UDP_RX_BATCH)
 			return;
 	}
 }
@@ -364,7 +339,9 @@ static void udp_sock_cb(evutil_socket_t fd, short what, void *arg)
  * @ovfl:	the socket's drop count as last seen
  *
  * With pasta's --host-lo-to-ns-lo, those of clients on the host's
- * loopback go to the namespace's loopback instead (udpsplice.c).
+ * loopback go to the namespace's loopback instead (udpsplice.c). The
+ * guest's replies leave from it too: the host's errors about them are
+ * queued on it (udp_sock_tune()), and told to the guest.
  */
 void udp_listener_read(struct ctx *c, int lfd, const struct in6_addr *gaddr,
                        uint16_t gport, uint32_t *ovfl)
@@ -373,9 +350,18 @@ void udp_listener_read(struct ctx *c, int lfd, const struct in6_addr *gaddr,
 
 	for (int round = 0; round < UDP_RX_ROUNDS; round++) {
 		int n = recv_batch(c, lfd, ovfl);
+		int err = n < 0 ? errno : 0;
 
-		if (n < 0)
+		/* A pending error, or a wakeup for queued ones alone; a full
+		 * batch leaves the rest to the next wakeup. */
+		if (err == EAGAIN && !round)
+			udp_err_read(c, lfd, NULL);
+		if (err == EAGAIN || err == EINTR)
 			return;
+		if (err && udp_err_read(c, lfd, NULL) == UDP_ERR_BATCH)
+			return;
+		if (err)
+			continue;
 		for (int i = 0; i < n; i++) {
 			const struct mmsghdr *m = &b->rx_msg[i];
 
@@ -408,7 +394,7 @@ void udp_listener_read(struct ctx *c, int lfd, const struct in6_addr *gaddr,
  */
 static void send_error(struct ctx *c, const struct pkt *p, int err)
 {
-	int code = errno_unreach(err);
+	int code = udp_err_errno_code(err);
 	char buf[INET6_ADDRSTRLEN];
 
 	c->stats.drops[DROP_SOCKET]++;
@@ -435,6 +421,7 @@ static void udp_to_host(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 	struct mmsghdr *msg = c->udp->bufs->tx_msg;
 	struct iovec *iov = c->udp->bufs->tx_iov;
 	size_t nseg = len ? (len + seg - 1) / seg : 1;
+	bool retried = false;
 
 	for (size_t base = 0; base < nseg; base += UDP_TX_BATCH) {
 		size_t n =
@@ -458,9 +445,20 @@ static void udp_to_host(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 			int r = sendmmsg(f->fd, msg + sent,
 			                 (unsigned int)(n - sent),
 			                 MSG_DONTWAIT | MSG_NOSIGNAL);
+			int err = r < 0 ? errno : EAGAIN;
 
+			/* With the host's errors queued, a send may fail
+			 * with an earlier datagram's (the socket's pending
+			 * error, whose queued copy the guest hears about):
+			 * this one was not sent, so it gets one more try.
+			 */
+			if (r <= 0 && !retried && err != EAGAIN &&
+			    err != ENOBUFS && (f->errqueue || !f->own_fd)) {
+				retried = true;
+				continue;
+			}
 			if (r <= 0) {
-				send_error(c, p, r < 0 ? errno : EAGAIN);
+				send_error(c, p, err);
 				return;
 			}
 			for (size_t i = sent; i < sent + (size_t)r; i++)
@@ -499,7 +497,7 @@ static int flow_connect(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 	}
 	f->fd = fd;
 	f->own_fd = true;
-	udp_sock_tune(fd);
+	f->errqueue = udp_sock_tune(fd);
 	if ((ret = fwd_bind_outbound(c, fd, sa->sa.sa_family))) {
 		debug_msg("udp: bind outbound address for %s port %u: %s",
 		          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,
@@ -605,6 +603,11 @@ void udp_input(struct ctx *c, struct pkt *p)
 	if (!p->v6 && ntohs(uh.dest) == 67 &&
 	    (thread_pass_to_main(c) || dhcp_input(c, p)))
 		return;
+	/* pasta's --no-udp: DHCP above still answers, as in pasta. */
+	if (c->o->pasta && c->o->pasta->no_udp) {
+		c->stats.drops[DROP_NO_ROUTE]++;
+		return;
+	}
 	flow_key_guest(&k, FLOW_UDP, &p->src, ntohs(uh.source), &p->dst,
 	               ntohs(uh.dest));
 	f = udp_flow_lookup(c->flows, &k);
@@ -617,7 +620,7 @@ void udp_input(struct ctx *c, struct pkt *p)
 			return;
 	}
 	flow_enter(&f->flow);
-	flow_quote(f, p);
+	udp_err_quote(f, p);
 	udp_to_host(c, f, p, p->l4 + sizeof(uh), ulen - sizeof(uh),
 	            uso ? p->vh->gso_size : ulen - sizeof(uh));
 }

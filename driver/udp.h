@@ -19,7 +19,7 @@ void udp_input(struct ctx *c, struct pkt *p);
 void udp_listener_closed(struct ctx *c, int lfd);
 void udp_listener_read(struct ctx *c, int lfd, const struct in6_addr *gaddr,
                        uint16_t gport, uint32_t *ovfl);
-void udp_sock_tune(int fd);
+bool udp_sock_tune(int fd);
 void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
                  const struct in6_addr *gaddr, uint16_t gport,
                  const uint8_t *data, size_t len);

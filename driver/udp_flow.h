@@ -39,6 +39,7 @@
  * @fd:		connected socket of an outbound flow, or the port-forward
  *		listener of an inbound one
  * @own_fd:	@fd belongs to the flow (outbound): close it at the end
+ * @errqueue:	its owned @fd queues the host's errors (udp_err.c)
  * @inbound:	started by a host peer on a port forward; also hashed by
  *		listener and @peer
  * @peer:	inbound: the host peer that guest replies are sent to
@@ -50,7 +51,7 @@
  * @last:	monotonic second of the last datagram
  * @rxq_ovfl:	its socket's drop count as last seen (SO_RXQ_OVFL)
  * @quote:	IP and UDP header of the guest's last datagram, to quote in
- *		ICMP errors
+ *		ICMP errors (udp_err.c)
  * @quote_l3len: IP header bytes in @quote, 0 if nothing to quote
  * @lprev:	less recently used neighbour
  * @lnext:	more recently used neighbour
@@ -59,6 +60,7 @@ struct udp_flow {
 	struct flow_common flow;
 	int fd;
 	bool own_fd;
+	bool errqueue;
 	bool inbound;
 	union sockaddr_inany peer;
 	socklen_t peerlen;

@@ -97,3 +97,46 @@ ANSWER=c612004d
 	ms=${output##*ms=}
 	[ "$ms" -lt 3000 ]
 }
+
+@test "dns: a dead first nameserver (IPv4 or IPv6, its neighbour never answers) is passed over at once: the next one answers" {
+	run in_sandbox "$SETUP"'
+		# No one has .66 on the sandbox host'"'"'s link: ARP and NDP give up
+		# (after one probe, to be quick) and the host makes the error,
+		# host unreachable, which tapir must pass on: glibc'"'"'s resolver
+		# then moves on at once, not after its timeout of 10 s.
+		for v in ipv4 ipv6; do
+			sysctl -qw net.$v.neigh.sbx0.mcast_solicit=1 \
+				net.$v.neigh.sbx0.retrans_time_ms=200
+		done
+		for dead in 198.18.0.66 fd18::66; do
+			printf "nameserver %s\nnameserver 10.0.2.3\n%s\n" "$dead" \
+				"options timeout:10 attempts:1" >"$SCEN_DIR/resolv-$dead"
+		done
+		chmod a+r "$SCEN_DIR"/resolv-*
+		as_user "$TAPIR_BIN" run -6 -- sh -c "
+			unreachs() { awk \"/^Icmp: [0-9]/ { print \\\$5 }\" /proc/net/snmp; }
+			unreachs6() { awk \"/^Icmp6InDestUnreachs/ { print \\\$2 }\" /proc/net/snmp6; }
+			for dead in 198.18.0.66 fd18::66; do
+				mount --bind $SCEN_DIR/resolv-\$dead /etc/resolv.conf
+				u=\$((\$(unreachs) + \$(unreachs6)))
+				start=\$(date +%s%N)
+				answer=\$(timeout 30 getent hosts tapir.test)
+				ms=\$(((\$(date +%s%N) - start) / 1000000))
+				echo \"\$dead: \$answer\"
+				echo \"\$dead: unreachables \$((\$(unreachs) + \$(unreachs6) - u))\"
+				echo \"\$dead: ms \$ms\"
+			done"
+	' "$DNSQUERY"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local dead ms
+	for dead in 198.18.0.66 fd18::66; do
+		grep -qE "^$dead: 198\.18\.0\.77[[:space:]]+tapir\.test$" <<<"$output"
+		# Counted: the guest heard the host's errors.
+		grep -qE "^$dead: unreachables [1-9]" <<<"$output"
+		# Against a 10 s timeout a lookup takes (each of its A and AAAA
+		# queries waits out one failed neighbour probe, 0.2 s).
+		ms=$(sed -n "s/^$dead: ms //p" <<<"$output")
+		[ "$ms" -lt 5000 ]
+	done
+}

@@ -3,7 +3,8 @@
 # address in fd00::/64 and a default route via fe80::2 (answered or
 # unsolicited), neighbour solicitations for fe80::2, fd00::2 and fd00::3
 # are answered with 52:56:00:00:00:02, echo to fd00::2/::3 is answered
-# locally and to other hosts through ping sockets.
+# locally and to other hosts through ping sockets; fe80::2, the default
+# route, is the gateway too: echo, and UDP and TCP to the host's ::1.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
@@ -116,4 +117,43 @@ check_ra_result() {
 	[ "$status" -eq 0 ]
 	grep -qE "^inet6 fd00::100/64 scope global" <<<"$output"
 	check_ra_result
+}
+
+# What FE80_PROBE prints, from inside a guest with IPv6: echo, UDP and TCP
+# to the router's link-local address, fe80::2, the guest's default route.
+FE80_PROBE='
+if setpriv --no-new-privs ping -n -c1 -W2 fe80::2%tap0 >/dev/null; then
+	echo "ping ok"
+fi
+echo "udp ok" | timeout 3 socat -T2 - "UDP6:[fe80::2%tap0]:7778" 2>&1
+timeout 3 socat - "TCP6:[fe80::2%tap0]:7790" </dev/null 2>&1 | sed "s/.*E connect.*: //"
+'
+
+@test "ipv6: fe80::2 is the gateway: echo answered, UDP and TCP reach the host's ::1 (run -6, attach -6 -c)" {
+	run sbx '
+		bg_start echolo socat -b 65535 UDP6-RECVFROM:7778,bind=[::1],fork PIPE
+		bg_start tcplo socat TCP6-LISTEN:7790,bind=[::1],fork,reuseaddr \
+			SYSTEM:"echo tcp ok"
+		wait_for 5 bash -c "ss -Hlun | grep -q :7778 && ss -Hltn | grep -q :7790"
+		as_user "$TAPIR_BIN" run -6 -- sh -c "$1" | sed "s/^/run: /"
+		as_user "$TAPIR_BIN" run -6 --disable-host-loopback -- sh -c "$1" |
+			sed "s/^/no-lo: /"
+		pid=$(userns_holder)
+		nsrun "$pid" sysctl -qw net.ipv6.conf.default.accept_dad=0
+		start_tapir t -6 -c "$pid" tap0
+		nsrun "$pid" sh -c "$1" | sed "s/^/attach: /"
+	' "$FE80_PROBE"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local mode
+	for mode in run attach; do
+		has_line "$mode: ping ok"
+		has_line "$mode: udp ok"
+		has_line "$mode: tcp ok"
+	done
+	# --disable-host-loopback: echo still answered, as for fd00::2; the
+	# host's loopback is out of reach (net-unreachable, as slirp4netns).
+	has_line "no-lo: ping ok"
+	has_line "no-lo: Network is unreachable"
+	! grep -q "no-lo: [ut][dc]p ok" <<<"$output"
 }

@@ -600,6 +600,405 @@ kill -0 "$pid" 2>/dev/null || echo "gone: yes"
 	has_line "left: "
 }
 
+# What the gateway DNS scenario runs in the sandbox, with DRIVER ($1: tapir
+# or trixie's pasta) as pasta: three resolvers answer tapir.test each with
+# an address of its own: the host's 127.0.0.1 (.11), systemd-resolved's
+# 127.0.0.53 (.33), and the gateway itself, 198.18.0.254 (.22), in a
+# "router" network namespace that sbx1 moves to. The guest, whose gateway
+# pasta copies from the host, asks the gateway, with the host's resolv.conf
+# naming each in turn, and once with --dns-forward given.
+# shellcheck disable=SC2034 # used inside the sandbox
+GATEWAY_DNS='
+resolver() { # NAME ADDRESS ANSWER [nsenter args]
+	bg_start "$1" "${@:4}" dnsmasq --no-daemon --port=53 \
+		--listen-address="$2" --bind-interfaces --no-resolv --no-hosts \
+		--user=root --address=/tapir.test/"$3"
+}
+bg_start router unshare -n sleep 600
+rpid=$(bg_pid router)
+ip link set sbx1 netns "$rpid"
+nsenter -t "$rpid" -n sh -c "ip link set lo up
+	ip addr add 198.18.0.254/24 dev sbx1
+	ip link set sbx1 up"
+ip addr add 127.0.0.53/8 dev lo
+resolver lodns 127.0.0.1 198.18.0.11
+resolver resolved 127.0.0.53 198.18.0.33
+resolver gwdns 198.18.0.254 198.18.0.22 nsenter -t "$rpid" -n
+wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.53:53"
+printf "%s" "$2" >"$SCEN_DIR/dnsquery"
+chmod a+r "$SCEN_DIR/dnsquery"
+# The answer address (last 4 bytes of the reply) as the guest got it.
+guest="a=\$(bash $SCEN_DIR/dnsquery 198.18.0.254 udp | tail -c 9)
+	echo \$(printf %d 0x\${a:6:2})"
+for ns in 198.18.0.254 127.0.0.53 198.18.0.253 fwd; do
+	printf "nameserver %s\n" "${ns/fwd/198.18.0.254}" >"$SCEN_DIR/resolv"
+	chmod a+r "$SCEN_DIR/resolv"
+	mount --bind "$SCEN_DIR/resolv" /etc/resolv.conf
+	opt=()
+	[ "$ns" = fwd ] && opt=(--dns-forward 169.254.1.1)
+	echo "$ns: .$(as_user $1 --config-net "${opt[@]}" -- bash -c "$guest")"
+	umount /etc/resolv.conf
+done
+# getent in the guest reads the host'"'"'s resolv.conf, which names the
+# gateway: as on a home network whose router resolves.
+printf "nameserver 198.18.0.254\noptions timeout:2 attempts:1\n" >"$SCEN_DIR/resolv"
+mount --bind "$SCEN_DIR/resolv" /etc/resolv.conf
+echo "getent: $(as_user $1 --config-net -- getent hosts tapir.test | xargs)"
+'
+
+# DNSQUERY ADDR PROTO: one raw query for tapir.test/A to ADDR port 53,
+# printed as hex (tests/dns.bats has the same).
+DNSQUERY='
+q="\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+q+="\x05tapir\x04test\x00\x00\x01\x00\x01"
+exec 3<>"/dev/$2/$1/53"
+printf "$q" >&3
+timeout 3 dd bs=4096 count=1 status=none <&3 | od -An -tx1 | tr -d " \n"
+echo
+'
+
+# gateway_dns DRIVER: the gateway DNS scenario, and what pasta(1) says:
+# DNS to the gateway, when the host's resolv.conf names the gateway or a
+# loopback resolver, goes to the host's resolver, as to a --dns-forward
+# address, unless --dns-forward is given; otherwise to the host's
+# loopback, as all else to the gateway.
+gateway_dns() {
+	run in_sandbox "$GATEWAY_DNS" "$1" "$DNSQUERY"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "198.18.0.254: .22"
+	has_line "127.0.0.53: .33"
+	has_line "198.18.0.253: .11"
+	has_line "fwd: .11"
+	has_line "getent: 198.18.0.22 tapir.test"
+}
+
+@test "pasta mode: DNS to the gateway reaches the host's resolver when resolv.conf names the gateway or a loopback address: tapir as pasta" {
+	gateway_dns "$TAPIR_BIN pasta"
+}
+
+@test "pasta mode: DNS to the gateway reaches the host's resolver when resolv.conf names the gateway or a loopback address: trixie pasta (reference)" {
+	gateway_dns "$REF_PASTA"
+}
+
+# man_options: the options of trixie's pasta(1), from its roff source, one
+# a line: "pasta|passt ARG NAME..." (ARG: 1 if it takes a value; the names,
+# short and long). The OPTIONS section holds the options of both programs,
+# then passt's own, then pasta's own (-t and -u are in both of those).
+man_options() {
+	zcat "$TRIXIE/root/usr/share/man/man1/passt.1.gz" | awk '
+		/^\.SH / { opts = ($2 == "OPTIONS") }
+		/^\.SS / { passt = ($0 ~ /passt\\fR-only/) }
+		opts && /^\.BR \\-/ {
+			line = $0
+			sub(/^\.BR /, "", line)
+			arg = (line ~ /\\fI/) ? 1 : 0
+			gsub(/\\-/, "-", line)
+			gsub(/[",]/, " ", line)
+			names = ""
+			n = split(line, w, " ")
+			for (i = 1; i <= n; i++)
+				if (w[i] ~ /^-/)
+					names = names " " w[i]
+			print (passt ? "passt" : "pasta") " " arg names
+		}'
+}
+
+# A valid value for each option of pasta(1) that takes one: an option pasta
+# gains shows up below as one without a value here.
+declare -gA PASTA_SAMPLE=(
+	[--log-file]=LOG [--log-size]=1048576 [--runas]=RUNAS [--pcap]=PCAP
+	[--pid]=PID [--mtu]=1500 [--address]=10.0.2.100 [--netmask]=24
+	[--mac-addr]=02:00:00:00:00:01 [--gateway]=10.0.2.2 [--interface]=lo
+	[--outbound]=127.0.0.1 [--outbound-if4]=lo [--outbound-if6]=lo
+	[--dns]=10.0.2.3 [--dns-forward]=10.0.2.3 [--dns-host]=127.0.0.1
+	[--search]=example.test [--map-host-loopback]=none
+	[--map-guest-addr]=169.254.1.2 [--hostname]=guest
+	[--fqdn]=guest.example.test [--tcp-ports]=none [--udp-ports]=none
+	[--tcp-ns]=none [--udp-ns]=none [--ns-ifname]=tap0
+	[--userns]=/proc/self/ns/user [--netns]=/proc/self/ns/net
+	[--ns-mac-addr]=02:00:00:00:00:02
+)
+
+@test "pasta mode: every option of trixie's pasta(1) is taken, --help lists it; passt's own are refused with one line" {
+	local line kind arg names name long value out rc help n=0 bad=()
+	local -a man
+	help=$("$TAPIR_BIN" pasta --help)
+	mapfile -t man < <(man_options)
+	for line in "${man[@]}"; do
+		read -r kind arg names <<<"$line"
+		# shellcheck disable=SC2086 # the names, one word each
+		set -- $names
+		long=${*: -1}
+		value=${PASTA_SAMPLE[$long]:-}
+		value=${value/LOG/$BATS_TEST_TMPDIR/log}
+		value=${value/PCAP/$BATS_TEST_TMPDIR/cap}
+		value=${value/PID/$BATS_TEST_TMPDIR/pid}
+		value=${value/RUNAS/$(id -u):$(id -g)}
+		for name in "$@"; do
+			[[ "$name" == --help || "$name" == -h || "$name" == --version ]] && continue
+			# -t and -u are pasta's too, under its own heading.
+			if [[ "$kind" == passt ]] &&
+				printf '%s\n' "${man[@]}" | grep -q "^pasta .* $name\( \|\$\)"; then
+				continue
+			fi
+			if [[ "$kind" == passt ]]; then
+				# As pasta: refused, in one line.
+				rc=0
+				out=$("$TAPIR_BIN" pasta "$name" ${arg:+x} 1 2>&1) || rc=$?
+				((arg)) || out=$("$TAPIR_BIN" pasta "$name" 1 2>&1) || rc=$?
+				[[ $rc -eq 1 && "$out" == *"passt's"* && $(wc -l <<<"$out") -eq 1 ]] ||
+					bad+=("$name: refused? rc $rc: $out")
+				continue
+			fi
+			n=$((n + 1))
+			if ((arg)) && [[ -z "$value" ]]; then
+				bad+=("$name: takes a value, and the test has none for it")
+				continue
+			fi
+			rc=0
+			if ((arg)); then
+				out=$("$TAPIR_BIN" pasta "$name" "$value" --version 2>&1) || rc=$?
+			else
+				out=$("$TAPIR_BIN" pasta "$name" --version 2>&1) || rc=$?
+			fi
+			[[ $rc -eq 0 && "$out" == "tapir version "* ]] ||
+				bad+=("$name: rc $rc: $(head -n1 <<<"$out")")
+			grep -qE -- "(^|[ ,])$name([ ,=]|\$)" <<<"$help" ||
+				bad+=("$name: not in tapir pasta --help")
+		done
+	done
+	echo "pasta(1) option names checked: $n"
+	printf '%s\n' "${bad[@]}"
+	# The man page parse found them all (66 in Debian 13's).
+	[ "$n" -ge 60 ]
+	[ "${#bad[@]}" -eq 0 ]
+}
+
+@test "pasta mode: a bad value of each option of pasta(1) gets one line naming it, exit 1" {
+	local spec opt val out rc bad=()
+	for spec in "-l|" "--log-size|100" "--runas|no-such-user-here" \
+		"-p|" "-M|01:00:00:00:00:01" "-M|zz" "--ns-mac-addr|00:00:00:00:00:00" \
+		"-i|a/b" "-o|1.2.3" "--outbound-if4|" "--outbound-if6|a:b" \
+		"-D|10.0.2.300" "--dns-host|x" "-S|a..b" "-H|a b" "--fqdn|-" \
+		"-m|5" "-n|33"; do
+		opt=${spec%%|*}
+		val=${spec#*|}
+		rc=0
+		out=$("$TAPIR_BIN" pasta "$opt" "$val" 1 2>&1) || rc=$?
+		echo "$opt '$val' => rc $rc: $out"
+		[[ $rc -eq 1 && $(wc -l <<<"$out") -eq 1 && "$out" == *"$opt"* ]] ||
+			bad+=("$opt $val")
+	done
+	echo "bad: ${bad[*]}"
+	[ "${#bad[@]}" -eq 0 ]
+}
+
+# What the options scenario runs in the sandbox with DRIVER ($1: tapir or
+# trixie's pasta) as pasta, each option of pasta(1) that podman's
+# containers.conf might carry acted on, one line each: $2 is DNSQUERY.
+# The gateway, 198.18.0.254, is the host's loopback to the guest.
+# shellcheck disable=SC2034 # used inside the sandbox
+PASTA_OPTIONS='
+driver=$1
+p() { as_user timeout -k 1 20 $driver "$@"; }
+printf "%s" "$2" >"$SCEN_DIR/dnsquery"
+# answer ADDR: the last byte of the address a query to ADDR got.
+printf "%s\n" "a=\$(bash $SCEN_DIR/dnsquery \"\$1\" udp | tail -c 9)" \
+	"[ -n \"\$a\" ] && printf .%d \"0x\${a:6:2}\"" >"$SCEN_DIR/answer"
+chmod 0777 "$SCEN_DIR"
+chmod a+r "$SCEN_DIR"/*
+resolver() { # NAME ADDRESS ANSWER
+	bg_start "$1" dnsmasq --no-daemon --port=53 --listen-address="$2" \
+		--bind-interfaces --no-resolv --no-hosts --user=root \
+		--address=/tapir.test/"$3"
+}
+ip addr add 127.0.0.53/8 dev lo
+# A second interface, without a default route, for -i and -o: pasta
+# copies every address of the interface it copies, so these sit apart.
+ip link add sbx2 type veth peer name sbx3
+ip addr add 192.0.2.1/24 dev sbx2
+ip addr add 192.0.2.9/24 dev sbx2
+ip addr add 192.0.2.10/24 dev sbx2
+ip link set sbx2 up
+ip link set sbx3 up
+resolver lodns 127.0.0.1 198.18.0.11
+resolver resolved 127.0.0.53 198.18.0.33
+bg_start tcplo socat TCP4-LISTEN:7790,bind=127.0.0.1,fork,reuseaddr \
+	SYSTEM:"echo tcp ok"
+bg_start udplo socat -T2 UDP4-RECVFROM:7791,bind=127.0.0.1,fork \
+	SYSTEM:"echo udp ok"
+bg_start peer socat TCP4-LISTEN:7792,bind=192.0.2.10,fork,reuseaddr \
+	SYSTEM:"echo peer \$SOCAT_PEERADDR"
+wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.53:53 &&
+	ss -Hltn | grep -q 192.0.2.10:7792"
+
+# --ns-mac-addr and -M: the interface'"'"'s MAC, and the gateway'"'"'s.
+p --config-net --ns-mac-addr 02:11:22:33:44:55 -M 02:aa:bb:cc:dd:ee -- \
+	bash -c "echo ns-mac: \$(ip -br link show sbx0 | awk \"{print \\\$3}\")
+		echo x >/dev/udp/198.18.0.254/9; sleep 0.5
+		echo gw-mac: \$(ip neigh show 198.18.0.254 | cut -d\" \" -f5)"
+
+# --no-tcp, --no-udp, --no-icmp: the host'"'"'s loopback through the
+# gateway, with them and without.
+probe="timeout 3 bash -c \"exec 3<>/dev/tcp/198.18.0.254/7790 && cat <&3\" || echo tcp dropped
+	echo x | timeout 3 socat -T2 - UDP4:198.18.0.254:7791 || true
+	(echo x | timeout 3 socat -T2 - UDP4:198.18.0.254:7791 | grep -q udp) || echo udp dropped"
+p --config-net -- bash -c "$probe" | sed "s/^/plain: /"
+p --config-net --no-tcp --no-udp --no-icmp -- bash -c "$probe" |
+	sed "s/^/disabled: /"
+rc=0
+p --no-tcp -t 7794 -- true 2>/dev/null || rc=$?
+echo "--no-tcp -t: rc $rc"
+
+# --dns-host: DNS to the --dns-forward address goes to it.
+echo "dns-forward: $(p --config-net --dns-forward 169.254.1.1 -- \
+	bash "$SCEN_DIR/answer" 169.254.1.1)"
+echo "dns-host: $(p --config-net --dns-forward 169.254.1.1 \
+	--dns-host 127.0.0.53 -- bash "$SCEN_DIR/answer" 169.254.1.1)"
+
+# -o: the source address of outbound connections.
+echo "$(p --config-net -- \
+	bash -c "exec 3<>/dev/tcp/192.0.2.10/7792 && cat <&3") without -o"
+echo "$(p --config-net -o 192.0.2.9 -- \
+	bash -c "exec 3<>/dev/tcp/192.0.2.10/7792 && cat <&3") with -o"
+
+# --freebind: a -t address the host does not have.
+rc=0
+p --config-net -t 198.18.0.99/7793 -- true 2>/dev/null || rc=$?
+echo "-t of an address not the host'"'"'s: $([ $rc -ne 0 ] && echo refused)"
+rc=0
+p --config-net --freebind -t 198.18.0.99/7793 -- true || rc=$?
+echo "with --freebind: rc $rc"
+
+# -i: the interface copied from (its first address: pasta copies them
+# all).
+echo "-i sbx2: $(p --config-net -i sbx2 -g 192.0.2.254 -- \
+	ip -4 -o addr show scope global | awk "{print \$2, \$4; exit}")"
+
+# -l and -d: a log file with lines in it.
+p --config-net -d -l "$SCEN_DIR/log" -- true >/dev/null 2>&1
+echo "log file lines: $([ -s "$SCEN_DIR/log" ] && echo some || echo none)"
+
+# --no-netns-quit: the PID target exits, the driver stays.
+holder=$(userns_holder)
+p --config-net --quiet --no-netns-quit -P "$SCEN_DIR/pid" "$holder"
+pid=$(cat "$SCEN_DIR/pid")
+kill "$holder"
+sleep 1.5
+kill -0 "$pid" 2>/dev/null && echo "--no-netns-quit: alive after the target"
+kill "$pid"
+'
+
+# pasta_options DRIVER: the options scenario, and what pasta(1) says.
+pasta_options() {
+	run in_sandbox "$PASTA_OPTIONS" "$1" "$DNSQUERY"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "ns-mac: 02:11:22:33:44:55"
+	has_line "gw-mac: 02:aa:bb:cc:dd:ee"
+	has_line "plain: tcp ok"
+	has_line "plain: udp ok"
+	has_line "disabled: tcp dropped"
+	has_line "disabled: udp dropped"
+	has_line "--no-tcp -t: rc 1"
+	has_line "dns-forward: .11"
+	has_line "dns-host: .33"
+	has_line "peer 192.0.2.1 without -o"
+	has_line "peer 192.0.2.9 with -o"
+	has_line "-t of an address not the host's: refused"
+	has_line "with --freebind: rc 0"
+	has_line "-i sbx2: sbx2 192.0.2.1/24"
+	has_line "log file lines: some"
+	has_line "--no-netns-quit: alive after the target"
+}
+
+@test "pasta mode: options beyond the callers': MACs, --no-tcp/udp, --dns-host, -o, --freebind, -i, -l, --no-netns-quit: tapir as pasta" {
+	pasta_options "$TAPIR_BIN pasta"
+}
+
+@test "pasta mode: options beyond the callers': MACs, --no-tcp/udp, --dns-host, -o, --freebind, -i, -l, --no-netns-quit: trixie pasta (reference)" {
+	pasta_options "$REF_PASTA"
+}
+
+# What the DHCP scenario runs: busybox's udhcpc in the namespace, without
+# --config-net, printing what the driver ($1) offered with pasta's -D,
+# --dhcp-dns, -S, --dhcp-search, -H and --fqdn, and with none of them.
+# shellcheck disable=SC2034 # used inside the sandbox
+PASTA_DHCP='
+printf "%s\n" "#!/bin/sh" \
+	"[ \"\$1\" = bound ] || exit 0" \
+	"echo \"dns=\$dns\"; echo \"search=\$search\"" \
+	"echo \"hostname=\$hostname\"; echo \"fqdn=\$opt81\"" >"$SCEN_DIR/dhcp.sh"
+chmod 0755 "$SCEN_DIR" "$SCEN_DIR/dhcp.sh"
+client="ip link set sbx0 up
+	busybox udhcpc -i sbx0 -q -n -f -t 5 -T 1 -s $SCEN_DIR/dhcp.sh 2>/dev/null"
+as_user timeout -k 1 20 $1 -D 192.0.2.53 -D 192.0.2.54 --dhcp-dns \
+	-S "a.test b.test" --dhcp-search -H guesthost --fqdn guest.a.test \
+	-- sh -c "$client" | sed "s/^/given: /"
+as_user timeout -k 1 20 $1 -D 192.0.2.53 -S a.test -- sh -c "$client" |
+	sed "s/^/default: /"
+'
+
+# pasta_dhcp DRIVER: the DHCP scenario, and what pasta(1) says: DNS
+# servers and search domains only with --dhcp-dns and --dhcp-search.
+pasta_dhcp() {
+	run in_sandbox "$PASTA_DHCP" "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "given: dns=192.0.2.53 192.0.2.54"
+	has_line "given: search=a.test b.test"
+	has_line "given: hostname=guesthost"
+	has_line "given: fqdn=04ffff0567756573740161047465737400"
+	has_line "default: dns="
+	has_line "default: search="
+}
+
+@test "pasta mode: -D, --dhcp-dns, -S, --dhcp-search, -H and --fqdn in DHCP's offer: tapir as pasta" {
+	pasta_dhcp "$TAPIR_BIN pasta"
+}
+
+@test "pasta mode: -D, --dhcp-dns, -S, --dhcp-search, -H and --fqdn in DHCP's offer: trixie pasta (reference)" {
+	pasta_dhcp "$REF_PASTA"
+}
+
+# What the link-local gateway scenario runs: the sandbox host's IPv6
+# default route goes via fe80::fe, which pasta copies as the guest's
+# gateway; echo to it, and UDP and TCP to services on the host's ::1
+# through it, with DRIVER ($1) as pasta.
+# shellcheck disable=SC2034 # used inside the sandbox
+LL_GATEWAY='
+ip -6 route replace default via fe80::fe dev sbx0
+bg_start udp6 socat -T2 UDP6-RECVFROM:7795,bind=[::1],fork SYSTEM:"echo udp ok"
+bg_start tcp6 socat TCP6-LISTEN:7796,bind=[::1],fork,reuseaddr \
+	SYSTEM:"echo tcp ok"
+wait_for 5 bash -c "ss -Hlun | grep -q :7795 && ss -Hltn | grep -q :7796"
+as_user timeout -k 1 20 $1 --config-net -- sh -c "
+	ip -6 route show default | cut -d\" \" -f1-5
+	ping -n -c1 -W2 fe80::fe%sbx0 >/dev/null && echo ping ok
+	echo x | timeout 3 socat -T2 - UDP6:[fe80::fe%sbx0]:7795
+	timeout 3 socat - TCP6:[fe80::fe%sbx0]:7796 </dev/null"
+'
+
+# ll_gateway DRIVER: the link-local gateway scenario.
+ll_gateway() {
+	run in_sandbox "$LL_GATEWAY" "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "default via fe80::fe dev sbx0"
+	has_line "ping ok"
+	has_line "udp ok"
+	has_line "tcp ok"
+}
+
+@test "pasta mode: a link-local IPv6 gateway copied from the host answers echo, and UDP and TCP to it reach the host's ::1: tapir as pasta" {
+	ll_gateway "$TAPIR_BIN pasta"
+}
+
+@test "pasta mode: a link-local IPv6 gateway copied from the host answers echo, and UDP and TCP to it reach the host's ::1: trixie pasta (reference)" {
+	ll_gateway "$REF_PASTA"
+}
+
 # What the Docker scenario runs inside the trixie root, as the test user:
 # dockerd-rootless.sh with rootlesskit's pasta driver and the implicit
 # port driver (DOCKERD_ROOTLESS_ROOTLESSKIT_FLAGS names tapir when

@@ -147,6 +147,107 @@ v6conf="bash $SCEN_DIR/v6conf"
 	[[ "$output" != *"dd-status=124"* ]]
 }
 
+# RECVERR HOST PORT (python3): inside the guest, send one datagram on a
+# connected socket with every ICMP error reported, as glibc's resolver has
+# its sockets (IP_RECVERR; without it Linux reports refusals only), and
+# print what the receive says: "HOST err: TEXT" (the errno the guest's
+# ICMP error became), "HOST timeout" after 5 s, or "HOST answer: ...".
+RECVERR='
+import socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+v6 = ":" in host
+s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)
+# IPV6_RECVERR is 25, IP_RECVERR 11 (linux/in6.h, linux/in.h)
+s.setsockopt(socket.IPPROTO_IPV6 if v6 else socket.IPPROTO_IP, 25 if v6 else 11, 1)
+s.settimeout(5)
+s.connect((host, port))
+s.send(b"probe")
+try:
+    print(host, "answer:", s.recv(64))
+except socket.timeout:
+    print(host, "timeout")
+except OSError as e:
+    print(host, "err:", e.strerror)
+'
+
+# recverr_probe PRE HOST4 HOST6 PORT: in the sandbox, run the snippet PRE
+# as root, then RECVERR from a guest of tapir run -6 to HOST4 and HOST6,
+# each on PORT.
+recverr_probe() {
+	run in_sandbox "$SETUP"'
+		printf "%s" "$4" >"$SCEN_DIR/recverr.py"
+		chmod a+r "$SCEN_DIR/recverr.py"
+		eval "$5"
+		as_user "$TAPIR_BIN" run -6 -- sh -c "
+			$v6conf
+			python3 $SCEN_DIR/recverr.py $6 $8
+			python3 $SCEN_DIR/recverr.py $7 $8"
+	' "${SCRIPTS[@]}" "$RECVERR" "$@"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "udp: a closed port on the host's loopback, via 10.0.2.2 and fd00::2: the guest's receive fails with Connection refused" {
+	recverr_probe : 10.0.2.2 fd00::2 9
+	has_line "10.0.2.2 err: Connection refused"
+	has_line "fd00::2 err: Connection refused"
+}
+
+@test "udp: a neighbour of the host that never answers (IPv4 and IPv6): the guest's receive fails with No route to host, not a timeout" {
+	# Nobody has .66 on the sandbox host's link: its ARP and NDP give up
+	# (after one probe, to be quick) and the host itself makes the error,
+	# host unreachable, which tapir must pass on.
+	recverr_probe 'for v in ipv4 ipv6; do
+			sysctl -qw net.$v.neigh.sbx0.mcast_solicit=1 \
+				net.$v.neigh.sbx0.retrans_time_ms=200
+		done' 198.18.0.66 fd18::66 53
+	has_line "198.18.0.66 err: No route to host"
+	has_line "fd18::66 err: No route to host"
+}
+
+# LATEREPLY PORT (python3): answer one datagram on PORT half a second late,
+# then print the guest's ICMP destination-unreachables received since it
+# started listening ("in-dest-unreachs=N"), waiting up to 5 s for one.
+LATEREPLY='
+import socket, sys, time
+def unreachs():
+    with open("/proc/net/snmp") as f:
+        rows = [l.split() for l in f if l.startswith("Icmp:")]
+    return int(rows[1][rows[0].index("InDestUnreachs")])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+before = unreachs()
+open(sys.argv[2], "w").close()
+data, peer = s.recvfrom(64)
+time.sleep(0.5)
+s.sendto(b"late", peer)
+for i in range(50):
+    if unreachs() > before:
+        break
+    time.sleep(0.1)
+print("in-dest-unreachs=%d" % (unreachs() - before))
+'
+
+@test "udp: a published port whose host client has gone: the guest's reply gets port unreachable" {
+	run in_sandbox '
+		# The guest answers half a second late; by then the host client
+		# has closed its socket, and the host refuses the reply.
+		printf "%s" "$1" >"$SCEN_DIR/late.py"
+		chmod a+r "$SCEN_DIR/late.py"
+		chmod a+w "$SCEN_DIR"
+		as_user "$TAPIR_BIN" run -p 127.0.0.1:9101:9101/udp -- \
+			python3 "$SCEN_DIR/late.py" 9101 "$SCEN_DIR/ready" &
+		run=$!
+		wait_for 10 test -e "$SCEN_DIR/ready"
+		wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:9101"
+		echo ping | socat -u - UDP4:127.0.0.1:9101
+		wait "$run"
+	' "$LATEREPLY"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "in-dest-unreachs=1"
+}
+
 @test "udp: --disable-host-loopback: 10.0.2.2 is net-unreachable, 198.18.0.1 still works" {
 	run in_sandbox "$SETUP"'
 		bg_start sink socat -u UDP4-RECV:7780,bind=127.0.0.1 \

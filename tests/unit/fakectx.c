@@ -7,6 +7,11 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include <event2/event.h>
+
+#include "driver/flow.h"
+#include "driver/frag.h"
+#include "driver/udp.h"
 #include "fakectx.h"
 
 /**
@@ -68,4 +73,32 @@ void fake_ctx_close(struct ctx *c, int peer)
 	close(c->tapfd[0]);
 	c->tapfd[0] = -1;
 	close(peer);
+}
+
+/**
+ * fake_ctx_udp_open() - an event loop, the flow table, UDP and reassembly
+ *			 for a context whose addresses and tap are set
+ * @c:		context
+ *
+ * Return: 0 on success
+ */
+int fake_ctx_udp_open(struct ctx *c)
+{
+	c->base = event_base_new();
+	if (!c->base || flow_init(c) || udp_init(c) || frag_init(c))
+		return -1;
+	return 0;
+}
+
+/**
+ * fake_ctx_udp_close() - release fake_ctx_udp_open()
+ * @c:		context
+ */
+void fake_ctx_udp_close(struct ctx *c)
+{
+	udp_cleanup(c);
+	flow_cleanup(c);
+	frag_cleanup(c);
+	event_base_free(c->base);
+	c->base = NULL;
 }

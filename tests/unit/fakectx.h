@@ -12,5 +12,7 @@
 int fake_ctx_init(struct ctx *c, struct opts *o, bool ipv6,
                   const uint8_t guest_mac[6]);
 void fake_ctx_close(struct ctx *c, int peer);
+int fake_ctx_udp_open(struct ctx *c);
+void fake_ctx_udp_close(struct ctx *c);
 
 #endif /* TAPIR_FAKECTX_H */

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - unit tests for the resolv.conf parser of the DNS forwarder */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
+#include "driver/clock.h"
 #include "driver/dns.h"
+#include "driver/inany.h"
 #include "tests/unit/unit.h"
 
 /**
@@ -198,6 +202,76 @@ static void test_embedded_nul(void)
 	CHECK(is_v4(&ns[1], "192.0.2.2"));
 }
 
+/**
+ * resolves_at() - dns_host_resolves_at() for an address literal
+ * @c:		context
+ * @s:		IPv4 or IPv6 literal
+ *
+ * Return: its answer
+ */
+static bool resolves_at(struct ctx *c, const char *s)
+{
+	struct in6_addr a;
+	struct in_addr v4;
+
+	if (inet_pton(AF_INET, s, &v4) == 1)
+		inany_from_v4(&a, v4);
+	else
+		inet_pton(AF_INET6, s, &a);
+	return dns_host_resolves_at(c, &a);
+}
+
+/**
+ * write_resolv() - replace the test's resolver file
+ * @path:	the file
+ * @text:	its new contents
+ *
+ * Return: true on success
+ */
+static bool write_resolv(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	return f && fputs(text, f) >= 0 && !fclose(f);
+}
+
+static void test_gateway_resolver(void)
+{
+	char path[] = "/tmp/tapir-test-resolv.XXXXXX";
+	struct opts o = {0};
+	struct ctx c = {0};
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	c.o = &o;
+	c.resolv_conf = path;
+	clock_set_fake(5000000000ULL);
+	/* A home router as the host's resolver: the gateway is one. */
+	CHECK(write_resolv(path, "nameserver 192.0.2.1\n"
+	                         "nameserver 2001:db8::53\n"));
+	CHECK(resolves_at(&c, "192.0.2.1"));
+	CHECK(resolves_at(&c, "2001:db8::53"));
+	CHECK(!resolves_at(&c, "192.0.2.2"));
+	CHECK(!resolves_at(&c, "2001:db8::54"));
+	/* systemd-resolved: a loopback resolver, whatever the gateway. */
+	CHECK(write_resolv(path, "nameserver 127.0.0.53\n"));
+	clock_advance(1000000000ULL);
+	CHECK(resolves_at(&c, "192.0.2.2"));
+	CHECK(write_resolv(path, "nameserver ::1\n"));
+	clock_advance(1000000000ULL);
+	CHECK(resolves_at(&c, "2001:db8::54"));
+	/* A scoped link-local server is the gateway of that address. */
+	CHECK(write_resolv(path, "nameserver fe80::1%1\n"));
+	clock_advance(1000000000ULL);
+	CHECK(resolves_at(&c, "fe80::1"));
+	CHECK(!resolves_at(&c, "fe80::2"));
+	CHECK(!resolves_at(&c, "192.0.2.1"));
+	dns_cleanup(&c);
+	clock_set_real();
+	unlink(path);
+}
+
 const struct unit_case unit_cases[] = {
         {"plain nameserver lines", test_plain},
         {"comments, options and trailing text", test_comments_and_options},
@@ -210,5 +284,7 @@ const struct unit_case unit_cases[] = {
          test_no_trailing_newline_and_bounds},
         {"empty files", test_empty},
         {"embedded NUL", test_embedded_nul},
+        {"the host's resolvers: the gateway's address, or loopback",
+         test_gateway_resolver},
         {NULL, NULL},
 };

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "driver/clock.h"
@@ -403,6 +404,46 @@ static void test_room(void)
 	CHECK(unit_netns_run(body_room));
 }
 
+/**
+ * body_file() - unit_netns_run() body: lines into a log file of 200 bytes
+ *		 at most (pasta's -l and --log-size)
+ */
+static void body_file(void)
+{
+	char dir[] = "/tmp/tapir-test-log.XXXXXX", path[64], buf[512];
+	int null = open("/dev/null", O_WRONLY), fd;
+	bool bounded = true;
+	ssize_t n = 0;
+	struct stat st;
+
+	CHECK(mkdtemp(dir) && null >= 0 && dup2(null, STDERR_FILENO) >= 0);
+	snprintf(path, sizeof(path), "%s/log", dir);
+	CHECK(log_to_file(path, 200) == 0);
+	for (int i = 0; i < 50; i++) {
+		err_msg("line %02d of the log file test", i);
+		bounded = bounded && !stat(path, &st) && st.st_size <= 200;
+	}
+	CHECK(bounded);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0)
+		n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	/* It started over: the latest lines are there, whole. */
+	CHECK(n > 0 && strstr(buf, "tapir: line 49 of the log file test\n"));
+	CHECK(!strstr(buf, "line 00 "));
+	CHECK(!stat(path, &st) && (st.st_mode & 0777) == 0600);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	rmdir(dir);
+	close(null);
+}
+
+static void test_file(void)
+{
+	CHECK(unit_netns_run(body_file));
+}
+
 const struct unit_case unit_cases[] = {
         {"threads logging at once into a pipe with one free slot: none "
          "blocks, lines whole",
@@ -411,5 +452,6 @@ const struct unit_case unit_cases[] = {
          test_pipe_shared},
         {"the same into a stream socket nobody reads", test_socket},
         {"with room, every thread's line arrives whole", test_room},
+        {"a log file starts over before it grows past its size", test_file},
         {NULL, NULL},
 };

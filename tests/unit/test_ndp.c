@@ -293,7 +293,7 @@ static void test_build_ra(void)
 {
 	struct in6_addr dns = addr6("fd00::3"), pfx = addr6("fd00::");
 	uint8_t ra[NDP_RA_MAX];
-	size_t len = ndp_build_ra(ra, 1500, &dns, NULL);
+	size_t len = ndp_build_ra(ra, 1500, &dns, NULL, eth_router6_mac);
 	const uint8_t *o;
 
 	CHECK(len == 88);
@@ -316,13 +316,14 @@ static void test_build_ra(void)
 static void test_build_ra_small_mtu_no_dns(void)
 {
 	uint8_t ra[NDP_RA_MAX];
-	size_t len = ndp_build_ra(ra, 1279, NULL, NULL);
+	size_t len = ndp_build_ra(ra, 1279, NULL, NULL, eth_router6_mac);
 
 	CHECK(len == 16 + 8 + 32);
 	CHECK(!find_opt(ra, len, 16, ND_OPT_MTU));
 	CHECK(!find_opt(ra, len, 16, NDP_OPT_RDNSS));
 	CHECK(find_opt(ra, len, 16, ND_OPT_PREFIX_INFORMATION));
-	CHECK(ndp_build_ra(ra, 65520, NULL, NULL) == 16 + 8 + 8 + 32);
+	CHECK(ndp_build_ra(ra, 65520, NULL, NULL, eth_router6_mac) ==
+	      16 + 8 + 8 + 32);
 }
 
 /* pasta's copy of the host's IPv6: its prefix, on-link only, no SLAAC,
@@ -337,7 +338,7 @@ static void test_build_ra_copy6(void)
 	const uint8_t *opt;
 
 	o.guest6 = addr6("2001:db8:1:2ab::7");
-	len = ndp_build_ra(ra, 1500, NULL, &o);
+	len = ndp_build_ra(ra, 1500, NULL, &o, eth_router6_mac);
 	CHECK(ra[6] == 0 && ra[7] == 0); /* not a default router */
 	opt = find_opt(ra, len, 16, ND_OPT_PREFIX_INFORMATION);
 	CHECK(opt && opt[2] == 60 && opt[3] == ND_OPT_PI_FLAG_ONLINK);
@@ -350,13 +351,13 @@ static void test_build_na(void)
 	struct in6_addr t = addr6("fe80::2");
 	uint8_t na[NDP_NA_LEN];
 
-	CHECK(ndp_build_na(na, &t, true, true) == 32);
+	CHECK(ndp_build_na(na, &t, true, true, eth_router6_mac) == 32);
 	CHECK(na[0] == ND_NEIGHBOR_ADVERT && na[1] == 0);
 	CHECK(na[4] == 0xe0);
 	CHECK(!memcmp(na + 8, &t, 16));
 	CHECK(na[24] == ND_OPT_TARGET_LINKADDR && na[25] == 1);
 	CHECK(!memcmp(na + 26, eth_router6_mac, 6));
-	ndp_build_na(na, &t, false, false);
+	ndp_build_na(na, &t, false, false, eth_router6_mac);
 	CHECK(na[4] == 0x20);
 }
 

@@ -211,6 +211,95 @@ static void test_podman(void)
 	      !strcmp(po.pidfile, "/run/user/1000/rootless-netns-conn.pid"));
 }
 
+static void test_more_options(void)
+{
+	char *argv[] = {"pasta",
+	                "-d",
+	                "-l",
+	                "/tmp/x.log",
+	                "--log-size",
+	                "65536",
+	                "--runas",
+	                "1000:1001",
+	                "-p",
+	                "/tmp/x.pcap",
+	                "-M",
+	                "02:aa:bb:cc:dd:ee",
+	                "--ns-mac-addr=02:11:22:33:44:55",
+	                "-i",
+	                "eth1",
+	                "-o",
+	                "192.0.2.9",
+	                "-o",
+	                "2001:db8::9",
+	                "--outbound-if6",
+	                "eth2",
+	                "-D",
+	                "192.0.2.53",
+	                "-D",
+	                "2001:db8::53",
+	                "--no-dhcp-dns",
+	                "--dhcp-dns",
+	                "-S",
+	                "a.test b.test.",
+	                "--dhcp-search",
+	                "-H",
+	                "guest",
+	                "--fqdn",
+	                "guest.a.test",
+	                "--dns-host",
+	                "192.0.2.1",
+	                "--no-tcp",
+	                "--no-udp",
+	                "--no-icmp",
+	                "--freebind",
+	                "--netns-only",
+	                "--no-netns-quit",
+	                "--config-net",
+	                "--no-copy-routes",
+	                "--no-copy-addrs",
+	                "--no-splice",
+	                "--trace",
+	                "-m",
+	                "0",
+	                "4242",
+	                NULL};
+	char *none[] = {"pasta", "-D",   "192.0.2.53", "-D", "none",
+	                "-S",    "none", "1",          NULL};
+	static const uint8_t search[] = "\1a\4test\0\1b\4test";
+	static const uint8_t fqdn[] = "\5guest\1a\4test";
+
+	CHECK(parse(argv) == 0);
+	CHECK(po.debug && !strcmp(po.log_file, "/tmp/x.log") &&
+	      po.log_size == 65536);
+	CHECK(po.runas && po.runas_uid == 1000 && po.runas_gid == 1001);
+	CHECK(!strcmp(po.pcap, "/tmp/x.pcap"));
+	CHECK(po.mac_set && po.mac[0] == 0x02 && po.mac[5] == 0xee);
+	CHECK(po.ns_mac_set && po.ns_mac[1] == 0x11 && po.ns_mac[5] == 0x55);
+	CHECK(!strcmp(po.ifname_copy, "eth1") &&
+	      !strcmp(po.outbound_if6, "eth2") && !po.outbound_if4[0]);
+	CHECK(v4_is(&po.outbound, "192.0.2.9") && po.outbound.v6_set);
+	CHECK(po.n_dns4 == 1 && po.n_dns6 == 1 && !po.dns_none && po.dhcp_dns);
+	CHECK(po.search_len == sizeof(search) &&
+	      !memcmp(po.search, search, sizeof(search)) && po.dhcp_search);
+	CHECK(!strcmp(po.hostname, "guest"));
+	CHECK(po.fqdn_len == sizeof(fqdn) &&
+	      !memcmp(po.fqdn, fqdn, sizeof(fqdn)));
+	CHECK(v4_is(&po.dns_host, "192.0.2.1"));
+	CHECK(po.no_tcp && po.no_udp && po.no_icmp && po.freebind);
+	CHECK(po.netns_only && po.no_netns_quit && po.no_copy_routes &&
+	      po.no_copy_addrs && po.no_splice && po.mtu == 0);
+	/* A disabled protocol forwards nothing, over pasta's "auto". */
+	CHECK(po.tcp.mode == PASTA_PORTS_NONE &&
+	      po.tcp_ns.mode == PASTA_PORTS_NONE &&
+	      po.udp.mode == PASTA_PORTS_NONE &&
+	      po.udp_ns.mode == PASTA_PORTS_NONE);
+	/* "none" clears -D and -S; the defaults are back. */
+	CHECK(parse(none) == 0);
+	CHECK(po.dns_none && !po.n_dns4 && !po.search_len);
+	CHECK(po.log_size == PASTA_LOG_SIZE_DEFAULT && !po.dhcp_dns);
+}
+
 static void test_command_and_probes(void)
 {
 	char *bench[] = {"pasta",      "--config-net", "-a",
@@ -275,6 +364,24 @@ static void refused_body(void)
 	        /* Mid-cluster, glibc's optind still names the argument
 	         * before: the message names the letter. */
 	        {{"-I", "eth0", "-Zq", "1"}, "unrecognized option '-Z'"},
+	        /* pasta(1)'s other options: a bad value, passt's own. */
+	        {{"--socket", "/x", "1"}, "--socket: passt's"},
+	        {{"-1", "1"}, "-1: passt's"},
+	        {{"--vhost-user", "1"}, "--vhost-user: passt's"},
+	        {{"--log-size", "40959", "1"}, "--log-size: bytes, at least"},
+	        {{"-M", "03:00:00:00:00:01", "1"}, "multicast or zero"},
+	        {{"--ns-mac-addr", "02:00:00:00:00", "1"}, "bad MAC address"},
+	        {{"-S", "a.test -b.test", "1"}, "is no domain name"},
+	        {{"-S", "none", "-H", "a..b", "1"}, "-H: \"a..b\" is no host"},
+	        {{"--fqdn", "a.", "--fqdn", "", "1"}, "--fqdn: \"\" is no"},
+	        {{"--runas", "0:no-such-group-here", "1"}, "--runas"},
+	        {{"--no-tcp", "-T", "80", "1"}, "TCP is disabled"},
+	        {{"--no-udp", "-u", "auto", "1"}, "UDP is disabled"},
+	        {{"--no-copy-addrs", "1"}, "needs --config-net"},
+	        {{"--netns-only", "--", "sh"}, "--netns-only can't be given"},
+	        {{"-m", "67", "1"}, "or 0"},
+	        {{"-o", "::", "1"}, "-o: \"::\" can't be used"},
+	        {{"--outbound-if4", "a b", "1"}, "bad interface name"},
 	};
 	int err = unit_capture_stderr();
 
@@ -311,6 +418,8 @@ const struct unit_case unit_cases[] = {
          test_podman},
         {"a command to run, --version and --help probes",
          test_command_and_probes},
+        {"pasta(1)'s other options, each value kept as checked",
+         test_more_options},
         {"bad command lines: one line naming the fault, in getopt's words "
          "for options",
          test_refused},

@@ -28,6 +28,7 @@
 #include "driver/tapio.h"
 #include "driver/udp.h"
 #include "driver/udp_flow.h"
+#include "tests/unit/fakectx.h"
 #include "tests/unit/unit.h"
 
 static uint8_t pkt_buf[65536];
@@ -73,11 +74,7 @@ static int fake_open(struct fake *f, unsigned int mtu, unsigned int vnet_len)
 	inet_pton(AF_INET6, "fd00::2", &f->c.gw6);
 	inet_pton(AF_INET6, "fd00::3", &f->c.dns6);
 	memcpy(f->c.guest_mac, "\x02\x00\x00\x00\x00\x01", 6);
-	f->c.base = event_base_new();
-	if (!f->c.base || flow_init(&f->c) || udp_init(&f->c) ||
-	    frag_init(&f->c))
-		return -1;
-	return 0;
+	return fake_ctx_udp_open(&f->c);
 }
 
 /**
@@ -86,10 +83,7 @@ static int fake_open(struct fake *f, unsigned int mtu, unsigned int vnet_len)
  */
 static void fake_close(struct fake *f)
 {
-	udp_cleanup(&f->c);
-	flow_cleanup(&f->c);
-	frag_cleanup(&f->c);
-	event_base_free(f->c.base);
+	fake_ctx_udp_close(&f->c);
 	close(f->c.tapfd[0]);
 	close(f->peer);
 }
