@@ -385,11 +385,16 @@ uint64_t cond_queue_ns(const struct cond_rule *r)
 }
 
 /**
- * cond_backlog_ns() - how far a rule's rate is booked ahead of now
+ * cond_backlog_ns() - how long a frame the rule takes now waits in its
+ *		       rate's queue
  * @st:		thread's conditions
  * @i:		rule index, with a rate
  * @d:		direction index, 0 to the guest
  * @now:	clock_ns()
+ *
+ * Frames join the rate after the rule's delay (departure()), so the time
+ * booked is counted from then: the delay is the link's length, not its
+ * queue.
  *
  * Return: nanoseconds, 0 if its bucket is not empty
  */
@@ -397,8 +402,9 @@ uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
                          unsigned int d, uint64_t now)
 {
 	uint64_t tat = __atomic_load_n(&st->sh->tat[i][d], __ATOMIC_RELAXED);
+	uint64_t ready = now + st->set.r[i].delay_ns;
 
-	return tat > now ? tat - now : 0;
+	return tat > ready ? tat - ready : 0;
 }
 
 /**

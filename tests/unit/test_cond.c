@@ -668,6 +668,38 @@ static void tcp_scoped(void)
 	line_close(&l);
 }
 
+/* A delay is the link's length, not its queue: under rate=10mbit and
+ * delay=50ms, a connection whose frames wait only for the delay keeps
+ * its whole flight (the path's delay × rate and 50 ms of queue); only
+ * frames that wait for the rate itself, past half its queue, cut it to a
+ * few segments. Counting the delay as queue cut every such connection to
+ * 6000 bytes a round trip: 0.45 Mbit/s where 9.7 were due.
+ */
+static void tcp_delay_not_queue(void)
+{
+	const char *rules[] = {"rate=10mbit,delay=50ms", NULL};
+	uint32_t full;
+	struct cond_tcp t;
+	struct line l;
+
+	line_open(&l, rules);
+	tcp_view(&l, 80, &t);
+	full = t.flight_max;
+	/* 100 ms of round trip and 50 ms of queue at 1.25 MB/s, a frame. */
+	CHECK(full == (uint32_t)(0.15 * 1.25e6 + 65536));
+	/* 10 ms of the rate booked: the queue is short. */
+	for (uint32_t i = 0; i < 10; i++)
+		send_udp(&l, 7, 1226, i);
+	tcp_view(&l, 80, &t);
+	CHECK(t.flight_max == full);
+	/* 60 ms more: past half the queue. */
+	for (uint32_t i = 0; i < 60; i++)
+		send_udp(&l, 7, 1226, i);
+	tcp_view(&l, 80, &t);
+	CHECK(t.flight_max < full);
+	line_close(&l);
+}
+
 /**
  * realtime_us() - wall-clock microseconds, as pcap stamps them
  *
@@ -735,6 +767,8 @@ const struct unit_case unit_cases[] = {
          cost_per_wire_byte},
         {"new rules don't wait behind what old ones hold", rules_change},
         {"TCP: only its own rules change its flight and timers", tcp_scoped},
+        {"TCP: a delay is not counted as the rate's queue",
+         tcp_delay_not_queue},
         {"a capture stamps a held frame when it is delivered",
          capture_at_delivery},
         {NULL, NULL},
