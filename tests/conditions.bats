@@ -26,7 +26,9 @@ load lib
 # TENTHS tenths of a second for the host's FILE to hold BYTES (socat in
 # the guest ends once its kernel has the bytes, which may still be in
 # flight, and the namespace goes when the guest's script ends); tcp_counters:
-# the guest's loss recovery counters, a "guest NAME VALUE" line each.
+# the guest's loss recovery counters, a "guest NAME VALUE" line each (its
+# history file in the test's directory: another user's in /tmp would stop
+# nstat).
 # shellcheck disable=SC2034 # used inside the sandbox
 COND_SH='
 api() { "$TAPIR_BIN" api "$API" "$1"; }
@@ -53,7 +55,7 @@ host_has() {
 	done
 }
 tcp_counters() {
-	nstat -az TcpExtTCPSackRecovery TcpExtTCPRenoRecovery TcpExtTCPSACKReneging \
+	NSTAT_HISTORY=$SCEN_DIR/nstat.$$ nstat -az TcpExtTCPSackRecovery TcpExtTCPRenoRecovery TcpExtTCPSACKReneging \
 		TcpExtTCPTimeouts TcpRetransSegs TcpExtTCPDSACKRecv TcpExtTCPDSACKUndo \
 		TcpExtTCPDSACKIgnoredDubious | grep "^Tcp" | sed "s/^/guest /"
 }
