@@ -66,6 +66,7 @@ void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 {
 	tcp_later_forget(c, conn);
 	tcp_ooo_free(c, conn);
+	tcp_stash_free(c, conn);
 	/* Bytes left unread make close() reset the host's side: the ones the
 	 * guest ACKed go first, for a FIN.
 	 */

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <event2/util.h>
 
 #include "cond.h"
@@ -83,6 +84,13 @@ struct tcp_seg;
 #define TCP_OOO_SEGS 512U
 #define TCP_OOO_CONN_MAX (2U << 20)
 #define TCP_OOO_THREAD_MAX (32U << 20)
+/* Host data in flight that tapir keeps itself under network conditions
+ * (tcp_stash.c), per connection and per thread: what the largest window a
+ * guest offers by default (tcp_rmem's 6 MiB) needs, and eight such
+ * connections a thread.
+ */
+#define TCP_STASH_CONN_MAX (8U << 20)
+#define TCP_STASH_THREAD_MAX (64U << 20)
 /* A connection marked for release once it leaves the flush list. */
 #define CONN_DEAD (1U << 31)
 
@@ -106,6 +114,8 @@ struct tcp_seg;
  *		tests weigh against the bytes sent
  * @ooo_cost:	what the segments held after holes cost, all connections
  *		together (tcp_ooo.c)
+ * @stash_cost:	what the host data kept in flight costs, all connections
+ *		together (tcp_stash.c)
  */
 struct tcp_state {
 	struct tcp_conn *flush_head;
@@ -116,6 +126,7 @@ struct tcp_state {
 	bool peek_off6;
 	uint64_t discard_copied;
 	size_t ooo_cost;
+	size_t stash_cost;
 	uint8_t peek_buf[TCP_BATCH_BYTES];
 	uint8_t discard_buf[TCP_DISCARD_BUF];
 };
@@ -192,6 +203,16 @@ void tcp_ooo_free(struct ctx *c, struct tcp_conn *conn);
 bool tcp_ooo_waits(const struct tcp_conn *conn);
 void tcp_ooo_dsack(struct tcp_conn *conn, uint32_t seq, uint32_t len);
 size_t tcp_ooo_sack(const struct tcp_conn *conn, uint32_t wnd, uint8_t *opt);
+
+/* tcp_stash.c: host data in flight kept out of the socket */
+uint32_t tcp_stash_room(const struct ctx *c, const struct tcp_conn *conn);
+int tcp_stash_iov(struct ctx *c, struct tcp_conn *conn, uint32_t len,
+                  struct iovec *iov, int max);
+void tcp_stash_commit(struct ctx *c, struct tcp_conn *conn, uint32_t len);
+void tcp_stash_trim(struct ctx *c, struct tcp_conn *conn, uint32_t len);
+void tcp_stash_copy(const struct tcp_conn *conn, uint32_t off, uint8_t *dst,
+                    uint32_t len);
+void tcp_stash_free(struct ctx *c, struct tcp_conn *conn);
 
 /* tcp_later.c: delayed ACKs, host socket checks and discards */
 void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn);

@@ -3,7 +3,8 @@
  *
  * Retransmission, urgent data, refused tap writes and zero windows, each
  * case in a network namespace of its own (unit_netns_run()), on both peek
- * paths where they differ: SO_PEEK_OFF and the discard buffer.
+ * paths where they differ: SO_PEEK_OFF and the discard buffer; and what
+ * tapir keeps in flight under network conditions that delay it.
  */
 
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "driver/cond.h"
 #include "driver/ctx.h"
 #include "driver/tcp_internal.h"
 #include "tests/unit/tcpguest.h"
@@ -344,7 +346,37 @@ static void flight_take(struct flight *f)
 }
 
 /**
- * flight_open() - a guest connection with window scaling and GSO frames
+ * flight_open_with() - a guest connection with window scaling and GSO
+ *			frames
+ * @f:		filled
+ * @port:	guest port
+ * @win:	window field of the guest's final ACK, scaled by FLIGHT_WS
+ * @discard:	peek past the discard buffer, as without SO_PEEK_OFF
+ * @big:	the host's sockets start with 16 MiB receive buffers
+ *
+ * Return: true on success
+ */
+static bool flight_open_with(struct flight *f, uint16_t port, uint16_t win,
+                             bool discard, bool big)
+{
+	int one = 1;
+
+	memset(f, 0, sizeof(*f));
+	f->port = port;
+	f->fd = -1;
+	if ((big && !big_receive_buffers()) || guest_open(&f->g, discard) ||
+	    guest_vnet(&f->g))
+		return false;
+	f->fd = handshake_opts(&f->g, port, 1460, FLIGHT_WS, 65535, win,
+	                       &f->base);
+	f->base++;
+	return f->fd >= 0 && !fcntl(f->fd, F_SETFL, O_NONBLOCK) &&
+	       !setsockopt(f->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/**
+ * flight_open() - flight_open_with() peeking past the discard buffer, and
+ *		   16 MiB receive buffers: the bytes in flight stay in them
  * @f:		filled
  * @port:	guest port
  * @win:	window field of the guest's final ACK, scaled by FLIGHT_WS
@@ -353,19 +385,7 @@ static void flight_take(struct flight *f)
  */
 static bool flight_open(struct flight *f, uint16_t port, uint16_t win)
 {
-	int one = 1;
-
-	memset(f, 0, sizeof(*f));
-	f->port = port;
-	f->fd = -1;
-	if (!big_receive_buffers() || guest_open(&f->g, true) ||
-	    guest_vnet(&f->g))
-		return false;
-	f->fd = handshake_opts(&f->g, port, 1460, FLIGHT_WS, 65535, win,
-	                       &f->base);
-	f->base++;
-	return f->fd >= 0 && !fcntl(f->fd, F_SETFL, O_NONBLOCK) &&
-	       !setsockopt(f->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return flight_open_with(f, port, win, true, true);
 }
 
 /**
@@ -538,6 +558,72 @@ static void test_trickle(void)
 }
 
 /**
+ * cond_rule() - put one rule in force for the process, or none
+ * @spec:	rule in the --conditions syntax, or NULL
+ */
+static void cond_rule(const char *spec)
+{
+	struct cond_set s = {0};
+	char why[200];
+
+	CHECK(!spec || !cond_parse_add(&s, spec, why, sizeof(why)));
+	CHECK(!cond_install(&s));
+}
+
+/**
+ * kept_flight() - under a delay, the flight to the guest is the guest's
+ *		   window, not what the host socket's receive buffer holds
+ * @discard:	use the discard-buffer peek path
+ *
+ * The kernel sizes that buffer for the host side's round trip: 128 KiB
+ * at first, and peeking never grows it. A 50 ms delay then capped a
+ * download at about 90 KB per round trip. Here, with 4 MiB of window and
+ * no ACK, all 3 MiB the host writes go out, every byte in its place. A
+ * retransmission timeout sends the oldest again, from what tapir kept;
+ * once the guest ACKs everything, nothing is kept.
+ */
+static void kept_flight(bool discard)
+{
+	const uint32_t total = 3U << 20;
+	struct flight f;
+	uint64_t sent;
+
+	CHECK(flight_open_with(&f, 40080, FLIGHT_WIN_4M, discard, false));
+	CHECK(!cond_init(&f.g.c));
+	cond_rule("delay=1ms");
+	flight_pump(&f, total, total);
+	CHECK(f.got == total);
+	CHECK(f.g.c.tcp->stash_cost >= total &&
+	      f.g.c.tcp->stash_cost <= TCP_STASH_CONN_MAX);
+	sent = f.g.c.stats.to_guest[PROTO_TCP].bytes;
+	spin(&f.g, 300);
+	flight_take(&f);
+	CHECK(f.g.c.stats.to_guest[PROTO_TCP].bytes > sent);
+	flight_ack(&f, total, FLIGHT_WIN_4M);
+	spin(&f.g, 20);
+	CHECK(f.g.c.tcp->stash_cost == 0);
+	cond_rule(NULL);
+	cond_cleanup(&f.g.c);
+	flight_close(&f);
+}
+
+static void kept_flight_body(void)
+{
+	kept_flight(false);
+}
+
+static void kept_flight_discard_body(void)
+{
+	kept_flight(true);
+}
+
+static void test_kept_flight(void)
+{
+	CHECK(unit_netns_run(kept_flight_body));
+	CHECK(unit_netns_run(kept_flight_discard_body));
+}
+
+/**
  * ms_since() - milliseconds since @t0
  * @t0:		CLOCK_MONOTONIC time
  *
@@ -671,6 +757,10 @@ const struct unit_case unit_cases[] = {
         {"no SO_PEEK_OFF, 3 MiB in flight, the host writes byte by byte "
          "and the window moves: at most 4 bytes copied per byte sent",
          test_trickle},
+        {"under a delay, 3 MiB in flight to the guest with the host "
+         "socket's default buffers, resent from what tapir keeps (both "
+         "peek paths)",
+         test_kept_flight},
         {"a window under one segment takes new data at once only if it all "
          "fits, else after the persist timeout; a small-window guest is "
          "served at once (both peek paths)",
