@@ -46,16 +46,113 @@ static void shared_put(struct cond_shared *sh)
 }
 
 /**
+ * scope_same() - whether two rules apply to the same frames
+ * @a:		one
+ * @b:		other
+ *
+ * Return: true if so
+ */
+static bool scope_same(const struct cond_rule *a, const struct cond_rule *b)
+{
+	return a->dir == b->dir && a->m.proto == b->m.proto &&
+	       a->m.port == b->m.port && a->m.has_host == b->m.has_host &&
+	       (!a->m.has_host || !memcmp(&a->m.host, &b->m.host, 16));
+}
+
+/**
+ * rule_same() - whether two rules are the same: the frames they apply to
+ *		 and what they do to them
+ * @a:		one
+ * @b:		other
+ *
+ * Return: true if so
+ */
+static bool rule_same(const struct cond_rule *a, const struct cond_rule *b)
+{
+	return scope_same(a, b) && a->delay_ns == b->delay_ns &&
+	       a->jitter_ns == b->jitter_ns && a->dist == b->dist &&
+	       a->loss == b->loss && a->loss_corr == b->loss_corr &&
+	       a->duplicate == b->duplicate && a->reorder == b->reorder &&
+	       a->rate_bps == b->rate_bps && a->burst == b->burst &&
+	       a->down == b->down;
+}
+
+/**
+ * cond_same_rules() - which rule of an earlier set each rule of a new set
+ *		       is, unchanged
+ * @old:	the earlier set
+ * @s:		the new set
+ * @from:	filled: per rule of @s, the index of the same rule in @old,
+ *		each taken once, or -1
+ */
+void cond_same_rules(const struct cond_set *old, const struct cond_set *s,
+                     int *from)
+{
+	bool taken[COND_RULES_MAX] = {false};
+
+	for (unsigned int j = 0; j < COND_RULES_MAX; j++) {
+		from[j] = -1;
+		for (unsigned int i = 0; j < s->n && i < old->n; i++) {
+			if (taken[i] || !rule_same(&old->r[i], &s->r[j]))
+				continue;
+			taken[i] = true;
+			from[j] = (int)i;
+			break;
+		}
+	}
+}
+
+/**
+ * carry_rates() - a new set's rates go on from where the set they replace
+ *		   left them
+ * @old:	the rules replaced, or none
+ * @osh:	their shared state, or NULL
+ * @s:		the new rules
+ * @sh:		their shared state, not yet in use
+ *
+ * A rule that stays the same keeps its clock: setting the same rules
+ * again, or changing another, gives its rate no fresh queue while the old
+ * one still drains (10 Mbit/s passed 27 with a set every 100 ms). A rule
+ * that applies to the same frames with another rate starts where the old
+ * one's queue ends: the frames held keep their times, and the new rate
+ * applies to those that come after, with no burst above either.
+ */
+static void carry_rates(const struct cond_set *old,
+                        const struct cond_shared *osh, const struct cond_set *s,
+                        struct cond_shared *sh)
+{
+	int from[COND_RULES_MAX];
+
+	if (!osh)
+		return;
+	cond_same_rules(old, s, from);
+	for (unsigned int j = 0; j < s->n; j++) {
+		int i = from[j];
+
+		for (unsigned int k = 0; i < 0 && k < old->n; k++)
+			if (old->r[k].rate_bps &&
+			    scope_same(&old->r[k], &s->r[j]))
+				i = (int)k;
+		if (i < 0 || !s->r[j].rate_bps || !old->r[i].rate_bps)
+			continue;
+		for (unsigned int d = 0; d < 2; d++)
+			sh->tat[j][d] = __atomic_load_n(&osh->tat[i][d],
+			                                __ATOMIC_RELAXED);
+	}
+}
+
+/**
  * cond_install() - put a set of rules in force, replacing the last
  * @s:		the new rules, checked (cond_check_memory()); none clears
  *
  * Frames read or sent after this returns see the new rules; frames held
- * already keep the times they were given, in FIFOs that no longer hold
- * new frames back (cond_retire()). The new rules get state of their own
- * that the threads share (struct cond_shared): rate buckets that start
- * full, frame counts that start at 0. A thread still on the old rules
- * writes only to the old state, which lives until its last thread moves
- * on.
+ * already keep the times they were given. A rule that stays the same
+ * keeps its FIFO (cond_reload()) and its rate's clock (carry_rates());
+ * the FIFOs of the others no longer hold new frames back (cond_retire()).
+ * The new rules get state of their own that the threads share (struct
+ * cond_shared): frame counts that start at 0, and the rates carried over.
+ * A thread still on the old rules writes only to the old state, which
+ * lives until its last thread moves on.
  *
  * Return: 0, or -1 if memory ran out (the old rules stay)
  */
@@ -69,6 +166,7 @@ int cond_install(const struct cond_set *s)
 	sh->seed = s->seeded ? s->seed : seed_u64();
 	pthread_mutex_lock(&cond_lock);
 	old = cond_sh;
+	carry_rates(&cond_cur, old, s, sh);
 	cond_sh = sh;
 	cond_cur = *s;
 	__atomic_add_fetch(&cond_gen, 1, __ATOMIC_RELEASE);
@@ -120,17 +218,22 @@ static double rng_unit(struct cond_state *st)
  * @st:		a thread's conditions
  *
  * The random choices of each frame come from the seed and the frame's
- * number under its rule (frame_rng()). A thread that is delivering held
+ * number under its rule (frame_rng()). A rule that stays the same keeps
+ * its FIFO and its loss bursts' state. A thread that is delivering held
  * frames (cond_run()) keeps its copy until it is done.
  */
 void cond_reload(struct cond_state *st)
 {
 	unsigned int gen = __atomic_load_n(&cond_gen, __ATOMIC_ACQUIRE);
+	bool burst[COND_RULES_MAX][2];
+	int from[COND_RULES_MAX];
+	struct cond_set old;
 
 	/* Not while it delivers held frames: their FIFOs must stay put. */
 	if (gen == st->gen || st->delivering)
 		return;
 	shared_put(st->sh);
+	old = st->set;
 	pthread_mutex_lock(&cond_lock);
 	st->set = cond_cur;
 	st->sh = cond_sh;
@@ -138,8 +241,13 @@ void cond_reload(struct cond_state *st)
 		__atomic_add_fetch(&st->sh->refs, 1, __ATOMIC_RELAXED);
 	st->gen = __atomic_load_n(&cond_gen, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cond_lock);
-	cond_retire(st);
+	cond_same_rules(&old, &st->set, from);
+	cond_retire(st, from);
+	memcpy(burst, st->burst, sizeof(burst));
 	memset(st->burst, 0, sizeof(st->burst));
+	for (unsigned int j = 0; j < st->set.n; j++)
+		if (from[j] >= 0)
+			memcpy(st->burst[j], burst[from[j]], sizeof(burst[0]));
 	st->has_down = false;
 	for (unsigned int i = 0; i < st->set.n; i++)
 		st->has_down |= st->set.r[i].down;

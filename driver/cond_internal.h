@@ -113,6 +113,8 @@ struct cond_state {
 
 /* cond.c */
 void cond_reload(struct cond_state *st);
+void cond_same_rules(const struct cond_set *old, const struct cond_set *s,
+                     int *from);
 int cond_find_rule(const struct cond_state *st, unsigned int dir,
                    const struct iovec *iov, int iovcnt, size_t vnet_len);
 int cond_tcp_rule(const struct cond_state *st, unsigned int dir,
@@ -125,7 +127,7 @@ uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
 size_t cond_held_cost(size_t len);
 int cond_hold(struct ctx *c, struct cond_state *st, unsigned int d,
               unsigned int i, uint64_t at, const struct iovec *iov, int iovcnt);
-void cond_retire(struct cond_state *st);
+void cond_retire(struct cond_state *st, const int *from);
 int cond_line_init(struct ctx *c, struct cond_state *st);
 void cond_line_cleanup(struct cond_state *st);
 

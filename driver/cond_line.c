@@ -186,16 +186,10 @@ static void fifo_append(struct fifo *to, struct fifo *from)
 }
 
 /**
- * cond_retire() - the rules changed: the FIFOs that hold frames become
- *		   drains, and the rules' FIFOs start empty
+ * retire_rest() - the FIFOs that still hold frames become drains
  * @st:		thread's conditions
- *
- * Past COND_DRAINS_MAX drains a direction (rules changed that often while
- * frames were held), the FIFO joins the last drain: its frames keep their
- * order, and those that were due earlier wait for the drain's last one.
- * Nothing is dropped, and the list stays bounded.
  */
-void cond_retire(struct cond_state *st)
+static void retire_rest(struct cond_state *st)
 {
 	for (unsigned int d = 0; d < 2; d++) {
 		for (unsigned int i = 0; i < COND_RULES_MAX; i++) {
@@ -226,6 +220,52 @@ void cond_retire(struct cond_state *st)
 				continue;
 			}
 			fifo_reset(f);
+		}
+	}
+}
+
+/**
+ * cond_retire() - the rules changed: a rule that stayed the same keeps
+ *		   its FIFO, the others that hold frames become drains, and
+ *		   the new rules' FIFOs start empty
+ * @st:		thread's conditions, its new rules in place
+ * @from:	per new rule, the index of the same rule before, or -1
+ *		(cond_same_rules())
+ *
+ * Past COND_DRAINS_MAX drains a direction (rules changed that often while
+ * frames were held), the FIFO joins the last drain: its frames keep their
+ * order, and those that were due earlier wait for the drain's last one.
+ * Nothing is dropped, and the list stays bounded.
+ */
+void cond_retire(struct cond_state *st, const int *from)
+{
+	struct fifo keep[2][COND_RULES_MAX];
+
+	for (unsigned int d = 0; d < 2; d++) {
+		for (unsigned int j = 0; j < COND_RULES_MAX; j++) {
+			struct fifo *f = &keep[d][j];
+
+			fifo_reset(f);
+			if (from[j] < 0 || !st->fifo[d][from[j]].head)
+				continue;
+			/* A tail that points into the last frame moves. */
+			*f = st->fifo[d][from[j]];
+			fifo_reset(&st->fifo[d][from[j]]);
+		}
+	}
+	retire_rest(st);
+	for (unsigned int d = 0; d < 2; d++) {
+		for (unsigned int j = 0; j < COND_RULES_MAX; j++) {
+			struct fifo *f = &st->fifo[d][j];
+
+			/* Frames that found no drain to go to stay, first. */
+			if (f->head) {
+				fifo_append(f, &keep[d][j]);
+				continue;
+			}
+			*f = keep[d][j];
+			if (!f->head)
+				fifo_reset(f);
 		}
 	}
 }
