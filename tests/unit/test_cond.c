@@ -141,6 +141,18 @@ static void spec_limits(void)
 	memset(&s, 0, sizeof(s));
 	CHECK(!cond_parse_add(&s, "rate=1gbit,delay=500ms", why, sizeof(why)));
 	CHECK(cond_check_memory(&s, why, sizeof(why)));
+	/* Every frame held twice: 3.1 s at 12.5 MB/s fits, twice it doesn't
+	 * (it was taken, and then dropped 21 480 frames as overflow).
+	 */
+	memset(&s, 0, sizeof(s));
+	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=3s,duplicate=100%", why,
+	                      sizeof(why)));
+	CHECK(cond_check_memory(&s, why, sizeof(why)));
+	CHECK(strstr(why, "delay × rate to_guest needs 115 MiB") != NULL);
+	memset(&s, 0, sizeof(s));
+	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=1s,duplicate=50%", why,
+	                      sizeof(why)));
+	CHECK(!cond_check_memory(&s, why, sizeof(why)));
 }
 
 /**
