@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/virtio_net.h>
 
 #include "clock.h"
 #include "cond_internal.h"
@@ -23,8 +24,10 @@
 #include "log.h"
 #include "seed.h"
 
-/* Bytes of a frame's headers that matching reads. */
+/* Bytes of a frame's headers that matching reads, after its vnet header. */
 #define COND_HDR_BYTES 128
+/* The longest vnet header (struct virtio_net_hdr_mrg_rxbuf). */
+#define COND_VNET_MAX 12
 
 bool cond_on;
 
@@ -254,12 +257,15 @@ void cond_reload(struct cond_state *st)
 }
 
 /**
- * struct hdrs - what rules match on, from a frame's headers
+ * struct hdrs - what rules match on, from a frame's headers, and what a
+ *		 rate counts
  * @proto:	IP protocol, ICMPv6 counted as ICMP, or 0 if not IP
  * @sport:	TCP or UDP source port, else 0
  * @dport:	destination port, else 0
  * @src:	IP source (IPv4 mapped)
  * @dst:	IP destination
+ * @hlen:	bytes of Ethernet, IP and TCP or UDP headers, 0 if unknown
+ * @gso_size:	payload bytes per segment of a GSO frame, else 0
  */
 struct hdrs {
 	uint8_t proto;
@@ -267,6 +273,8 @@ struct hdrs {
 	uint16_t dport;
 	struct in6_addr src;
 	struct in6_addr dst;
+	size_t hlen;
+	uint16_t gso_size;
 };
 
 /**
@@ -305,6 +313,45 @@ static void parse_hdrs(const uint8_t *b, size_t len, struct hdrs *h)
 		h->sport = (uint16_t)(b[l4] << 8 | b[l4 + 1]);
 		h->dport = (uint16_t)(b[l4 + 2] << 8 | b[l4 + 3]);
 	}
+	if (h->proto == IPPROTO_UDP && l4 + 8 <= len)
+		h->hlen = l4 + 8;
+	else if (h->proto == IPPROTO_TCP && l4 + 13 < len)
+		h->hlen = l4 + (size_t)(b[l4 + 12] >> 4) * 4;
+}
+
+/**
+ * frame_hdrs() - the fields a frame's rule and rate read, bounds checked
+ * @iov:	vnet header (@vnet_len bytes, maybe 0), then the frame
+ * @iovcnt:	entries
+ * @vnet_len:	bytes of vnet header
+ * @h:		filled
+ */
+static void frame_hdrs(const struct iovec *iov, int iovcnt, size_t vnet_len,
+                       struct hdrs *h)
+{
+	uint8_t b[COND_VNET_MAX + COND_HDR_BYTES];
+	size_t want = vnet_len + COND_HDR_BYTES, len = 0;
+	struct virtio_net_hdr vh;
+
+	if (vnet_len > COND_VNET_MAX)
+		want = COND_HDR_BYTES;
+	for (int i = 0; i < iovcnt && len < want; i++) {
+		size_t n = iov[i].iov_len < want - len ? iov[i].iov_len
+		                                       : want - len;
+
+		memcpy(b + len, iov[i].iov_base, n);
+		len += n;
+	}
+	if (vnet_len > COND_VNET_MAX || len < vnet_len) {
+		memset(h, 0, sizeof(*h));
+		return;
+	}
+	parse_hdrs(b + vnet_len, len - vnet_len, h);
+	if (vnet_len < sizeof(vh))
+		return;
+	memcpy(&vh, b, sizeof(vh));
+	if (vh.gso_type != VIRTIO_NET_HDR_GSO_NONE)
+		h->gso_size = vh.gso_size;
 }
 
 /**
@@ -333,6 +380,23 @@ static bool rule_matches(const struct cond_rule *r, unsigned int dir,
 }
 
 /**
+ * first_match() - the first rule that applies to a frame
+ * @st:		thread's conditions
+ * @dir:	COND_TO_GUEST or COND_TO_HOST
+ * @h:		the frame's fields
+ *
+ * Return: its index, or -1
+ */
+static int first_match(const struct cond_state *st, unsigned int dir,
+                       const struct hdrs *h)
+{
+	for (unsigned int i = 0; i < st->set.n; i++)
+		if (rule_matches(&st->set.r[i], dir, h))
+			return (int)i;
+	return -1;
+}
+
+/**
  * cond_find_rule() - the first rule that applies to a frame
  * @st:		thread's conditions
  * @dir:	COND_TO_GUEST or COND_TO_HOST
@@ -345,31 +409,38 @@ static bool rule_matches(const struct cond_rule *r, unsigned int dir,
 int cond_find_rule(const struct cond_state *st, unsigned int dir,
                    const struct iovec *iov, int iovcnt, size_t vnet_len)
 {
-	uint8_t b[COND_HDR_BYTES];
-	size_t skip = vnet_len, len = 0;
 	struct hdrs h;
 
-	for (int i = 0; i < iovcnt && len < sizeof(b); i++) {
-		const uint8_t *p = iov[i].iov_base;
-		size_t n = iov[i].iov_len;
+	frame_hdrs(iov, iovcnt, vnet_len, &h);
+	return first_match(st, dir, &h);
+}
 
-		if (skip >= n) {
-			skip -= n;
-			continue;
-		}
-		p += skip;
-		n -= skip;
-		skip = 0;
-		if (n > sizeof(b) - len)
-			n = sizeof(b) - len;
-		memcpy(b + len, p, n);
-		len += n;
-	}
-	parse_hdrs(b, len, &h);
-	for (unsigned int i = 0; i < st->set.n; i++)
-		if (rule_matches(&st->set.r[i], dir, &h))
-			return (int)i;
-	return -1;
+/**
+ * cond_wire_bytes() - what a frame takes on an Ethernet wire
+ * @len:	its bytes, from its Ethernet header on
+ * @hlen:	bytes of its headers (Ethernet to TCP or UDP), 0 if unknown
+ * @gso_size:	payload bytes per segment if it is a GSO frame, else 0
+ *
+ * Each frame at least COND_WIRE_MIN bytes, and COND_WIRE_GAP more. A GSO
+ * frame goes on the wire as the segments it stands for, each with the
+ * headers again: one 64 KiB frame at MTU 1500 is 45 frames.
+ *
+ * Return: bytes
+ */
+uint64_t cond_wire_bytes(size_t len, size_t hlen, uint16_t gso_size)
+{
+	uint64_t segs, last, one;
+
+	if (!gso_size || !hlen || hlen >= len)
+		return (len > COND_WIRE_MIN ? len : COND_WIRE_MIN) +
+		       COND_WIRE_GAP;
+	segs = (len - hlen + gso_size - 1) / gso_size;
+	last = len - hlen - (segs - 1) * gso_size;
+	one = hlen + gso_size;
+	return (segs - 1) * ((one > COND_WIRE_MIN ? one : COND_WIRE_MIN) +
+	                     COND_WIRE_GAP) +
+	       (hlen + last > COND_WIRE_MIN ? hlen + last : COND_WIRE_MIN) +
+	       COND_WIRE_GAP;
 }
 
 /**
@@ -521,14 +592,13 @@ uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
  * @i:		rule index
  * @d:		direction index, 0 to the guest
  * @ready:	when it could leave otherwise
- * @len:	its bytes
+ * @wire:	its bytes on the wire (cond_wire_bytes())
  *
  * A link of the rule's rate: a frame starts when the theoretical arrival
  * time (the generic cell rate algorithm's), less the burst's worth, has
  * come, and leaves once it has been sent, its length on an Ethernet wire
- * (COND_WIRE_MIN, COND_WIRE_GAP) at the rate later; each frame pushes
- * that time on by as much. So an idle link still takes its time to send
- * a frame, as a real one does.
+ * at the rate later; each frame pushes that time on by as much. So an
+ * idle link still takes its time to send a frame, as a real one does.
  * Shared by the threads through one compare-and-swap. A frame that would
  * wait longer than the rate's queue (cond_queue_ns()) is refused, and
  * leaves the time as it was.
@@ -536,11 +606,9 @@ uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
  * Return: the departure time, or 0 if the rate's queue is full
  */
 static uint64_t rate_departure(const struct cond_state *st, unsigned int i,
-                               unsigned int d, uint64_t ready, size_t len)
+                               unsigned int d, uint64_t ready, uint64_t wire)
 {
 	const struct cond_rule *r = &st->set.r[i];
-	size_t wire =
-	        (len > COND_WIRE_MIN ? len : COND_WIRE_MIN) + COND_WIRE_GAP;
 	uint64_t tx = (uint64_t)((double)wire * 8e9 / (double)r->rate_bps);
 	uint64_t tau = (uint64_t)((double)r->burst * 8e9 / (double)r->rate_bps);
 	uint64_t tat = __atomic_load_n(&st->sh->tat[i][d], __ATOMIC_RELAXED);
@@ -565,7 +633,7 @@ static uint64_t rate_departure(const struct cond_state *st, unsigned int i,
  * @i:		rule index
  * @d:		direction index, 0 to the guest
  * @now:	clock_ns()
- * @len:	the frame's bytes, without the vnet header
+ * @wire:	the frame's bytes on the wire (cond_wire_bytes())
  *
  * The delay, then the rate, then the jitter: jitter spreads frames
  * around their times, and never makes the rate's queue look longer than
@@ -574,13 +642,13 @@ static uint64_t rate_departure(const struct cond_state *st, unsigned int i,
  * Return: the time, or 0 if the rate's queue is full
  */
 static uint64_t departure(struct cond_state *st, unsigned int i, unsigned int d,
-                          uint64_t now, size_t len)
+                          uint64_t now, uint64_t wire)
 {
 	const struct cond_rule *r = &st->set.r[i];
 	uint64_t at = now + r->delay_ns;
 	double jit;
 
-	if (r->rate_bps && !(at = rate_departure(st, i, d, at, len)))
+	if (r->rate_bps && !(at = rate_departure(st, i, d, at, wire)))
 		return 0;
 	jit = jitter_of(st, r);
 	if (jit < 0 && (double)(at - now) < -jit)
@@ -610,13 +678,15 @@ bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
 	unsigned int d = dir == COND_TO_GUEST ? 0 : 1;
 	uint64_t now, at;
 	bool dup, skip;
+	struct hdrs h;
 	size_t len = 0;
 	int i;
 
 	if (!st)
 		return false;
 	cond_reload(st);
-	i = cond_find_rule(st, dir, iov, iovcnt, c->vnet_len);
+	frame_hdrs(iov, iovcnt, c->vnet_len, &h);
+	i = first_match(st, dir, &h);
 	if (i < 0)
 		return false;
 	r = &st->set.r[i];
@@ -640,7 +710,8 @@ bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
 	for (int k = 0; k < iovcnt; k++)
 		len += iov[k].iov_len;
 	now = clock_ns();
-	at = departure(st, (unsigned int)i, d, now, len - c->vnet_len);
+	at = departure(st, (unsigned int)i, d, now,
+	               cond_wire_bytes(len - c->vnet_len, h.hlen, h.gso_size));
 	if (!at) {
 		c->stats.cond[CC_RATE]++;
 		return !skip;

@@ -120,6 +120,7 @@ int cond_find_rule(const struct cond_state *st, unsigned int dir,
 int cond_tcp_rule(const struct cond_state *st, unsigned int dir,
                   const struct in6_addr *host, uint16_t hport, uint16_t gport);
 uint64_t cond_queue_ns(const struct cond_rule *r);
+uint64_t cond_wire_bytes(size_t len, size_t hlen, uint16_t gso_size);
 uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
                          unsigned int d, uint64_t now);
 
