@@ -24,6 +24,8 @@
 #include "log.h"
 #include "seed.h"
 
+/* Partitions remembered for the frames held before them (cond_cut()). */
+#define COND_CUTS_MAX 8
 /* Bytes of a frame's headers that matching reads, after its vnet header. */
 #define COND_HDR_BYTES 128
 /* The longest vnet header (struct virtio_net_hdr_mrg_rxbuf). */
@@ -36,6 +38,65 @@ static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cond_set cond_cur;    /* under cond_lock */
 static struct cond_shared *cond_sh; /* under cond_lock; holds a ref */
 static unsigned int cond_gen;       /* atomic: bumped by each install */
+
+/**
+ * struct cut - a set of rules with a partition, installed at @gen
+ * @gen:	the generation it was installed as
+ * @set:	the set
+ */
+struct cut {
+	unsigned int gen;
+	struct cond_set set;
+};
+
+/* The last partitions set, under cond_lock, oldest first; and, atomic,
+ * the generation of the newest (0 for none), and of the newest one
+ * forgotten to make room.
+ */
+static struct cut cond_cuts[COND_CUTS_MAX];
+static unsigned int cond_ncuts;
+static unsigned int cond_cut_last;
+static unsigned int cond_cut_lost;
+
+/**
+ * gen_before() - generation order, modulo 2^32
+ * @a:		one
+ * @b:		other
+ *
+ * Return: true if @a came before @b
+ */
+static bool gen_before(unsigned int a, unsigned int b)
+{
+	return (int)(a - b) < 0;
+}
+
+/**
+ * remember_cut() - keep a set that holds a partition, for the frames held
+ *		    before it (cond_cut())
+ * @s:		the set
+ * @gen:	its generation
+ *
+ * Under cond_lock. The oldest is forgotten past COND_CUTS_MAX.
+ */
+static void remember_cut(const struct cond_set *s, unsigned int gen)
+{
+	bool down = false;
+
+	for (unsigned int i = 0; i < s->n; i++)
+		down |= s->r[i].down;
+	if (!down)
+		return;
+	if (cond_ncuts == COND_CUTS_MAX) {
+		__atomic_store_n(&cond_cut_lost, cond_cuts[0].gen,
+		                 __ATOMIC_RELEASE);
+		memmove(cond_cuts, cond_cuts + 1,
+		        sizeof(cond_cuts[0]) * (COND_CUTS_MAX - 1));
+		cond_ncuts--;
+	}
+	cond_cuts[cond_ncuts].gen = gen;
+	cond_cuts[cond_ncuts++].set = *s;
+	__atomic_store_n(&cond_cut_last, gen, __ATOMIC_RELEASE);
+}
 
 /**
  * shared_put() - drop a reference to the state the threads share for one
@@ -172,7 +233,7 @@ int cond_install(const struct cond_set *s)
 	carry_rates(&cond_cur, old, s, sh);
 	cond_sh = sh;
 	cond_cur = *s;
-	__atomic_add_fetch(&cond_gen, 1, __ATOMIC_RELEASE);
+	remember_cut(s, __atomic_add_fetch(&cond_gen, 1, __ATOMIC_RELEASE));
 	__atomic_store_n(&cond_on, s->n > 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&cond_lock);
 	shared_put(old);
@@ -251,9 +312,6 @@ void cond_reload(struct cond_state *st)
 	for (unsigned int j = 0; j < st->set.n; j++)
 		if (from[j] >= 0)
 			memcpy(st->burst[j], burst[from[j]], sizeof(burst[0]));
-	st->has_down = false;
-	for (unsigned int i = 0; i < st->set.n; i++)
-		st->has_down |= st->set.r[i].down;
 }
 
 /**
@@ -413,6 +471,53 @@ int cond_find_rule(const struct cond_state *st, unsigned int dir,
 
 	frame_hdrs(iov, iovcnt, vnet_len, &h);
 	return first_match(st, dir, &h);
+}
+
+/**
+ * cond_cut() - whether a partition set since a frame was held cuts it,
+ *		as a cut link loses what was on it
+ * @gen:	generation of the rules the frame was held under
+ * @dir:	COND_TO_GUEST or COND_TO_HOST
+ * @iov:	vnet header (@vnet_len bytes, maybe 0), then the frame
+ * @iovcnt:	entries
+ * @vnet_len:	bytes of vnet header
+ *
+ * Whether the partition still holds or was healed since: a frame on a
+ * link when it was cut is lost either way. One atomic load when no
+ * partition came after the frame; else the partitions remembered are
+ * looked up under the lock, once for each frame that was held across
+ * one. A frame older than a partition forgotten (more than COND_CUTS_MAX
+ * set since) counts as cut.
+ *
+ * Return: true if the frame is cut
+ */
+bool cond_cut(unsigned int gen, unsigned int dir, const struct iovec *iov,
+              int iovcnt, size_t vnet_len)
+{
+	unsigned int last = __atomic_load_n(&cond_cut_last, __ATOMIC_ACQUIRE);
+	struct hdrs h;
+	bool cut = false;
+
+	if (!last || !gen_before(gen, last))
+		return false;
+	if (gen_before(gen, __atomic_load_n(&cond_cut_lost, __ATOMIC_ACQUIRE)))
+		return true;
+	frame_hdrs(iov, iovcnt, vnet_len, &h);
+	pthread_mutex_lock(&cond_lock);
+	for (unsigned int k = 0; k < cond_ncuts && !cut; k++) {
+		const struct cond_set *s = &cond_cuts[k].set;
+
+		if (!gen_before(gen, cond_cuts[k].gen))
+			continue;
+		for (unsigned int i = 0; i < s->n; i++) {
+			if (!rule_matches(&s->r[i], dir, &h))
+				continue;
+			cut = s->r[i].down;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cond_lock);
+	return cut;
 }
 
 /**

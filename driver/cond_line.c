@@ -165,6 +165,7 @@ int cond_hold(struct ctx *c, struct cond_state *st, unsigned int d,
 		off += iov[k].iov_len;
 	}
 	h->at = at;
+	h->gen = st->gen;
 	h->q = c->queue;
 	h->len = len;
 	fifo_push(&st->fifo[d][i], h);
@@ -278,21 +279,14 @@ void cond_retire(struct cond_state *st, const int *from)
  */
 static void deliver(struct ctx *c, unsigned int d, struct held *h)
 {
-	struct cond_state *st = c->cond;
 	struct iovec iov = {.iov_base = h->data, .iov_len = h->len};
-	int i;
 
-	/* A partition set since it was held cuts it too, as a cut link
-	 * loses what was on it.
-	 */
-	if (st->has_down) {
-		i = cond_find_rule(st, d ? COND_TO_HOST : COND_TO_GUEST, &iov,
-		                   1, c->vnet_len);
-		if (i >= 0 && st->set.r[i].down) {
-			c->stats.cond[CC_DOWN]++;
-			free(h);
-			return;
-		}
+	/* A partition set since it was held cuts it too, healed or not. */
+	if (cond_cut(h->gen, d ? COND_TO_HOST : COND_TO_GUEST, &iov, 1,
+	             c->vnet_len)) {
+		c->stats.cond[CC_DOWN]++;
+		free(h);
+		return;
 	}
 	c->queue = h->q;
 	if (d == 0)

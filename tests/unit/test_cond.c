@@ -567,6 +567,36 @@ static void down_cuts_held(void)
 	line_close(&l);
 }
 
+/* A partition healed before the frames held across it were due still
+ * cut them, and only those it applies to: 34 of 50 echoes in flight at
+ * the cut used to arrive after the heal. Frames sent after the heal go.
+ */
+static void down_cuts_healed(void)
+{
+	const char *rules[] = {"delay=1s", NULL};
+	uint32_t tags[64];
+	struct line l;
+	int n = 0;
+
+	line_open(&l, rules);
+	for (uint32_t i = 0; i < 50; i++)
+		send_udp(&l, (uint16_t)(i < 40 ? 53 : 54), 60, i);
+	advance(&l, 100000000);
+	replace_rules("down,port=53");
+	advance(&l, 100000000);
+	replace_rules("delay=1s");
+	send_udp(&l, 53, 60, 50);
+	for (int step = 0; step < 30; step++) {
+		advance(&l, 100000000);
+		n += take(&l, tags + n, 64 - n);
+	}
+	CHECK(n == 11);
+	for (int i = 0; i < n && i < 11; i++)
+		CHECK(tags[i] == (uint32_t)(i < 10 ? 40 + i : 50));
+	CHECK(l.c.stats.cond[CC_DOWN] == 40);
+	line_close(&l);
+}
+
 /* duplicate=100% sends each frame twice; reorder=100% skips the delay. */
 static void duplicate_reorder(void)
 {
@@ -893,6 +923,8 @@ const struct unit_case unit_cases[] = {
         {"rate: a GSO frame counted as its segments on the wire", rate_gso},
         {"down: scoped, and lifted", down_scoped},
         {"down: cuts what was held before it", down_cuts_held},
+        {"down: healed, it still cut what was on the link, and only that",
+         down_cuts_healed},
         {"duplicate and reorder", duplicate_reorder},
         {"a neutral rule holds nothing", neutral},
         {"memory: held bytes bounded, big frames and small", memory_bound},
