@@ -48,6 +48,7 @@ void cond_run(struct ctx *c);
  * @burst:	most bytes to send to the guest at once, or UINT32_MAX
  * @wnd_max:	largest window to offer the guest, or UINT32_MAX
  * @rto_extra_ms: what the rules add to a round trip, for the timers
+ * @cut:	the directions a partition cuts (COND_TO_GUEST, COND_TO_HOST)
  * @any:	a rule applies to its frames, one way or both
  */
 struct cond_tcp {
@@ -55,6 +56,7 @@ struct cond_tcp {
 	uint32_t burst;
 	uint32_t wnd_max;
 	uint32_t rto_extra_ms;
+	unsigned int cut;
 	bool any;
 };
 

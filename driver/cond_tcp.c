@@ -92,7 +92,7 @@ void cond_tcp(struct ctx *c, const struct in6_addr *host, uint16_t hport,
 	uint64_t rtt, extra, send;
 	int ig, ih;
 
-	*t = (struct cond_tcp){UINT32_MAX, UINT32_MAX, UINT32_MAX, 0, false};
+	*t = (struct cond_tcp){UINT32_MAX, UINT32_MAX, UINT32_MAX, 0, 0, false};
 	if (!st)
 		return;
 	cond_reload(st);
@@ -103,6 +103,8 @@ void cond_tcp(struct ctx *c, const struct in6_addr *host, uint16_t hport,
 	if (!rg && !rh)
 		return;
 	t->any = true;
+	t->cut = (rg && rg->down ? COND_TO_GUEST : 0) |
+	         (rh && rh->down ? COND_TO_HOST : 0);
 	rtt = one_way_ns(rg) + one_way_ns(rh);
 	extra = (rtt +
 	         (queue_of(rg) > queue_of(rh) ? queue_of(rg) : queue_of(rh))) /

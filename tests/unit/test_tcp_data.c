@@ -11,12 +11,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <event2/event.h>
 
 #include "driver/cond.h"
 #include "driver/ctx.h"
+#include "driver/inany.h"
 #include "driver/tcp_internal.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"
@@ -624,6 +626,102 @@ static void test_kept_flight(void)
 }
 
 /**
+ * conn_of() - tapir's connection from guest port @port to the host
+ * @g:		guest
+ * @port:	guest port
+ *
+ * Return: the connection, or NULL if there is none
+ */
+static struct tcp_conn *conn_of(struct guest *g, uint16_t port)
+{
+	struct in6_addr guest, gw;
+
+	inany_from_v4(&guest, (struct in_addr){htonl(0x0a000264)});
+	inany_from_v4(&gw, (struct in_addr){htonl(0x0a000202)});
+	return tcp_conn_lookup(g->c.flows, &guest, port, &gw, HOST_PORT);
+}
+
+/**
+ * data_seg() - wait for a segment to guest port @port that carries @len
+ *		bytes, or for an RST to it
+ * @g:		guest
+ * @port:	guest port
+ * @len:	payload bytes, or 0 for an RST
+ * @tries:	half-seconds to wait
+ *
+ * Return: true if it came
+ */
+static bool data_seg(struct guest *g, uint16_t port, size_t len, int tries)
+{
+	struct seg s;
+
+	for (int i = 0; i < tries; i++)
+		while (next_seg(g, &s))
+			if (s.dport == port &&
+			    (len ? s.len == len : !!(s.flags & TH_RST)))
+				return true;
+	return false;
+}
+
+/*
+ * A partition longer than tapir's twelve retransmissions (about 100 s)
+ * holds the connection: Linux would wait 15 minutes, and the reset tapir
+ * sent was cut, leaving the guest's side open. Healed, the next
+ * retransmission arrives, the guest ACKs it, and the connection goes on.
+ * A connection the host resets during the partition has its reset kept
+ * for the guest until the partition heals.
+ */
+static void partition_body(void)
+{
+	struct tcp_conn *conn;
+	int fd, fd2, before;
+	struct guest g;
+	uint32_t isn, isn2;
+
+	CHECK(!guest_open(&g, false));
+	CHECK(!cond_init(&g.c));
+	fd = handshake(&g, 40090, 65535, &isn);
+	fd2 = handshake(&g, 40091, 65535, &isn2);
+	CHECK(fd >= 0 && fd2 >= 0);
+	drain(&g);
+	CHECK(write(fd, "hello", 5) == 5);
+	CHECK(data_seg(&g, 40090, 5, 1));
+	cond_rule("down");
+	conn = conn_of(&g, 40090);
+	CHECK(conn != NULL);
+	/* As after twelve timeouts, and then some. */
+	if (conn)
+		conn->retries = TCP_MAX_RETRIES;
+	for (int i = 0; i < 5 && conn && conn_of(&g, 40090) == conn; i++)
+		tcp_timer_cb(-1, 0, conn);
+	CHECK(conn_of(&g, 40090) == conn && conn);
+	/* The host resets the other; the guest hears nothing yet. */
+	reset_by_host(fd2);
+	before = (int)g.c.tcp->nowed;
+	CHECK(!data_seg(&g, 40091, 0, 1));
+	CHECK(g.c.tcp->nowed == 1 && !before);
+	cond_rule(NULL);
+	/* Within a second of the heal, its reset; and the retransmission. */
+	CHECK(data_seg(&g, 40091, 0, 3));
+	CHECK(g.c.tcp->nowed == 0);
+	if (conn && conn_of(&g, 40090) == conn)
+		tcp_timer_cb(-1, 0, conn);
+	CHECK(data_seg(&g, 40090, 5, 1));
+	send_seg(&g, 40090, TH_ACK, GUEST_ISN + 1, isn + 6, 65535, NULL, 0);
+	CHECK(conn_of(&g, 40090) == conn && conn && !conn->retries);
+	CHECK(write(fd, "world", 5) == 5);
+	CHECK(data_seg(&g, 40090, 5, 1));
+	close(fd);
+	cond_cleanup(&g.c);
+	guest_close(&g);
+}
+
+static void test_partition(void)
+{
+	CHECK(unit_netns_run(partition_body));
+}
+
+/**
  * ms_since() - milliseconds since @t0
  * @t0:		CLOCK_MONOTONIC time
  *
@@ -761,6 +859,9 @@ const struct unit_case unit_cases[] = {
          "socket's default buffers, resent from what tapir keeps (both "
          "peek paths)",
          test_kept_flight},
+        {"a partition past twelve timeouts holds the connection, which "
+         "goes on once healed; a reset it cut reaches the guest then",
+         test_partition},
         {"a window under one segment takes new data at once only if it all "
          "fits, else after the persist timeout; a small-window guest is "
          "served at once (both peek paths)",
