@@ -60,8 +60,19 @@ struct cond_tcp {
 	bool any;
 };
 
+/**
+ * struct cond_flow - what cond_tcp() weighs of a connection's own state
+ * @inflight:	bytes it has in flight to the guest
+ * @mark:	the window it last counted itself in as a user of a rate
+ *		(cond_tcp.c keeps it; 0 at first)
+ */
+struct cond_flow {
+	uint32_t inflight;
+	uint32_t mark;
+};
+
 void cond_tcp(struct ctx *c, const struct in6_addr *host, uint16_t hport,
-              uint16_t gport, struct cond_tcp *t);
+              uint16_t gport, struct cond_flow *f, struct cond_tcp *t);
 bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
                 int iovcnt);
 

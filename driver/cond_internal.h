@@ -69,12 +69,18 @@ struct drain {
  *		a frame's random choices derive from the seed and its
  *		number, so that a seeded run repeats whichever thread a
  *		flow lands on
+ * @users:	per rule, the TCP connections that share its rate to the
+ *		guest, counted in windows of a few round trips (cond_tcp.c;
+ *		atomic): the window's number above, its count below 32 bits
+ * @users_prev:	per rule, the count of the window before (atomic)
  */
 struct cond_shared {
 	unsigned int refs;
 	uint64_t seed;
 	uint64_t tat[COND_RULES_MAX][2];
 	uint64_t nth[COND_RULES_MAX][2];
+	uint64_t users[COND_RULES_MAX];
+	uint32_t users_prev[COND_RULES_MAX];
 };
 
 /**

@@ -106,6 +106,8 @@ enum tcp_conn_flag {
  * @stash_len:	bytes kept: the socket's queue starts at snd_una + this
  * @stash_head:	offset of snd_una in the first chunk
  * @stash_cost:	what the chunks cost, bytes and overhead
+ * @cond_mark:	when it last counted itself among the connections that
+ *		share a rate (cond_tcp.c)
  */
 struct tcp_ooo_seg;
 struct tcp_stash_chunk;
@@ -153,6 +155,7 @@ struct tcp_conn {
 	uint32_t stash_len;
 	uint32_t stash_head;
 	uint32_t stash_cost;
+	uint32_t cond_mark;
 };
 
 /* A connection released while tcp_flush() still holds it keeps only its

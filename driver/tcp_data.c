@@ -35,10 +35,13 @@
  */
 bool tcp_cond(struct tcp_conn *conn, struct cond_tcp *t)
 {
+	struct cond_flow f = {conn->snd_nxt - conn->snd_una, conn->cond_mark};
+
 	if (!cond_active())
 		return false;
 	cond_tcp(conn->flow.c, &conn->flow.key.faddr, conn->flow.key.fport,
-	         conn->flow.key.gport, t);
+	         conn->flow.key.gport, &f, t);
+	conn->cond_mark = f.mark;
 	return t->any;
 }
 

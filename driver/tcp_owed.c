@@ -78,7 +78,7 @@ static bool owed_cut(struct ctx *c, const struct tcp_owed *o)
 
 	if (!cond_active())
 		return false;
-	cond_tcp(c, &o->key.faddr, o->key.fport, o->key.gport, &t);
+	cond_tcp(c, &o->key.faddr, o->key.fport, o->key.gport, NULL, &t);
 	return t.cut & COND_TO_GUEST;
 }
 

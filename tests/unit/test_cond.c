@@ -803,7 +803,7 @@ static void tcp_view(struct line *l, uint16_t hport, struct cond_tcp *t)
 	struct in6_addr host;
 
 	inany_from_v4(&host, (struct in_addr){htonl(0x0a000202)});
-	cond_tcp(&l->c, &host, hport, 40000, t);
+	cond_tcp(&l->c, &host, hport, 40000, NULL, t);
 }
 
 /* What the rules mean for a TCP connection is its own rules' doing: a
@@ -830,11 +830,61 @@ static void tcp_scoped(void)
 	line_close(&l);
 }
 
+/* Connections that share a rate share its flight: 32 downloads through
+ * 2 Mbit/s each keep a 32nd of it, and all of them together fit the
+ * rate's queue, where each used to keep the whole flight, and the queue
+ * dropped their frames until some got nothing for seconds. One that sends
+ * little takes no share.
+ */
+static void tcp_shares(void)
+{
+	const char *rules[] = {"rate=2mbit", NULL};
+	struct cond_flow f[33] = {{0}};
+	struct in6_addr host;
+	struct cond_tcp t;
+	uint64_t total = 0;
+	struct line l;
+	uint32_t one;
+
+	inany_from_v4(&host, (struct in_addr){htonl(0x0a000202)});
+	line_open(&l, rules);
+	cond_tcp(&l.c, &host, 80, 40000, &f[0], &t);
+	one = t.flight_max;
+	/* 50 ms of queue at 250 kB/s, and a 64 KiB frame. */
+	CHECK(one == (uint32_t)(0.05 * 250000 + 65536));
+	for (int round = 0; round < 2; round++) {
+		total = 0;
+		for (int i = 0; i < 33; i++) {
+			/* The 33rd sends little. */
+			f[i].inflight = i < 32 ? 2000 : 100;
+			cond_tcp(&l.c, &host, 80, (uint16_t)(40000 + i), &f[i],
+			         &t);
+			if (round)
+				total += t.flight_max;
+		}
+	}
+	CHECK(t.flight_max == one / 32);
+	/* Within the queue's 100 ms and two 64 KiB frames. */
+	CHECK(total <= 25000 + 131072);
+	/* A window later, those counted before still are. */
+	clock_advance(400000000);
+	cond_tcp(&l.c, &host, 80, 40000, &f[0], &t);
+	CHECK(t.flight_max == one / 32);
+	/* Two windows later, those that stopped sending no longer are. */
+	clock_advance(800000000);
+	cond_tcp(&l.c, &host, 80, 40000, &f[0], &t);
+	cond_tcp(&l.c, &host, 80, 40000, &f[0], &t);
+	clock_advance(800000000);
+	cond_tcp(&l.c, &host, 80, 40000, &f[0], &t);
+	CHECK(t.flight_max == one);
+	line_close(&l);
+}
+
 /* A delay is the link's length, not its queue: under rate=10mbit and
  * delay=50ms, a connection whose frames wait only for the delay keeps
  * its whole flight (the path's delay × rate and 50 ms of queue); only
- * frames that wait for the rate itself, past half its queue, cut it to a
- * few segments. Counting the delay as queue cut every such connection to
+ * frames that wait for the rate itself, past what its flight leaves
+ * queued, cut it to one segment. Counting the delay as queue cut every such connection to
  * 6000 bytes a round trip: 0.45 Mbit/s where 9.7 were due.
  */
 static void tcp_delay_not_queue(void)
@@ -854,8 +904,10 @@ static void tcp_delay_not_queue(void)
 		send_udp(&l, 7, 1226, i);
 	tcp_view(&l, 80, &t);
 	CHECK(t.flight_max == full);
-	/* 60 ms more: past half the queue. */
-	for (uint32_t i = 0; i < 60; i++)
+	/* 150 ms more: past what one connection's flight leaves queued,
+	 * half the queue and a 64 KiB frame (102 ms).
+	 */
+	for (uint32_t i = 0; i < 150; i++)
 		send_udp(&l, 7, 1226, i);
 	tcp_view(&l, 80, &t);
 	CHECK(t.flight_max < full);
@@ -936,6 +988,7 @@ const struct unit_case unit_cases[] = {
         {"rate: a changed rate goes on from the old queue's end, no burst",
          rate_changed},
         {"TCP: only its own rules change its flight and timers", tcp_scoped},
+        {"TCP: connections under one rate share its flight", tcp_shares},
         {"TCP: a delay is not counted as the rate's queue",
          tcp_delay_not_queue},
         {"a capture stamps a held frame when it is delivered",
