@@ -63,6 +63,20 @@ static uint32_t window_under_rate(struct tcp_conn *conn, uint32_t wnd)
 }
 
 /**
+ * stretched() - whether rules in force add to the connection's round trip
+ *		 (1 ms or more: a delay, or a rate's queue)
+ * @conn:	connection
+ *
+ * Return: true if so
+ */
+static bool stretched(struct tcp_conn *conn)
+{
+	struct cond_tcp t;
+
+	return tcp_cond(conn, &t) && t.rto_extra_ms;
+}
+
+/**
  * tcp_rcv_window() - the window to advertise: free space in the host socket
  * @conn:	connection
  *
@@ -92,9 +106,13 @@ uint32_t tcp_rcv_window(struct tcp_conn *conn)
 	 */
 	if (conn->flags & (CONN_SOCK_FULL | CONN_GUEST_FIN))
 		return 0;
-	/* Kept while it stays above the threshold below: mss is at least it. */
+	/* Kept while it stays above the threshold below: mss is at least it.
+	 * Not under rules that stretch the round trip: its right edge would
+	 * move in steps of half the window, and a guest whose flight is the
+	 * window would have three quarters of it, on average, in flight.
+	 */
 	if (conn->wnd_est && conn->wnd_used <= conn->wnd_est / 2 &&
-	    conn->wnd_est - conn->wnd_used >= conn->mss)
+	    conn->wnd_est - conn->wnd_used >= conn->mss && !stretched(conn))
 		return window_under_rate(conn, conn->wnd_est - conn->wnd_used);
 	conn->wnd_est = 0;
 	if (getsockopt(conn->fd, SOL_SOCKET, SO_MEMINFO, mi, &len))
@@ -760,11 +778,10 @@ static int absorb(struct ctx *c, struct tcp_conn *conn)
  */
 static int keep_mode(struct ctx *c, struct tcp_conn *conn, uint32_t *room)
 {
-	struct cond_tcp t;
 	uint32_t kept;
 	int ret;
 
-	if (!tcp_cond(conn, &t) || !t.rto_extra_ms)
+	if (!stretched(conn))
 		return 0;
 	if (tcp_discard_now(c, conn))
 		return TCP_RELEASED;
@@ -1123,11 +1140,8 @@ int tcp_discard_now(struct ctx *c, struct tcp_conn *conn)
  */
 static bool discard_due(struct tcp_conn *conn)
 {
-	struct cond_tcp t;
-
 	return (conn->flags & (CONN_NO_PEEK_OFF | CONN_FIN_ACKED)) ||
-	       conn->undiscarded >= TCP_DISCARD_BATCH ||
-	       (tcp_cond(conn, &t) && t.rto_extra_ms);
+	       conn->undiscarded >= TCP_DISCARD_BATCH || stretched(conn);
 }
 
 /**
