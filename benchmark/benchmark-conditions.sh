@@ -220,12 +220,10 @@ fidelity_table() {
 	set_rules
 }
 
-bench_prove_driver_pid
-bench_snapshot before
-results=() payload=0
-
-if [[ "${BENCH_COND_FIDELITY:-0}" == 1 ]]; then
-	fidelity_table
+# finish: the proof that the payload crossed tapir, then a JSON line for
+# each result.
+finish() {
+	local reply overflow r
 	reply=$(bench_api '{"execute":"get_stats"}')
 	overflow=$(jq '.return.conditions.dropped_overflow' <<<"$reply")
 	bench_snapshot after
@@ -235,6 +233,15 @@ if [[ "${BENCH_COND_FIDELITY:-0}" == 1 ]]; then
 		bench_emit "$(jq -c --argjson mtu "$OPT_MTU" --argjson o "$overflow" \
 			'. + {mtu: $mtu, dropped_overflow: $o}' <<<"$r")"
 	done
+}
+
+bench_prove_driver_pid
+bench_snapshot before
+results=() payload=0
+
+if [[ "${BENCH_COND_FIDELITY:-0}" == 1 ]]; then
+	fidelity_table
+	finish
 	exit 0
 fi
 
@@ -351,13 +358,4 @@ results+=("$(jq -cn --argjson off "$(printf '%s\n' "${off[@]}" | jq -s .)" \
 	 gbps_neutral: ($on | med / 1e9 * 1000 | round / 1000),
 	 ratio: (($on | med) / ($off | med) * 1000 | round / 1000),
 	 runs: ($off | length)}')")
-reply=$(bench_api '{"execute":"get_stats"}')
-overflow=$(jq '.return.conditions.dropped_overflow' <<<"$reply")
-bench_snapshot after
-
-bench_prove_path both "$payload"
-bench_proof "tapir counted $overflow frames dropped for want of memory (dropped_overflow)"
-for r in "${results[@]}"; do
-	bench_emit "$(jq -c --argjson mtu "$OPT_MTU" --argjson o "$overflow" \
-		'. + {mtu: $mtu, dropped_overflow: $o}' <<<"$r")"
-done
+finish
