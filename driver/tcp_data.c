@@ -799,30 +799,35 @@ static int keep_mode(struct ctx *c, struct tcp_conn *conn, uint32_t *room)
 	return 1;
 }
 
+/* pull_once(): memory for what is kept ran out; nothing was read. */
+#define PULL_NO_ROOM (-4)
+
 /**
  * pull_once() - read new host data out of the socket, keep it, and send it
  * @c:		context
  * @conn:	connection in keep_mode(), snd_nxt at the socket's head
- * @room:	most bytes to read and send; cut to the room kept chunks
- *		have, should memory run out
+ * @room:	bytes to read and send
  * @eof:	set if the stream ended, no byte read
  *
- * Return: bytes sent, PUSH_STOPPED, or TCP_RELEASED
+ * Return: bytes sent, PUSH_STOPPED, PULL_NO_ROOM (the allocator gave less
+ *	   than @room), or TCP_RELEASED
  */
-static ssize_t pull_once(struct ctx *c, struct tcp_conn *conn, uint32_t *room,
+static ssize_t pull_once(struct ctx *c, struct tcp_conn *conn, uint32_t room,
                          bool *eof)
 {
 	struct iovec iov[KEEP_IOV];
-	int n = tcp_stash_iov(c, conn, *room, iov, KEEP_IOV);
+	int n = tcp_stash_iov(c, conn, room, iov, KEEP_IOV);
 	uint32_t got = 0;
 	ssize_t r;
 
 	for (int i = 0; i < n; i++)
 		got += (uint32_t)iov[i].iov_len;
-	*room = got;
 	*eof = false;
-	if (!n)
-		return 0;
+	/* Less room than asked for would read as a drained socket. */
+	if (got < room) {
+		tcp_stash_commit(c, conn, 0);
+		return PULL_NO_ROOM;
+	}
 	r = peek_result(host_recv(conn, iov, (size_t)n, 0), 0, eof);
 	if (r < 0) {
 		debug_msg("tcp: read host socket of port %u: %s",
@@ -948,8 +953,9 @@ static int host_to_guest(struct ctx *c, struct tcp_conn *conn, bool force)
 				return 0;
 			}
 			if (n > 0 && keep)
-				n = pull_once(c, conn, &room, &eof);
-			else if (n > 0)
+				n = pull_once(c, conn, room, &eof);
+			/* Memory ran out for what is kept: peek, as without. */
+			if (n == PULL_NO_ROOM || (n > 0 && !keep))
 				n = push_once(c, conn, room, &eof);
 		}
 		if (n == TCP_RELEASED)

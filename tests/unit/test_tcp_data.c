@@ -353,14 +353,15 @@ static void flight_take(struct flight *f)
  *			frames
  * @f:		filled
  * @port:	guest port
- * @win:	window field of the guest's final ACK, scaled by FLIGHT_WS
+ * @ws:	the guest's window scale shift
+ * @win:	window field of the guest's final ACK, scaled by @ws
  * @discard:	peek past the discard buffer, as without SO_PEEK_OFF
  * @big:	the host's sockets start with 16 MiB receive buffers
  *
  * Return: true on success
  */
-static bool flight_open_with(struct flight *f, uint16_t port, uint16_t win,
-                             bool discard, bool big)
+static bool flight_open_with(struct flight *f, uint16_t port, uint8_t ws,
+                             uint16_t win, bool discard, bool big)
 {
 	int one = 1;
 
@@ -370,8 +371,7 @@ static bool flight_open_with(struct flight *f, uint16_t port, uint16_t win,
 	if ((big && !big_receive_buffers()) || guest_open(&f->g, discard) ||
 	    guest_vnet(&f->g))
 		return false;
-	f->fd = handshake_opts(&f->g, port, 1460, FLIGHT_WS, 65535, win,
-	                       &f->base);
+	f->fd = handshake_opts(&f->g, port, 1460, ws, 65535, win, &f->base);
 	f->base++;
 	return f->fd >= 0 && !fcntl(f->fd, F_SETFL, O_NONBLOCK) &&
 	       !setsockopt(f->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -388,7 +388,7 @@ static bool flight_open_with(struct flight *f, uint16_t port, uint16_t win,
  */
 static bool flight_open(struct flight *f, uint16_t port, uint16_t win)
 {
-	return flight_open_with(f, port, win, true, true);
+	return flight_open_with(f, port, FLIGHT_WS, win, true, true);
 }
 
 /**
@@ -591,7 +591,8 @@ static void kept_flight(bool discard)
 	struct flight f;
 	uint64_t sent;
 
-	CHECK(flight_open_with(&f, 40080, FLIGHT_WIN_4M, discard, false));
+	CHECK(flight_open_with(&f, 40080, FLIGHT_WS, FLIGHT_WIN_4M, discard,
+	                       false));
 	CHECK(!cond_init(&f.g.c));
 	cond_rule("delay=1ms");
 	flight_pump(&f, total, total);
@@ -603,6 +604,39 @@ static void kept_flight(bool discard)
 	flight_take(&f);
 	CHECK(f.g.c.stats.to_guest[PROTO_TCP].bytes > sent);
 	flight_ack(&f, total, FLIGHT_WIN_4M);
+	spin(&f.g, 20);
+	CHECK(f.g.c.tcp->stash_cost == 0);
+	cond_rule(NULL);
+	cond_cleanup(&f.g.c);
+	flight_close(&f);
+}
+
+/*
+ * Past the 8 MiB a connection may keep, the rest of the flight stays in
+ * the host socket and is peeked, as without rules: with 16 MiB of window
+ * and no ACK, more than the 8 MiB kept goes out. Then the guest ACKs a
+ * bit at a time across where the kept bytes end and the socket's begin,
+ * and gets every byte in its place; what is kept never passes the bound.
+ */
+static void kept_bound_body(void)
+{
+	const uint32_t total = 12U << 20;
+	struct flight f;
+
+	CHECK(flight_open_with(&f, 40081, 8, 65535, false, false));
+	CHECK(!cond_init(&f.g.c));
+	cond_rule("delay=1ms");
+	flight_pump(&f, total, (8U << 20) + 65536);
+	CHECK(f.got >= (8U << 20) + 65536);
+	CHECK(f.g.c.tcp->stash_cost <= TCP_STASH_CONN_MAX &&
+	      f.g.c.tcp->stash_cost > TCP_STASH_CONN_MAX - (1U << 20));
+	for (int i = 0; i < 4000 && f.got < total; i++) {
+		flight_ack(&f, f.got - (f.got > 300000 ? 300000 : 0), 65535);
+		flight_pump(&f, total, f.got + 1);
+		CHECK(f.g.c.tcp->stash_cost <= TCP_STASH_CONN_MAX);
+	}
+	CHECK(f.got == total);
+	flight_ack(&f, total, 65535);
 	spin(&f.g, 20);
 	CHECK(f.g.c.tcp->stash_cost == 0);
 	cond_rule(NULL);
@@ -624,6 +658,7 @@ static void test_kept_flight(void)
 {
 	CHECK(unit_netns_run(kept_flight_body));
 	CHECK(unit_netns_run(kept_flight_discard_body));
+	CHECK(unit_netns_run(kept_bound_body));
 }
 
 /**
@@ -924,7 +959,8 @@ const struct unit_case unit_cases[] = {
          test_trickle},
         {"under a delay, 3 MiB in flight to the guest with the host "
          "socket's default buffers, resent from what tapir keeps (both "
-         "peek paths)",
+         "peek paths); past 8 MiB the rest is peeked, every byte in its "
+         "place",
          test_kept_flight},
         {"under a delay, each ACK offers the window the host socket has "
          "free, not what is left of an older estimate",
