@@ -140,7 +140,7 @@ static uint32_t fill(struct stash_test *t, int i, uint32_t len)
  */
 static bool matches(struct stash_test *t, int i)
 {
-	static uint8_t buf[1 << 20];
+	static uint8_t buf[1 << 16];
 	struct tcp_conn *conn = &t->conn[i];
 	uint32_t off, len;
 
