@@ -31,6 +31,34 @@
 #             neutral, none, none, neutral: the cost of a rule that holds
 #             nothing
 #
+# With BENCH_COND_FIDELITY=1, only the link-fidelity table instead: TCP
+# goodput through delay=D (each way) and rate=R, against what such a link
+# carries (docs/conditions.md, "A reference to measure against"):
+#   expected = min(R x eff, sum of W / 2D)
+# eff is the payload an Ethernet of that MTU carries, (MTU - 40) /
+# (MTU + 38); W is each connection's window as the kernel in the
+# namespace has it (tcp_info, read by benchmark/tcpwnd.c: `ss` before
+# iproute2 6.10 does not show the window offered), sampled while the
+# transfer runs, each connection's largest: for a download the window the
+# receiver offers (tcpi_rcv_wnd, Linux 6.10), for an upload what the
+# sender may have in flight (the window it was offered or its send
+# buffer, whichever is less). One JSON line per cell: kind "fidelity", direction
+# (download: host -> ns, upload), connections, delay_ms, rate_mbit (null
+# for none), mbps, expected_mbps, ratio, w_bytes. The cell without delay
+# or rate is the baseline: no rule, no expected value. The cells, each a
+# space-separated list:
+#   BENCH_FIDELITY_DELAYS  ms each way (default "0 10 50 300")
+#   BENCH_FIDELITY_RATES   Mbit/s, or none (default "none 10 100")
+#   BENCH_FIDELITY_CONNS   parallel connections (default "1 8")
+#   BENCH_FIDELITY_DIRS    download, upload (default both)
+# The namespace's TCP buffers are set to the defaults of the kernels users
+# run (5.10 to 6.8: tcp_rmem up to 6 MiB, tcp_wmem up to 4 MiB), whatever
+# this kernel's are: the guest's window is then what it is there, within
+# the 8 MiB tapir keeps for a connection. Each cell runs for as long as
+# the guest needs to grow its window at that delay (slow start), then
+# measures: 1+3 s without delay, 2+3 s at 10 ms, 3+4 s at 50 ms, 8+6 s
+# at 300 ms.
+#
 # Output: the proof lines, then one JSON line per target; the last line is
 # the last target.
 set -euo pipefail
@@ -58,6 +86,7 @@ bench_start "$driver" "$OPT_MTU"
 [[ -n "$BENCH_API_SOCK" ]] || bench_die "$driver has no API socket"
 
 probe=$(bench_accessible "$(bench_tool udpprobe)")
+tcpwnd=$(bench_accessible "$(bench_tool tcpwnd)")
 echo_bin=$(bench_accessible "$(bench_tool udpecho)")
 bg_start_user udpecho "$echo_bin" 5301
 bg_start_user iperf3-server iperf3 -s -B "$BENCH_SRV_BIND" -p 5201
@@ -88,9 +117,133 @@ iperf() {
 	jq -r '.end.sum_received | "\(.bytes) \(.seconds) \(.bits_per_second)"' <<<"$out"
 }
 
+# cell_secs DELAY_MS: "OMIT SECONDS" of iperf3 for a fidelity cell.
+cell_secs() {
+	case $1 in
+	0) echo "1 3" ;;
+	[1-9] | 1[0-9]) echo "2 3" ;;
+	[2-9][0-9] | 1[0-9][0-9]) echo "3 4" ;;
+	*) echo "8 6" ;;
+	esac
+}
+
+# window_of DIR: "PORT W" of each data connection of the iperf3 test
+# running in the namespace, one per line, as the kernel has them
+# (benchmark/tcpwnd.c): for a download the window the namespace offers,
+# for an upload the window it is offered or its send buffer, whichever is
+# less. The control connection has moved almost nothing (a few hundred
+# bytes) and is left out.
+window_of() {
+	bench_in_ns "$tcpwnd" 5201 | awk -v dir="$1" '
+		dir == "download" && $5 > 20000 {
+			if ($2 < 0) { print "no rcv_wnd" > "/dev/stderr"; exit 1 }
+			print $1, $2
+		}
+		dir == "upload" && $6 > 20000 { print $1, ($3 < $4 ? $3 : $4) }'
+}
+
+# fidelity_cell DELAY_MS RATE DIR CONNS: one cell of the table, with its
+# rules in force; prints its result line. The windows are sampled four
+# times a second from the start on, and those within the period iperf3
+# measured count: it opens its connections one after another, a round
+# trip each and more, before its clock starts, which its JSON gives to
+# the second (.start.timestamp.timesecs): the samples from a second after
+# the omitted time to its end. W is the sum of each connection's largest
+# window then: a reader that lags a moment behind offers less for that
+# moment, and a sample takes CPU from the reader.
+fidelity_cell() {
+	local d=$1 rate=$2 dir=$3 n=$4 omit secs out pid w t0 t log
+	read -r omit secs <<<"$(cell_secs "$d")"
+	local args=(-P "$n" -t $((omit + secs)) -O "$omit")
+	[[ "$dir" == download ]] && args+=(-R)
+	out=$SCEN_DIR/fidelity.json log=$SCEN_DIR/windows
+	: >"$log"
+	bench_in_ns timeout -k 5 $((omit + secs + 60)) iperf3 -J --connect-timeout 5000 \
+		-c "$BENCH_TARGET" -p 5201 "${args[@]}" >"$out" &
+	pid=$!
+	for ((t = 0; t < 4 * (omit + secs + 60); t++)); do
+		sleep 0.25
+		_scen_alive "$pid" || break
+		window_of "$dir" | sed "s/^/$EPOCHREALTIME /" >>"$log"
+	done
+	wait "$pid" || bench_die "iperf3 $dir -P $n at delay=${d}ms rate=$rate failed: $(jq -r '.error // empty' "$out")"
+	t0=$(jq '.start.timestamp.timesecs' "$out")
+	w=$(awk -v a="$((t0 + omit + 1))" -v b="$((t0 + omit + secs))" '
+		$1 >= a && $1 <= b && $3 > most[$2] { most[$2] = $3 }
+		END { for (p in most) s += most[p]; printf "%.0f", s }' "$log")
+	jq -c --argjson d "$d" --arg rate "$rate" --arg dir "$dir" --argjson n "$n" \
+		--argjson w "$w" --argjson mtu "$OPT_MTU" '
+		(.end.sum_received.bits_per_second / 1e6) as $mbps
+		| (if $rate == "none" then null else ($rate | tonumber) end) as $r
+		| (($mtu - 40) / ($mtu + 38)) as $eff
+		| ([if $r == null then empty else $r * $eff end,
+		    if $d == 0 or $w == 0 then empty
+		    else $w * 8 / (2 * $d / 1000) / 1e6 end]
+		   | min) as $exp
+		| {bench: "conditions", kind: "fidelity", direction: $dir,
+		   connections: $n, delay_ms: $d, rate_mbit: $r,
+		   target: ("delay=\($d)ms rate=\($rate)"),
+		   mbps: ($mbps * 1000 | round / 1000),
+		   expected_mbps: (if $exp == null then null else $exp * 1000 | round / 1000 end),
+		   ratio: (if $exp == null then null else $mbps / $exp * 1000 | round / 1000 end),
+		   w_bytes: (if $w == 0 then null else $w end), bytes: .end.sum_received.bytes,
+		   seconds: .end.sum_received.seconds}' "$out"
+}
+
+# fidelity_table: every cell asked for, as result lines.
+fidelity_table() {
+	local d rate dir n rules
+	bench_in_ns_root sysctl -qw net.ipv4.tcp_rmem="4096 131072 6291456" \
+		net.ipv4.tcp_wmem="4096 16384 4194304" ||
+		bench_die "could not set the namespace's TCP buffers"
+	for d in ${BENCH_FIDELITY_DELAYS:-0 10 50 300}; do
+		for rate in ${BENCH_FIDELITY_RATES:-none 10 100}; do
+			rules=()
+			((d > 0)) && rules+=("delay=${d}ms")
+			[[ "$rate" != none ]] && rules+=("rate=${rate}mbit")
+			if ((${#rules[@]})); then
+				set_rules "$(
+					IFS=,
+					echo "${rules[*]}"
+				)"
+			else
+				set_rules
+			fi
+			for dir in ${BENCH_FIDELITY_DIRS:-download upload}; do
+				for n in ${BENCH_FIDELITY_CONNS:-1 8}; do
+					results+=("$(fidelity_cell "$d" "$rate" "$dir" "$n")")
+					payload=$((payload + $(jq .bytes <<<"${results[-1]}")))
+				done
+			done
+		done
+	done
+	set_rules
+}
+
+# finish: the proof that the payload crossed tapir, then a JSON line for
+# each result.
+finish() {
+	local reply overflow r
+	reply=$(bench_api '{"execute":"get_stats"}')
+	overflow=$(jq '.return.conditions.dropped_overflow' <<<"$reply")
+	bench_snapshot after
+	bench_prove_path both "$payload"
+	bench_proof "tapir counted $overflow frames dropped for want of memory (dropped_overflow)"
+	for r in "${results[@]}"; do
+		bench_emit "$(jq -c --argjson mtu "$OPT_MTU" --argjson o "$overflow" \
+			'. + {mtu: $mtu, dropped_overflow: $o}' <<<"$r")"
+	done
+}
+
 bench_prove_driver_pid
 bench_snapshot before
 results=() payload=0
+
+if [[ "${BENCH_COND_FIDELITY:-0}" == 1 ]]; then
+	fidelity_table
+	finish
+	exit 0
+fi
 
 set_rules
 base=$(udp_probe 200 10000 | jq .p50_us)
@@ -205,13 +358,4 @@ results+=("$(jq -cn --argjson off "$(printf '%s\n' "${off[@]}" | jq -s .)" \
 	 gbps_neutral: ($on | med / 1e9 * 1000 | round / 1000),
 	 ratio: (($on | med) / ($off | med) * 1000 | round / 1000),
 	 runs: ($off | length)}')")
-reply=$(bench_api '{"execute":"get_stats"}')
-overflow=$(jq '.return.conditions.dropped_overflow' <<<"$reply")
-bench_snapshot after
-
-bench_prove_path both "$payload"
-bench_proof "tapir counted $overflow frames dropped for want of memory (dropped_overflow)"
-for r in "${results[@]}"; do
-	bench_emit "$(jq -c --argjson mtu "$OPT_MTU" --argjson o "$overflow" \
-		'. + {mtu: $mtu, dropped_overflow: $o}' <<<"$r")"
-done
+finish

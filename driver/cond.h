@@ -48,6 +48,7 @@ void cond_run(struct ctx *c);
  * @burst:	most bytes to send to the guest at once, or UINT32_MAX
  * @wnd_max:	largest window to offer the guest, or UINT32_MAX
  * @rto_extra_ms: what the rules add to a round trip, for the timers
+ * @cut:	the directions a partition cuts (COND_TO_GUEST, COND_TO_HOST)
  * @any:	a rule applies to its frames, one way or both
  */
 struct cond_tcp {
@@ -55,11 +56,23 @@ struct cond_tcp {
 	uint32_t burst;
 	uint32_t wnd_max;
 	uint32_t rto_extra_ms;
+	unsigned int cut;
 	bool any;
 };
 
+/**
+ * struct cond_flow - what cond_tcp() weighs of a connection's own state
+ * @inflight:	bytes it has in flight to the guest
+ * @mark:	the window it last counted itself in as a user of a rate
+ *		(cond_tcp.c keeps it; 0 at first)
+ */
+struct cond_flow {
+	uint32_t inflight;
+	uint32_t mark;
+};
+
 void cond_tcp(struct ctx *c, const struct in6_addr *host, uint16_t hport,
-              uint16_t gport, struct cond_tcp *t);
+              uint16_t gport, struct cond_flow *f, struct cond_tcp *t);
 bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
                 int iovcnt);
 

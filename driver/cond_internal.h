@@ -21,6 +21,8 @@
  * struct held - a frame that waits for its time
  * @next:	next in its FIFO
  * @at:		when it goes, clock.c's nanoseconds
+ * @gen:	generation of the rules it was held under, for partitions
+ *		set since (cond_cut())
  * @q:		tap queue it came from or goes to
  * @len:	bytes at @data: the vnet header, then the frame
  * @data:	the bytes
@@ -28,6 +30,7 @@
 struct held {
 	struct held *next;
 	uint64_t at;
+	unsigned int gen;
 	unsigned int q;
 	size_t len;
 	uint8_t data[];
@@ -66,12 +69,18 @@ struct drain {
  *		a frame's random choices derive from the seed and its
  *		number, so that a seeded run repeats whichever thread a
  *		flow lands on
+ * @users:	per rule, the TCP connections that share its rate to the
+ *		guest, counted in windows of a few round trips (cond_tcp.c;
+ *		atomic): the window's number above, its count below 32 bits
+ * @users_prev:	per rule, the count of the window before (atomic)
  */
 struct cond_shared {
 	unsigned int refs;
 	uint64_t seed;
 	uint64_t tat[COND_RULES_MAX][2];
 	uint64_t nth[COND_RULES_MAX][2];
+	uint64_t users[COND_RULES_MAX];
+	uint32_t users_prev[COND_RULES_MAX];
 };
 
 /**
@@ -79,7 +88,6 @@ struct cond_shared {
  * @gen:	generation its copy of the rules is from
  * @set:	that copy
  * @sh:		what the threads share under @set, a reference held
- * @has_down:	a rule of @set is a partition
  * @delivering:	cond_run() is delivering held frames: @set and the FIFOs
  *		stay as they are until it is done
  * @rng:	xorshift state of the random choices of the frame at hand
@@ -97,7 +105,6 @@ struct cond_state {
 	unsigned int gen;
 	struct cond_set set;
 	struct cond_shared *sh;
-	bool has_down;
 	bool delivering;
 	uint64_t rng;
 	bool burst[COND_RULES_MAX][2];
@@ -113,11 +120,16 @@ struct cond_state {
 
 /* cond.c */
 void cond_reload(struct cond_state *st);
+void cond_same_rules(const struct cond_set *old, const struct cond_set *s,
+                     int *from);
 int cond_find_rule(const struct cond_state *st, unsigned int dir,
                    const struct iovec *iov, int iovcnt, size_t vnet_len);
 int cond_tcp_rule(const struct cond_state *st, unsigned int dir,
                   const struct in6_addr *host, uint16_t hport, uint16_t gport);
 uint64_t cond_queue_ns(const struct cond_rule *r);
+uint64_t cond_wire_bytes(size_t len, size_t hlen, uint16_t gso_size);
+bool cond_cut(unsigned int gen, unsigned int dir, const struct iovec *iov,
+              int iovcnt, size_t vnet_len);
 uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
                          unsigned int d, uint64_t now);
 
@@ -125,7 +137,7 @@ uint64_t cond_backlog_ns(const struct cond_state *st, unsigned int i,
 size_t cond_held_cost(size_t len);
 int cond_hold(struct ctx *c, struct cond_state *st, unsigned int d,
               unsigned int i, uint64_t at, const struct iovec *iov, int iovcnt);
-void cond_retire(struct cond_state *st);
+void cond_retire(struct cond_state *st, const int *from);
 int cond_line_init(struct ctx *c, struct cond_state *st);
 void cond_line_cleanup(struct cond_state *st);
 

@@ -165,6 +165,7 @@ int cond_hold(struct ctx *c, struct cond_state *st, unsigned int d,
 		off += iov[k].iov_len;
 	}
 	h->at = at;
+	h->gen = st->gen;
 	h->q = c->queue;
 	h->len = len;
 	fifo_push(&st->fifo[d][i], h);
@@ -186,16 +187,10 @@ static void fifo_append(struct fifo *to, struct fifo *from)
 }
 
 /**
- * cond_retire() - the rules changed: the FIFOs that hold frames become
- *		   drains, and the rules' FIFOs start empty
+ * retire_rest() - the FIFOs that still hold frames become drains
  * @st:		thread's conditions
- *
- * Past COND_DRAINS_MAX drains a direction (rules changed that often while
- * frames were held), the FIFO joins the last drain: its frames keep their
- * order, and those that were due earlier wait for the drain's last one.
- * Nothing is dropped, and the list stays bounded.
  */
-void cond_retire(struct cond_state *st)
+static void retire_rest(struct cond_state *st)
 {
 	for (unsigned int d = 0; d < 2; d++) {
 		for (unsigned int i = 0; i < COND_RULES_MAX; i++) {
@@ -231,6 +226,52 @@ void cond_retire(struct cond_state *st)
 }
 
 /**
+ * cond_retire() - the rules changed: a rule that stayed the same keeps
+ *		   its FIFO, the others that hold frames become drains, and
+ *		   the new rules' FIFOs start empty
+ * @st:		thread's conditions, its new rules in place
+ * @from:	per new rule, the index of the same rule before, or -1
+ *		(cond_same_rules())
+ *
+ * Past COND_DRAINS_MAX drains a direction (rules changed that often while
+ * frames were held), the FIFO joins the last drain: its frames keep their
+ * order, and those that were due earlier wait for the drain's last one.
+ * Nothing is dropped, and the list stays bounded.
+ */
+void cond_retire(struct cond_state *st, const int *from)
+{
+	struct fifo keep[2][COND_RULES_MAX];
+
+	for (unsigned int d = 0; d < 2; d++) {
+		for (unsigned int j = 0; j < COND_RULES_MAX; j++) {
+			struct fifo *f = &keep[d][j];
+
+			fifo_reset(f);
+			if (from[j] < 0 || !st->fifo[d][from[j]].head)
+				continue;
+			/* A tail that points into the last frame moves. */
+			*f = st->fifo[d][from[j]];
+			fifo_reset(&st->fifo[d][from[j]]);
+		}
+	}
+	retire_rest(st);
+	for (unsigned int d = 0; d < 2; d++) {
+		for (unsigned int j = 0; j < COND_RULES_MAX; j++) {
+			struct fifo *f = &st->fifo[d][j];
+
+			/* Frames that found no drain to go to stay, first. */
+			if (f->head) {
+				fifo_append(f, &keep[d][j]);
+				continue;
+			}
+			*f = keep[d][j];
+			if (!f->head)
+				fifo_reset(f);
+		}
+	}
+}
+
+/**
  * deliver() - send one held frame on its way, and free it
  * @c:		context
  * @d:		direction index, 0 to the guest
@@ -238,21 +279,14 @@ void cond_retire(struct cond_state *st)
  */
 static void deliver(struct ctx *c, unsigned int d, struct held *h)
 {
-	struct cond_state *st = c->cond;
 	struct iovec iov = {.iov_base = h->data, .iov_len = h->len};
-	int i;
 
-	/* A partition set since it was held cuts it too, as a cut link
-	 * loses what was on it.
-	 */
-	if (st->has_down) {
-		i = cond_find_rule(st, d ? COND_TO_HOST : COND_TO_GUEST, &iov,
-		                   1, c->vnet_len);
-		if (i >= 0 && st->set.r[i].down) {
-			c->stats.cond[CC_DOWN]++;
-			free(h);
-			return;
-		}
+	/* A partition set since it was held cuts it too, healed or not. */
+	if (cond_cut(h->gen, d ? COND_TO_HOST : COND_TO_GUEST, &iov, 1,
+	             c->vnet_len)) {
+		c->stats.cond[CC_DOWN]++;
+		free(h);
+		return;
 	}
 	c->queue = h->q;
 	if (d == 0)

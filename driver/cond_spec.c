@@ -609,7 +609,8 @@ int cond_json_set(struct cond_set *s, const json_t *args, char *why,
  * What arrives at its rate in its longest delay (jitter included, 6σ of
  * normal jitter) and in its queue (100 ms, two of the largest frames and
  * its burst), plus its burst; each byte the rate counts costing at most
- * COND_HOLD_PER_WIRE bytes held, what the smallest frames cost.
+ * COND_HOLD_PER_WIRE bytes held, what the smallest frames cost. A frame
+ * the rule duplicates is held twice, its copy outside the rate.
  *
  * Return: bytes
  */
@@ -620,7 +621,7 @@ static double rate_hold_bytes(const struct cond_rule *r)
 
 	return (ns / 1e9 * (double)r->rate_bps / 8 + 2 * (double)r->burst +
 	        COND_QUEUE_FRAMES_BYTES) *
-	       COND_HOLD_PER_WIRE;
+	       COND_HOLD_PER_WIRE * (1 + r->duplicate);
 }
 
 /**

@@ -66,6 +66,7 @@ void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
 {
 	tcp_later_forget(c, conn);
 	tcp_ooo_free(c, conn);
+	tcp_stash_free(c, conn);
 	/* Bytes left unread make close() reset the host's side: the ones the
 	 * guest ACKed go first, for a FIN.
 	 */
@@ -102,12 +103,14 @@ void tcp_release(struct ctx *c, struct tcp_conn *conn, bool reset)
  * tcp_abort() - reset a connection on both sides
  * @c:		context
  * @conn:	connection
- * @rst_guest:	also send the guest an RST
+ * @rst_guest:	also send the guest an RST: once no partition cuts it
+ *		(tcp_owed.c), so that the guest never holds a connection
+ *		that is gone
  */
 void tcp_abort(struct ctx *c, struct tcp_conn *conn, bool rst_guest)
 {
 	if (rst_guest)
-		tcp_send_flags(c, conn, TH_RST | TH_ACK, conn->snd_nxt, 0);
+		tcp_reset_or_owe(c, conn);
 	tcp_release(c, conn, true);
 }
 
@@ -801,7 +804,7 @@ int tcp_init(struct ctx *c)
 		err_msg("tcp: the event loop lacks edge-triggered events");
 		return -1;
 	}
-	if (tcp_later_init(c))
+	if (tcp_later_init(c) || tcp_owed_init(c))
 		return -1;
 	c->tcp->peek_off4 = tcp_probe_peek_off(AF_INET);
 	c->tcp->peek_off6 = tcp_probe_peek_off(AF_INET6);
@@ -810,29 +813,6 @@ int tcp_init(struct ctx *c)
 	          tcp_peek_mode(c->tcp->peek_off4),
 	          tcp_peek_mode(c->tcp->peek_off6));
 	return 0;
-}
-
-/**
- * reset_guest_at_exit() - send the guest an RST it takes, whatever it got
- * @c:		context
- * @conn:	connection
- *
- * The guest takes an RST only at the sequence number it expects next
- * (RFC 5961). That is snd_una once it ACKed all it got; but segments may
- * be in flight, held by the conditions (freed unsent at exit), or above
- * snd_nxt after a timeout rewound it. So one RST goes at each of snd_una,
- * snd_nxt and snd_max that differ; one the guest doesn't take costs a
- * challenge ACK at most. A full or vanished tap refuses them (counted):
- * then the guest's own timeouts end the connection, as they would have.
- */
-static void reset_guest_at_exit(struct ctx *c, struct tcp_conn *conn)
-{
-	const uint32_t seqs[3] = {conn->snd_una, conn->snd_nxt, conn->snd_max};
-
-	for (int i = 0; i < 3; i++)
-		if (!i || (seqs[i] != seqs[0] && seqs[i] != seqs[i - 1]))
-			(void)tcp_send_flags(c, conn, TH_RST | TH_ACK, seqs[i],
-			                     0);
 }
 
 /**
@@ -851,7 +831,7 @@ static void release_one(struct flow_common *f, void *arg)
 	struct ctx *c = flow_enter(f);
 
 	(void)arg;
-	reset_guest_at_exit(c, conn);
+	tcp_reset_guest(c, conn);
 	tcp_release(c, conn, !(conn->flags & CONN_GUEST_FIN));
 }
 
@@ -867,6 +847,7 @@ void tcp_cleanup(struct ctx *c)
 	if (c->flows)
 		flow_walk(c->flows, FLOW_TCP, release_one, NULL);
 	tcp_later_cleanup(c);
+	tcp_owed_cleanup(c);
 	free(c->tcp);
 	c->tcp = NULL;
 }

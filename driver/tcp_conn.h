@@ -100,8 +100,17 @@ enum tcp_conn_flag {
  * @wnd_used:	what sends since then may have taken of it (tcp_data.c)
  * @undiscarded: bytes the guest ACKed that still sit at the head of the
  *		receive queue (SO_PEEK_OFF only: discards are batched)
+ * @stash:	host data from snd_una on that tapir read out of the socket
+ *		and keeps until the guest ACKs it (tcp_stash.c), first chunk
+ * @stash_tail:	the chunk the next bytes read go to
+ * @stash_len:	bytes kept: the socket's queue starts at snd_una + this
+ * @stash_head:	offset of snd_una in the first chunk
+ * @stash_cost:	what the chunks cost, bytes and overhead
+ * @cond_mark:	when it last counted itself among the connections that
+ *		share a rate (cond_tcp.c)
  */
 struct tcp_ooo_seg;
+struct tcp_stash_chunk;
 
 struct tcp_conn {
 	struct flow_common flow;
@@ -141,6 +150,12 @@ struct tcp_conn {
 	uint32_t wnd_est;
 	uint32_t wnd_used;
 	uint32_t undiscarded;
+	struct tcp_stash_chunk *stash;
+	struct tcp_stash_chunk *stash_tail;
+	uint32_t stash_len;
+	uint32_t stash_head;
+	uint32_t stash_cost;
+	uint32_t cond_mark;
 };
 
 /* A connection released while tcp_flush() still holds it keeps only its

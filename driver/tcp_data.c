@@ -7,6 +7,10 @@
  * ACKs it (MSG_PEEK from SO_PEEK_OFF, MSG_TRUNC on ACK); a retransmission
  * rewinds the peek offset. New data waits while the window is silly, and,
  * without SO_PEEK_OFF, while a peek would re-read far more than it sends.
+ * Under network conditions that stretch the guest's round trip, the data
+ * is read out of the socket instead, and kept until the guest ACKs it
+ * (tcp_stash.c): the bytes in flight then start with those kept, and the
+ * socket's queue holds the rest.
  */
 
 #define _GNU_SOURCE
@@ -31,10 +35,13 @@
  */
 bool tcp_cond(struct tcp_conn *conn, struct cond_tcp *t)
 {
+	struct cond_flow f = {conn->snd_nxt - conn->snd_una, conn->cond_mark};
+
 	if (!cond_active())
 		return false;
 	cond_tcp(conn->flow.c, &conn->flow.key.faddr, conn->flow.key.fport,
-	         conn->flow.key.gport, t);
+	         conn->flow.key.gport, &f, t);
+	conn->cond_mark = f.mark;
 	return t->any;
 }
 
@@ -53,6 +60,20 @@ static uint32_t window_under_rate(struct tcp_conn *conn, uint32_t wnd)
 	if (!tcp_cond(conn, &t))
 		return wnd;
 	return wnd < t.wnd_max ? wnd : t.wnd_max;
+}
+
+/**
+ * stretched() - whether rules in force add to the connection's round trip
+ *		 (1 ms or more: a delay, or a rate's queue)
+ * @conn:	connection
+ *
+ * Return: true if so
+ */
+static bool stretched(struct tcp_conn *conn)
+{
+	struct cond_tcp t;
+
+	return tcp_cond(conn, &t) && t.rto_extra_ms;
 }
 
 /**
@@ -85,9 +106,13 @@ uint32_t tcp_rcv_window(struct tcp_conn *conn)
 	 */
 	if (conn->flags & (CONN_SOCK_FULL | CONN_GUEST_FIN))
 		return 0;
-	/* Kept while it stays above the threshold below: mss is at least it. */
+	/* Kept while it stays above the threshold below: mss is at least it.
+	 * Not under rules that stretch the round trip: its right edge would
+	 * move in steps of half the window, and a guest whose flight is the
+	 * window would have three quarters of it, on average, in flight.
+	 */
 	if (conn->wnd_est && conn->wnd_used <= conn->wnd_est / 2 &&
-	    conn->wnd_est - conn->wnd_used >= conn->mss)
+	    conn->wnd_est - conn->wnd_used >= conn->mss && !stretched(conn))
 		return window_under_rate(conn, conn->wnd_est - conn->wnd_used);
 	conn->wnd_est = 0;
 	if (getsockopt(conn->fd, SOL_SOCKET, SO_MEMINFO, mi, &len))
@@ -153,6 +178,20 @@ int tcp_wait_writable(struct tcp_conn *conn)
 }
 
 /**
+ * sock_flight() - bytes in flight to the guest that are still in the host
+ *		   socket's queue, after the ones kept (tcp_stash.c)
+ * @conn:	connection
+ *
+ * Return: bytes
+ */
+static uint32_t sock_flight(const struct tcp_conn *conn)
+{
+	uint32_t inflight = conn->snd_nxt - conn->snd_una;
+
+	return inflight > conn->stash_len ? inflight - conn->stash_len : 0;
+}
+
+/**
  * seq_max() - the later of two sequence numbers
  * @a:		one
  * @b:		other
@@ -169,7 +208,8 @@ static uint32_t seq_max(uint32_t a, uint32_t b)
  *		       snd_una
  * @c:		context
  * @conn:	connection
- * @off:	offset
+ * @off:	offset; the bytes kept out of the socket (tcp_stash.c) come
+ *		first, so the kernel's offset is what lies past them
  *
  * Only for connections with SO_PEEK_OFF. A kernel that took the option
  * once does not refuse it later; if it did, the next peek would start at
@@ -181,7 +221,8 @@ static int set_peek_offset(struct ctx *c, struct tcp_conn *conn, uint32_t off)
 {
 	static struct log_limit limit;
 	/* ACKed bytes not yet discarded still lead the queue. */
-	int v = (int)(off + conn->undiscarded);
+	uint32_t kept = off < conn->stash_len ? off : conn->stash_len;
+	int v = (int)(off - kept + conn->undiscarded);
 
 	if (conn->flags & CONN_NO_PEEK_OFF)
 		return 0;
@@ -257,6 +298,8 @@ static uint32_t send_room(const struct ctx *c, struct tcp_conn *conn)
 	if (wnd <= inflight)
 		return 0;
 	room = wnd - inflight;
+	/* Only what the socket still holds is peeked past. */
+	inflight = sock_flight(conn);
 	if (conn->flags & CONN_NO_PEEK_OFF) {
 		if (inflight >= TCP_DISCARD_MAX)
 			return 0;
@@ -319,6 +362,35 @@ static int32_t peek_inq_of(struct msghdr *mh)
 }
 
 /**
+ * host_recv() - read or peek at the host socket, and learn from TCP_INQ
+ *		 what its queue holds after
+ * @conn:	connection; its peek_inq is set
+ * @iov:	where the bytes go
+ * @n:		entries at @iov
+ * @flags:	MSG_PEEK, or 0 to take the bytes out of the queue
+ *
+ * Return: recvmsg()'s
+ */
+static ssize_t host_recv(struct tcp_conn *conn, struct iovec *iov, size_t n,
+                         int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = n};
+	ssize_t r;
+
+	if (!(conn->flags & CONN_NO_INQ)) {
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+	}
+	r = recvmsg(conn->fd, &mh, flags | MSG_DONTWAIT);
+	conn->peek_inq = r >= 0 ? peek_inq_of(&mh) : -1;
+	return r;
+}
+
+/**
  * peek_at() - peek at host data from @skip bytes past snd_una
  * @conn:	connection
  * @skip:	bytes to pass over: the bytes in flight, or 0 to peek from
@@ -339,11 +411,6 @@ static ssize_t peek_at(struct tcp_conn *conn, size_t skip, size_t len,
 {
 	struct iovec iov[TCP_DISCARD_MAX / TCP_DISCARD_BUF + 1];
 	struct tcp_state *ts = conn->flow.c->tcp;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
-	struct msghdr mh = {0};
 	size_t n = 0;
 	ssize_t r;
 
@@ -354,14 +421,7 @@ static ssize_t peek_at(struct tcp_conn *conn, size_t skip, size_t len,
 		left -= l;
 	}
 	iov[n++] = (struct iovec){ts->peek_buf, len};
-	mh.msg_iov = iov;
-	mh.msg_iovlen = n;
-	if (!(conn->flags & CONN_NO_INQ)) {
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-	}
-	r = recvmsg(conn->fd, &mh, MSG_PEEK | MSG_DONTWAIT);
-	conn->peek_inq = r >= 0 ? peek_inq_of(&mh) : -1;
+	r = host_recv(conn, iov, n, MSG_PEEK);
 	if (r > 0)
 		ts->discard_copied += (size_t)r < skip ? (size_t)r : skip;
 	return peek_result(r, skip, eof);
@@ -380,7 +440,7 @@ static ssize_t peek_new(struct tcp_conn *conn, size_t len, bool *eof)
 	size_t skip = 0;
 
 	if (conn->flags & CONN_NO_PEEK_OFF)
-		skip = conn->snd_nxt - conn->snd_una;
+		skip = sock_flight(conn);
 	return peek_at(conn, skip, len, eof);
 }
 
@@ -403,7 +463,7 @@ static ssize_t count_new(struct ctx *c, struct tcp_conn *conn, uint32_t max,
                          bool *eof)
 {
 	uint32_t inflight = conn->snd_nxt - conn->snd_una;
-	size_t skip = (conn->flags & CONN_NO_PEEK_OFF) ? inflight : 0;
+	size_t skip = (conn->flags & CONN_NO_PEEK_OFF) ? sock_flight(conn) : 0;
 	ssize_t r, n;
 
 	conn->peek_inq = -1;
@@ -491,8 +551,8 @@ static uint32_t discard_free(const struct tcp_conn *conn)
 static ssize_t worth_peeking(struct ctx *c, struct tcp_conn *conn,
                              uint32_t room, bool force, bool *eof)
 {
-	uint32_t inflight = conn->snd_nxt - conn->snd_una;
-	uint32_t usable = conn->snd_wnd - inflight;
+	uint32_t usable = conn->snd_wnd - (conn->snd_nxt - conn->snd_una);
+	uint32_t inflight = sock_flight(conn);
 	bool costly = (conn->flags & CONN_NO_PEEK_OFF) &&
 	              inflight > discard_free(conn);
 	bool silly = !force && !seq_lt(conn->snd_nxt, conn->snd_max) &&
@@ -639,6 +699,149 @@ static ssize_t push_once(struct ctx *c, struct tcp_conn *conn, uint32_t room,
 }
 
 /**
+ * send_kept() - send bytes kept out of the socket from snd_nxt on: after a
+ *		 retransmission timeout rewound it, or read just now
+ * @c:		context
+ * @conn:	connection, snd_nxt within the bytes kept
+ * @room:	most bytes to send, at most TCP_BATCH_BYTES
+ *
+ * Return: bytes sent, PUSH_STOPPED, or TCP_RELEASED
+ */
+static ssize_t send_kept(struct ctx *c, struct tcp_conn *conn, uint32_t room)
+{
+	uint32_t off = conn->snd_nxt - conn->snd_una;
+	uint32_t len = conn->stash_len - off;
+	int ret;
+
+	if (len > room)
+		len = room;
+	tcp_stash_copy(conn, off, c->tcp->peek_buf, len);
+	ret = send_peeked(c, conn, len, tcp_rcv_window(conn));
+	if (ret)
+		return ret == TCP_RELEASED ? TCP_RELEASED : PUSH_STOPPED;
+	return len;
+}
+
+/* Entries of the iovec a read into kept chunks takes at once. */
+#define KEEP_IOV 32
+
+/**
+ * absorb() - read the bytes in flight that the socket still holds out of
+ *	      it, and keep them
+ * @c:		context
+ * @conn:	connection, nothing ACKed left in the socket
+ *
+ * Return: 1 if they are all kept, 0 if memory ran out first (the rest
+ *	   stays in the socket), or TCP_RELEASED
+ */
+static int absorb(struct ctx *c, struct tcp_conn *conn)
+{
+	uint32_t left = sock_flight(conn);
+
+	while (left) {
+		struct iovec iov[KEEP_IOV];
+		int n = tcp_stash_iov(c, conn, left, iov, KEEP_IOV);
+		ssize_t r;
+
+		if (!n)
+			return 0;
+		/* An urgent mark stops a read short: the next passes it. */
+		r = host_recv(conn, iov, (size_t)n, 0);
+		if (r <= 0 || (uint32_t)r > left) {
+			/* The queue lost bytes we sent. */
+			debug_msg("tcp: keep host data of port %u: %s",
+			          conn->flow.key.fport,
+			          r < 0 ? strerror(errno) : "short");
+			tcp_abort(c, conn, true);
+			return TCP_RELEASED;
+		}
+		tcp_stash_commit(c, conn, (uint32_t)r);
+		left -= (uint32_t)r;
+	}
+	return 1;
+}
+
+/**
+ * keep_mode() - whether new data is read out of the socket and kept
+ *		 (tcp_stash.c) rather than peeked at
+ * @c:		context
+ * @conn:	connection, snd_nxt at or past the bytes kept
+ * @room:	most bytes to send; cut to what may be kept
+ *
+ * Under rules that add to the guest's round trip, the host socket's
+ * receive buffer, sized by the kernel for the host side's own round
+ * trip, would hold the bytes in flight and bound them. The bytes in
+ * flight that the socket still holds are kept first, so that what is
+ * kept stays one run from snd_una.
+ *
+ * Return: 1 to read and keep, 0 to peek, or TCP_RELEASED
+ */
+static int keep_mode(struct ctx *c, struct tcp_conn *conn, uint32_t *room)
+{
+	uint32_t kept;
+	int ret;
+
+	if (!stretched(conn))
+		return 0;
+	if (tcp_discard_now(c, conn))
+		return TCP_RELEASED;
+	kept = tcp_stash_room(c, conn);
+	if (kept <= sock_flight(conn))
+		return 0;
+	ret = absorb(c, conn);
+	if (ret != 1)
+		return ret;
+	kept = tcp_stash_room(c, conn);
+	if (!kept)
+		return 0;
+	if (*room > kept)
+		*room = kept;
+	return 1;
+}
+
+/* pull_once(): memory for what is kept ran out; nothing was read. */
+#define PULL_NO_ROOM (-4)
+
+/**
+ * pull_once() - read new host data out of the socket, keep it, and send it
+ * @c:		context
+ * @conn:	connection in keep_mode(), snd_nxt at the socket's head
+ * @room:	bytes to read and send
+ * @eof:	set if the stream ended, no byte read
+ *
+ * Return: bytes sent, PUSH_STOPPED, PULL_NO_ROOM (the allocator gave less
+ *	   than @room), or TCP_RELEASED
+ */
+static ssize_t pull_once(struct ctx *c, struct tcp_conn *conn, uint32_t room,
+                         bool *eof)
+{
+	struct iovec iov[KEEP_IOV];
+	int n = tcp_stash_iov(c, conn, room, iov, KEEP_IOV);
+	uint32_t got = 0;
+	ssize_t r;
+
+	for (int i = 0; i < n; i++)
+		got += (uint32_t)iov[i].iov_len;
+	*eof = false;
+	/* Less room than asked for would read as a drained socket. */
+	if (got < room) {
+		tcp_stash_commit(c, conn, 0);
+		return PULL_NO_ROOM;
+	}
+	r = peek_result(host_recv(conn, iov, (size_t)n, 0), 0, eof);
+	if (r < 0) {
+		debug_msg("tcp: read host socket of port %u: %s",
+		          conn->flow.key.fport, strerror(errno));
+		tcp_abort(c, conn, true);
+		return TCP_RELEASED;
+	}
+	if (!r)
+		return 0;
+	tcp_stash_commit(c, conn, (uint32_t)r);
+	return send_kept(c, conn, (uint32_t)r);
+}
+
+/**
  * peek_was_last() - whether the last peek read the receive queue to its
  *		     end, by TCP_INQ: no FIN behind it, and no urgent mark
  *		     stopped it
@@ -648,8 +851,7 @@ static ssize_t push_once(struct ctx *c, struct tcp_conn *conn, uint32_t room,
  */
 static bool peek_was_last(const struct tcp_conn *conn)
 {
-	uint64_t held = (uint64_t)conn->undiscarded +
-	                (uint32_t)(conn->snd_nxt - conn->snd_una);
+	uint64_t held = (uint64_t)conn->undiscarded + sock_flight(conn);
 
 	return conn->peek_inq >= 0 && (uint64_t)conn->peek_inq == held;
 }
@@ -659,6 +861,8 @@ static bool peek_was_last(const struct tcp_conn *conn)
  * @c:		context
  * @conn:	connection
  * @n:		bytes the short peek sent
+ * @took:	the bytes were read out of the socket (tcp_stash.c), not
+ *		peeked
  * @final:	set when the host's FIN is known to be in the queue, and one
  *		more peek must pass what came before it
  *
@@ -669,7 +873,8 @@ static bool peek_was_last(const struct tcp_conn *conn)
  * Return: 1 to peek again now, 0 to wait for the next edge or ACK, or
  *	   TCP_RELEASED
  */
-static int drained(struct ctx *c, struct tcp_conn *conn, ssize_t n, bool *final)
+static int drained(struct ctx *c, struct tcp_conn *conn, ssize_t n, bool took,
+                   bool *final)
 {
 	unsigned int state;
 
@@ -685,11 +890,12 @@ static int drained(struct ctx *c, struct tcp_conn *conn, ssize_t n, bool *final)
 	}
 	if (state & HOST_URGENT) {
 		/* With SO_PEEK_OFF, a peek that starts at the mark passes
-		 * it; without, every peek starts at the head and stops at
-		 * the mark until the guest ACKs what precedes it.
+		 * it, as a read does; without, every peek starts at the head
+		 * and stops at the mark until the guest ACKs what precedes
+		 * it.
 		 */
 		conn->flags |= CONN_READ_PENDING;
-		return n > 0 && !(conn->flags & CONN_NO_PEEK_OFF);
+		return n > 0 && (took || !(conn->flags & CONN_NO_PEEK_OFF));
 	}
 	if (state & HOST_CLOSED) {
 		/* Data may have come between the peek and the FIN. */
@@ -717,14 +923,14 @@ static int drained(struct ctx *c, struct tcp_conn *conn, ssize_t n, bool *final)
  */
 static int host_to_guest(struct ctx *c, struct tcp_conn *conn, bool force)
 {
-	bool eof, final = false;
+	bool eof = false, final = false, behind;
 	uint32_t room;
 	ssize_t n;
-	int ret;
+	int keep;
 
 	if (!(conn->flags & CONN_ESTABLISHED) || (conn->flags & CONN_FIN_SENT))
 		return 0;
-	do {
+	for (;;) {
 		room = send_room(c, conn);
 		if (!room) {
 			conn->flags |= CONN_READ_PENDING;
@@ -733,13 +939,25 @@ static int host_to_guest(struct ctx *c, struct tcp_conn *conn, bool force)
 				              tcp_rto_ms(conn, conn->probes));
 			return 0;
 		}
-		n = worth_peeking(c, conn, room, force, &eof);
-		if (n == PUSH_HELD) {
-			hold(conn);
-			return 0;
+		/* Bytes kept out of the socket go before what it holds. */
+		behind = seq_lt(conn->snd_nxt, conn->snd_una + conn->stash_len);
+		keep = 0;
+		if (behind) {
+			n = send_kept(c, conn, room);
+		} else if ((keep = keep_mode(c, conn, &room)) == TCP_RELEASED) {
+			return TCP_RELEASED;
+		} else {
+			n = worth_peeking(c, conn, room, force, &eof);
+			if (n == PUSH_HELD) {
+				hold(conn);
+				return 0;
+			}
+			if (n > 0 && keep)
+				n = pull_once(c, conn, room, &eof);
+			/* Memory ran out for what is kept: peek, as without. */
+			if (n == PULL_NO_ROOM || (n > 0 && !keep))
+				n = push_once(c, conn, room, &eof);
 		}
-		if (n > 0)
-			n = push_once(c, conn, room, &eof);
 		if (n == TCP_RELEASED)
 			return TCP_RELEASED;
 		if (n == PUSH_STOPPED) {
@@ -753,14 +971,17 @@ static int host_to_guest(struct ctx *c, struct tcp_conn *conn, bool force)
 				event_active(conn->rev, EV_READ, 0);
 			return 0;
 		}
+		if (behind)
+			continue;
 		conn->flags &= ~CONN_READ_PENDING;
 		if (eof || final) {
 			send_fin(c, conn);
 			return 0;
 		}
-		ret = drained(c, conn, n, &final);
-	} while (ret == 1);
-	return ret;
+		keep = drained(c, conn, n, keep, &final);
+		if (keep != 1)
+			return keep;
+	}
 }
 
 /**
@@ -841,6 +1062,15 @@ static int retransmit_first(struct ctx *c, struct tcp_conn *conn)
 	}
 	if (len > data)
 		len = data;
+	if (conn->stash_len) {
+		/* The oldest bytes are kept: no peek. */
+		if (len > conn->stash_len)
+			len = conn->stash_len;
+		tcp_stash_copy(conn, 0, c->tcp->peek_buf, (uint32_t)len);
+		tcp_send_data(c, conn, conn->snd_una, c->tcp->peek_buf, len,
+		              tcp_rcv_window(conn));
+		return 0;
+	}
 	if (set_peek_offset(c, conn, 0))
 		return TCP_RELEASED;
 	n = peek_at(conn, 0, len, &eof);
@@ -916,11 +1146,8 @@ int tcp_discard_now(struct ctx *c, struct tcp_conn *conn)
  */
 static bool discard_due(struct tcp_conn *conn)
 {
-	struct cond_tcp t;
-
 	return (conn->flags & (CONN_NO_PEEK_OFF | CONN_FIN_ACKED)) ||
-	       conn->undiscarded >= TCP_DISCARD_BATCH ||
-	       (tcp_cond(conn, &t) && t.rto_extra_ms);
+	       conn->undiscarded >= TCP_DISCARD_BATCH || stretched(conn);
 }
 
 /**
@@ -937,13 +1164,17 @@ static bool discard_due(struct tcp_conn *conn)
  */
 static int ack_new(struct ctx *c, struct tcp_conn *conn, uint32_t ack)
 {
-	uint32_t data = ack - conn->snd_una;
+	uint32_t data = ack - conn->snd_una, kept;
 
 	if ((conn->flags & CONN_FIN_EVER) && ack == conn->snd_max) {
 		data--;
 		conn->flags |= CONN_FIN_SENT | CONN_FIN_ACKED;
 	}
-	conn->undiscarded += data;
+	/* The bytes kept out of the socket are the oldest. */
+	kept = data < conn->stash_len ? data : conn->stash_len;
+	if (kept)
+		tcp_stash_trim(c, conn, kept);
+	conn->undiscarded += data - kept;
 	/* Past snd_nxt (a rewind resent less than the guest had): the
 	 * kernel's peek offset lags, and only a discard puts it right.
 	 */

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <event2/util.h>
 
 #include "cond.h"
@@ -83,8 +84,36 @@ struct tcp_seg;
 #define TCP_OOO_SEGS 512U
 #define TCP_OOO_CONN_MAX (2U << 20)
 #define TCP_OOO_THREAD_MAX (32U << 20)
+/* Host data in flight that tapir keeps itself under network conditions
+ * (tcp_stash.c), per connection and per thread: what the largest window a
+ * guest offers by default (tcp_rmem's 6 MiB) needs, and eight such
+ * connections a thread.
+ */
+#define TCP_STASH_CONN_MAX (8U << 20)
+#define TCP_STASH_THREAD_MAX (64U << 20)
+/* Resets a partition keeps from the guest, per thread (tcp_owed.c). */
+#define TCP_OWED_MAX 256U
 /* A connection marked for release once it leaves the flush list. */
 #define CONN_DEAD (1U << 31)
+
+/**
+ * struct tcp_owed - a reset owed to the guest once no partition cuts it
+ *		     (tcp_owed.c)
+ * @key:	the connection's addresses and ports
+ * @flags:	its flags (CONN_V6, CONN_WS_OK)
+ * @snd_una:	its oldest byte the guest had not ACKed
+ * @snd_nxt:	its next byte to send
+ * @snd_max:	the byte after the last it ever sent
+ * @rcv_nxt:	the next byte it expected from the guest
+ */
+struct tcp_owed {
+	struct flow_key key;
+	uint32_t flags;
+	uint32_t snd_una;
+	uint32_t snd_nxt;
+	uint32_t snd_max;
+	uint32_t rcv_nxt;
+};
 
 /**
  * struct tcp_state - the TCP module's part of the context (its
@@ -106,6 +135,11 @@ struct tcp_seg;
  *		tests weigh against the bytes sent
  * @ooo_cost:	what the segments held after holes cost, all connections
  *		together (tcp_ooo.c)
+ * @stash_cost:	what the host data kept in flight costs, all connections
+ *		together (tcp_stash.c)
+ * @owed_timer:	looks at @owed once a second while it holds any
+ * @nowed:	entries in @owed
+ * @owed:	resets a partition keeps from the guest (tcp_owed.c)
  */
 struct tcp_state {
 	struct tcp_conn *flush_head;
@@ -116,6 +150,10 @@ struct tcp_state {
 	bool peek_off6;
 	uint64_t discard_copied;
 	size_t ooo_cost;
+	size_t stash_cost;
+	struct event *owed_timer;
+	unsigned int nowed;
+	struct tcp_owed owed[TCP_OWED_MAX];
 	uint8_t peek_buf[TCP_BATCH_BYTES];
 	uint8_t discard_buf[TCP_DISCARD_BUF];
 };
@@ -193,6 +231,22 @@ bool tcp_ooo_waits(const struct tcp_conn *conn);
 void tcp_ooo_dsack(struct tcp_conn *conn, uint32_t seq, uint32_t len);
 size_t tcp_ooo_sack(const struct tcp_conn *conn, uint32_t wnd, uint8_t *opt);
 
+/* tcp_stash.c: host data in flight kept out of the socket */
+uint32_t tcp_stash_room(const struct ctx *c, const struct tcp_conn *conn);
+int tcp_stash_iov(struct ctx *c, struct tcp_conn *conn, uint32_t len,
+                  struct iovec *iov, int max);
+void tcp_stash_commit(struct ctx *c, struct tcp_conn *conn, uint32_t len);
+void tcp_stash_trim(struct ctx *c, struct tcp_conn *conn, uint32_t len);
+void tcp_stash_copy(const struct tcp_conn *conn, uint32_t off, uint8_t *dst,
+                    uint32_t len);
+void tcp_stash_free(struct ctx *c, struct tcp_conn *conn);
+
+/* tcp_owed.c: resets a partition keeps from the guest */
+void tcp_reset_guest(struct ctx *c, struct tcp_conn *conn);
+void tcp_reset_or_owe(struct ctx *c, struct tcp_conn *conn);
+int tcp_owed_init(struct ctx *c);
+void tcp_owed_cleanup(struct ctx *c);
+
 /* tcp_later.c: delayed ACKs, host socket checks and discards */
 void tcp_ack_owed(struct ctx *c, struct tcp_conn *conn);
 void tcp_ack_sent(struct tcp_conn *conn);
@@ -207,6 +261,7 @@ void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms);
 unsigned int tcp_rto_ms(struct tcp_conn *conn, unsigned int retries);
 unsigned int tcp_syn_rto_ms(struct tcp_conn *conn);
 bool tcp_cond(struct tcp_conn *conn, struct cond_tcp *t);
+unsigned int tcp_cut(struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_retransmit_handshake(struct ctx *c,
                                             struct tcp_conn *conn);
 void tcp_timer_cb(evutil_socket_t fd, short what, void *arg);

@@ -15,7 +15,9 @@
  * it resends only the holes, several in one round trip, where duplicate
  * ACKs alone tell of one hole per round trip and a lost retransmission
  * costs a timeout. What is held is never dropped before the connection
- * ends, so a range once reported stays true (no reneging).
+ * ends, and a range is reported only if the host socket will take it,
+ * and all before it, once the hole fills, so a range once reported stays
+ * true (no reneging).
  *
  * It hears of data it sent twice too (D-SACK, RFC 2883). A Linux sender
  * with SACK probes for a lost tail (TLP) and takes every probe for a
@@ -324,6 +326,54 @@ void tcp_ooo_dsack(struct tcp_conn *conn, uint32_t seq, uint32_t len)
 }
 
 /**
+ * taken_limit() - how far the host socket will take the held bytes once
+ *		   the hole before them fills
+ * @conn:	connection, with segments held after a hole
+ * @wnd:	the window an ACK offers: three quarters of the socket's free
+ *		space when it was measured (tcp_rcv_window()), and it only
+ *		grows while the hole stays
+ *
+ * Each held segment goes to the socket in a send() of its own, and so
+ * does each segment that fills the hole; each costs the socket its bytes
+ * and an skb (TCP_SEND_OVERHEAD). Small segments cost more than the
+ * window's margin of a third allows: an 8 KiB send buffer offered 6 KiB
+ * of window, took the hole and part of the 200-byte segments after it,
+ * and the ACK stopped inside a range reported held. The hole is counted
+ * in segments of the size the guest sends: the smallest it holds, or its
+ * MSS.
+ *
+ * Return: the sequence number past the last held byte the socket will
+ *	   take, all counted
+ */
+static uint32_t taken_limit(const struct tcp_conn *conn, uint32_t wnd)
+{
+	uint64_t room = (uint64_t)wnd / 3 * 4, cost = 0;
+	uint32_t at = conn->rcv_nxt, seg = conn->mss ? conn->mss : 1U;
+	const struct tcp_ooo_seg *h;
+
+	for (h = conn->ooo; h; h = h->next)
+		if (h->len && h->len < seg)
+			seg = h->len;
+	for (h = conn->ooo; h; h = h->next) {
+		uint32_t left = h->seq, right = h->seq + h->len;
+
+		if (!seq_lt(at, right))
+			continue;
+		if (seq_lt(left, at))
+			left = at;
+		if (seq_lt(at, left))
+			cost += (uint64_t)(left - at) +
+			        (uint64_t)((left - at + seg - 1) / seg) *
+			                TCP_SEND_OVERHEAD;
+		cost += (uint64_t)(right - left) + TCP_SEND_OVERHEAD;
+		if (cost > room)
+			return left;
+		at = right;
+	}
+	return at;
+}
+
+/**
  * tcp_ooo_sack() - the SACK option for an ACK to the guest
  * @conn:	connection
  * @wnd:	the window that ACK offers, in bytes
@@ -331,24 +381,30 @@ void tcp_ooo_dsack(struct tcp_conn *conn, uint32_t seq, uint32_t len)
  *
  * None unless the guest permitted SACK. First the latest duplicate, if
  * one came since the last ACK: below the ACK, it reads as a D-SACK.
- * Then the ranges held after a hole, but not while the bytes at rcv_nxt
- * wait for the host socket's room, which the guest would take, below
- * ranges reported held, for a loss to resend.
+ * Then the ranges held after a hole, as far as the window offers and
+ * the host socket will take them once the hole fills (taken_limit()),
+ * but not while the bytes at rcv_nxt wait for the host socket's room,
+ * which the guest would take, below ranges reported held, for a loss to
+ * resend.
  *
  * Return: the option's length, a multiple of 4, 0 for none
  */
 size_t tcp_ooo_sack(const struct tcp_conn *conn, uint32_t wnd, uint8_t *opt)
 {
 	struct sack_blk b[TCP_SACK_BLOCKS];
+	uint32_t limit;
 	size_t n = 0, len;
 
 	if (!(conn->flags & CONN_SACK_OK))
 		return 0;
 	if (conn->flags & CONN_DSACK)
 		b[n++] = (struct sack_blk){conn->dsack_left, conn->dsack_right};
-	if (conn->ooo && !tcp_ooo_waits(conn))
-		n += sack_blocks(conn, conn->rcv_nxt + wnd, b + n,
-		                 TCP_SACK_BLOCKS - n);
+	if (conn->ooo && !tcp_ooo_waits(conn)) {
+		limit = taken_limit(conn, wnd);
+		if (seq_lt(conn->rcv_nxt + wnd, limit))
+			limit = conn->rcv_nxt + wnd;
+		n += sack_blocks(conn, limit, b + n, TCP_SACK_BLOCKS - n);
+	}
 	if (!n)
 		return 0;
 	len = 2 + 8 * n;

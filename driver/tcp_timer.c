@@ -47,6 +47,19 @@ static uint64_t cond_extra_ms(struct tcp_conn *conn)
 }
 
 /**
+ * tcp_cut() - the directions a partition cuts for this connection
+ * @conn:	connection
+ *
+ * Return: COND_TO_GUEST and COND_TO_HOST bits, 0 if none
+ */
+unsigned int tcp_cut(struct tcp_conn *conn)
+{
+	struct cond_tcp t;
+
+	return tcp_cond(conn, &t) ? t.cut : 0;
+}
+
+/**
  * backoff_ms() - a timeout doubled per attempt, at most TCP_TIMER_MAX_MS
  * @base:	the first timeout
  * @retries:	attempts so far
@@ -121,7 +134,13 @@ static int timer_fired(struct ctx *c, struct tcp_conn *conn)
 	if (conn->flags & (CONN_SYN_SENT | CONN_SYN_RCVD))
 		return tcp_retransmit_handshake(c, conn);
 	if (conn->snd_nxt != conn->snd_una) {
-		if (++conn->retries > TCP_MAX_RETRIES) {
+		/* A partition holds the connection, however long: Linux would
+		 * wait 15 minutes, and a guest would never hear of our reset.
+		 * Once healed, the next retransmission gets its chance.
+		 */
+		if (++conn->retries > TCP_MAX_RETRIES - 1 && tcp_cut(conn))
+			conn->retries = TCP_MAX_RETRIES - 1;
+		if (conn->retries > TCP_MAX_RETRIES) {
 			tcp_abort(c, conn, true);
 			return TCP_RELEASED;
 		}

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <arpa/inet.h>
 #include <event2/event.h>
+#include <linux/virtio_net.h>
 
 #include "driver/clock.h"
 #include "driver/cond_internal.h"
@@ -141,6 +142,18 @@ static void spec_limits(void)
 	memset(&s, 0, sizeof(s));
 	CHECK(!cond_parse_add(&s, "rate=1gbit,delay=500ms", why, sizeof(why)));
 	CHECK(cond_check_memory(&s, why, sizeof(why)));
+	/* Every frame held twice: 3.1 s at 12.5 MB/s fits, twice it doesn't
+	 * (it was taken, and then dropped 21 480 frames as overflow).
+	 */
+	memset(&s, 0, sizeof(s));
+	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=3s,duplicate=100%", why,
+	                      sizeof(why)));
+	CHECK(cond_check_memory(&s, why, sizeof(why)));
+	CHECK(strstr(why, "delay × rate to_guest needs 115 MiB") != NULL);
+	memset(&s, 0, sizeof(s));
+	CHECK(!cond_parse_add(&s, "rate=100mbit,delay=1s,duplicate=50%", why,
+	                      sizeof(why)));
+	CHECK(!cond_check_memory(&s, why, sizeof(why)));
 }
 
 /**
@@ -476,6 +489,45 @@ static void rate_spacing(void)
 	line_close(&l);
 }
 
+/* A rate counts a frame as the wire does: 60 bytes at least, 24 more;
+ * and a GSO frame as the segments it stands for, each with its headers.
+ * 45 segments of 1448 bytes behind 54 bytes of headers went at 1 Mbit/s
+ * in 522 ms, as if one frame, where the wire takes 549.
+ */
+static void rate_gso(void)
+{
+	const char *rules[] = {"rate=1mbit", NULL};
+	struct virtio_net_hdr vh = {.gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+	                            .gso_size = 1448,
+	                            .hdr_len = 54};
+	static uint8_t f[54 + 45 * 1448], got[sizeof(f) + 12];
+	struct iovec iov = {.iov_base = f, .iov_len = sizeof(f)};
+	struct line l;
+
+	CHECK(cond_wire_bytes(42, 42, 0) == 84);
+	CHECK(cond_wire_bytes(1514, 54, 0) == 1538);
+	CHECK(cond_wire_bytes(1514, 54, 1460) == 1538);
+	CHECK(cond_wire_bytes(sizeof(f), 54, 1448) == 45 * 1526);
+	/* A last segment shorter than the others. */
+	CHECK(cond_wire_bytes(54 + 3000, 54, 1448) == 2 * 1526 + 54 + 104 + 24);
+	/* A guest's 1-byte segments cost what they cost. */
+	CHECK(cond_wire_bytes(54 + 100, 54, 1) == 100 * 84);
+
+	line_open(&l, rules);
+	l.c.vnet_len = 12;
+	memset(f, 0, sizeof(f));
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[14 + 9] = IPPROTO_TCP;
+	f[14 + 20 + 12] = 5 << 4;
+	CHECK(!tap_send(&l.c, &vh, &iov, 1));
+	advance(&l, 540000000);
+	CHECK(recv(l.peer, got, sizeof(got), MSG_DONTWAIT) < 0);
+	advance(&l, 10000000);
+	CHECK(recv(l.peer, got, sizeof(got), MSG_DONTWAIT) == sizeof(got));
+	line_close(&l);
+}
+
 /* A scoped partition: port 53 is cut, port 54 is not; once the rule is
  * cleared, port 53 works again.
  */
@@ -512,6 +564,36 @@ static void down_cuts_held(void)
 	advance(&l, 20000000);
 	CHECK(take(&l, tags, 4) == 0);
 	CHECK(l.c.stats.cond[CC_DOWN] == 1);
+	line_close(&l);
+}
+
+/* A partition healed before the frames held across it were due still
+ * cut them, and only those it applies to: 34 of 50 echoes in flight at
+ * the cut used to arrive after the heal. Frames sent after the heal go.
+ */
+static void down_cuts_healed(void)
+{
+	const char *rules[] = {"delay=1s", NULL};
+	uint32_t tags[64];
+	struct line l;
+	int n = 0;
+
+	line_open(&l, rules);
+	for (uint32_t i = 0; i < 50; i++)
+		send_udp(&l, (uint16_t)(i < 40 ? 53 : 54), 60, i);
+	advance(&l, 100000000);
+	replace_rules("down,port=53");
+	advance(&l, 100000000);
+	replace_rules("delay=1s");
+	send_udp(&l, 53, 60, 50);
+	for (int step = 0; step < 30; step++) {
+		advance(&l, 100000000);
+		n += take(&l, tags + n, 64 - n);
+	}
+	CHECK(n == 11);
+	for (int i = 0; i < n && i < 11; i++)
+		CHECK(tags[i] == (uint32_t)(i < 10 ? 40 + i : 50));
+	CHECK(l.c.stats.cond[CC_DOWN] == 40);
 	line_close(&l);
 }
 
@@ -630,6 +712,86 @@ static void rules_change(void)
 }
 
 /**
+ * flood() - a sender three times as fast as 1 Mbit/s for @ms: three
+ *	     1226-byte frames (1250 on the wire, 10 ms each at that rate)
+ *	     every 10 ms, the same rules set again every @every ms (0:
+ *	     never)
+ * @l:		line
+ * @ms:		how long, a multiple of 10
+ * @every:	milliseconds between sets, a multiple of 10, or 0
+ * @per100:	filled with the frames delivered in each 100 ms, @ms / 100
+ *		entries
+ *
+ * Return: frames delivered
+ */
+static int flood(struct line *l, int ms, int every, int *per100)
+{
+	struct cond_set s;
+	uint32_t tags[64];
+	int got = 0;
+
+	for (int t = 0; t < ms; t += 10) {
+		int n;
+
+		if (every && t % every == 0) {
+			cond_current(&s);
+			CHECK(!cond_install(&s));
+		}
+		for (uint32_t k = 0; k < 3; k++)
+			send_udp(l, 7, 1226, (uint32_t)t + k);
+		advance(l, 10000000);
+		n = take(l, tags, 64);
+		got += n;
+		per100[t / 100] += n;
+	}
+	return got;
+}
+
+/* Setting the same rules again keeps a rate's queue and clock: 1 Mbit/s
+ * flooded at 3, with a set every 100 ms, passes 1 Mbit/s within 2 %. A
+ * fresh queue at each set, while the old one drained, let 27.3 Mbit/s
+ * through a 10 Mbit/s rule.
+ */
+static void rate_set_again(void)
+{
+	const char *rules[] = {"rate=1mbit", "delay=5ms,port=9", NULL};
+	int per100[40] = {0}, got;
+	struct line l;
+
+	line_open(&l, rules);
+	/* The queue fills first: 100 ms and two 64 KiB frames' worth. */
+	flood(&l, 2000, 0, per100);
+	memset(per100, 0, sizeof(per100));
+	got = flood(&l, 2000, 100, per100);
+	CHECK(got >= 196 && got <= 204);
+	line_close(&l);
+}
+
+/* A rate changed on the same frames goes on from the end of the old
+ * one's queue: the frames held keep their times, and no 100 ms passes
+ * more than the faster rate allows, as both used to, side by side.
+ */
+static void rate_changed(void)
+{
+	const char *rules[] = {"rate=1mbit", NULL};
+	int per100[40] = {0}, most = 0;
+	struct line l;
+
+	line_open(&l, rules);
+	flood(&l, 2000, 0, per100);
+	replace_rules("rate=2mbit");
+	memset(per100, 0, sizeof(per100));
+	flood(&l, 4000, 0, per100);
+	for (int i = 0; i < 40; i++)
+		most = per100[i] > most ? per100[i] : most;
+	/* 2 Mbit/s: 20 frames in 100 ms, and one more at the edges. */
+	CHECK(most <= 21);
+	/* ... and the new rate does apply, once the old queue is gone. */
+	CHECK(per100[39] >= 19);
+	line_close(&l);
+}
+
+/**
  * tcp_view() - cond_tcp() for a connection from the guest's port 40000
  *		to 10.0.2.2:@hport
  * @l:		line
@@ -641,7 +803,7 @@ static void tcp_view(struct line *l, uint16_t hport, struct cond_tcp *t)
 	struct in6_addr host;
 
 	inany_from_v4(&host, (struct in_addr){htonl(0x0a000202)});
-	cond_tcp(&l->c, &host, hport, 40000, t);
+	cond_tcp(&l->c, &host, hport, 40000, NULL, t);
 }
 
 /* What the rules mean for a TCP connection is its own rules' doing: a
@@ -665,6 +827,90 @@ static void tcp_scoped(void)
 	/* Half the 100 ms of queue at 1 kbit/s, and one frame. */
 	CHECK(t.flight_max == (uint32_t)(0.05 * 125 + 65536));
 	CHECK(t.wnd_max == t.flight_max && t.burst == 6000);
+	line_close(&l);
+}
+
+/* Connections that share a rate share its flight: 32 downloads through
+ * 2 Mbit/s each keep a 32nd of it, and all of them together fit the
+ * rate's queue, where each used to keep the whole flight, and the queue
+ * dropped their frames until some got nothing for seconds. One that sends
+ * little takes no share.
+ */
+static void tcp_shares(void)
+{
+	const char *rules[] = {"rate=2mbit", NULL};
+	struct cond_flow f[33] = {{0}};
+	struct in6_addr host;
+	struct cond_tcp t;
+	uint64_t total = 0;
+	struct line l;
+	uint32_t one;
+
+	inany_from_v4(&host, (struct in_addr){htonl(0x0a000202)});
+	line_open(&l, rules);
+	cond_tcp(&l.c, &host, 80, 40000, &f[0], &t);
+	one = t.flight_max;
+	/* 50 ms of queue at 250 kB/s, and a 64 KiB frame. */
+	CHECK(one == (uint32_t)(0.05 * 250000 + 65536));
+	for (int round = 0; round < 2; round++) {
+		total = 0;
+		for (int i = 0; i < 33; i++) {
+			/* The 33rd sends little. */
+			f[i].inflight = i < 32 ? 2000 : 100;
+			cond_tcp(&l.c, &host, 80, (uint16_t)(40000 + i), &f[i],
+			         &t);
+			if (round)
+				total += t.flight_max;
+		}
+	}
+	CHECK(t.flight_max == one / 32);
+	/* Within the queue's 100 ms and two 64 KiB frames. */
+	CHECK(total <= 25000 + 131072);
+	/* A window later, those counted before still are. */
+	clock_advance(400000000);
+	cond_tcp(&l.c, &host, 80, 40000, &f[0], &t);
+	CHECK(t.flight_max == one / 32);
+	/* Two windows later, those that stopped sending no longer are. */
+	clock_advance(800000000);
+	cond_tcp(&l.c, &host, 80, 40000, &f[0], &t);
+	cond_tcp(&l.c, &host, 80, 40000, &f[0], &t);
+	clock_advance(800000000);
+	cond_tcp(&l.c, &host, 80, 40000, &f[0], &t);
+	CHECK(t.flight_max == one);
+	line_close(&l);
+}
+
+/* A delay is the link's length, not its queue: under rate=10mbit and
+ * delay=50ms, a connection whose frames wait only for the delay keeps
+ * its whole flight (the path's delay × rate and 50 ms of queue); only
+ * frames that wait for the rate itself, past what its flight leaves
+ * queued, cut it to one segment. Counting the delay as queue cut every such connection to
+ * 6000 bytes a round trip: 0.45 Mbit/s where 9.7 were due.
+ */
+static void tcp_delay_not_queue(void)
+{
+	const char *rules[] = {"rate=10mbit,delay=50ms", NULL};
+	uint32_t full;
+	struct cond_tcp t;
+	struct line l;
+
+	line_open(&l, rules);
+	tcp_view(&l, 80, &t);
+	full = t.flight_max;
+	/* 100 ms of round trip and 50 ms of queue at 1.25 MB/s, a frame. */
+	CHECK(full == (uint32_t)(0.15 * 1.25e6 + 65536));
+	/* 10 ms of the rate booked: the queue is short. */
+	for (uint32_t i = 0; i < 10; i++)
+		send_udp(&l, 7, 1226, i);
+	tcp_view(&l, 80, &t);
+	CHECK(t.flight_max == full);
+	/* 150 ms more: past what one connection's flight leaves queued,
+	 * half the queue and a 64 KiB frame (102 ms).
+	 */
+	for (uint32_t i = 0; i < 150; i++)
+		send_udp(&l, 7, 1226, i);
+	tcp_view(&l, 80, &t);
+	CHECK(t.flight_max < full);
 	line_close(&l);
 }
 
@@ -726,15 +972,25 @@ const struct unit_case unit_cases[] = {
         {"loss: the same frames whichever thread sends them", loss_any_thread},
         {"loss: bursts keep the rate and the correlation", loss_bursts},
         {"rate: spacing and the queue's bound", rate_spacing},
+        {"rate: a GSO frame counted as its segments on the wire", rate_gso},
         {"down: scoped, and lifted", down_scoped},
         {"down: cuts what was held before it", down_cuts_held},
+        {"down: healed, it still cut what was on the link, and only that",
+         down_cuts_healed},
         {"duplicate and reorder", duplicate_reorder},
         {"a neutral rule holds nothing", neutral},
         {"memory: held bytes bounded, big frames and small", memory_bound},
         {"memory: the set-time bound covers every frame size",
          cost_per_wire_byte},
         {"new rules don't wait behind what old ones hold", rules_change},
+        {"rate: the same rules set again keep its queue and clock",
+         rate_set_again},
+        {"rate: a changed rate goes on from the old queue's end, no burst",
+         rate_changed},
         {"TCP: only its own rules change its flight and timers", tcp_scoped},
+        {"TCP: connections under one rate share its flight", tcp_shares},
+        {"TCP: a delay is not counted as the rate's queue",
+         tcp_delay_not_queue},
         {"a capture stamps a held frame when it is delivered",
          capture_at_delivery},
         {NULL, NULL},

@@ -3,19 +3,24 @@
  *
  * Retransmission, urgent data, refused tap writes and zero windows, each
  * case in a network namespace of its own (unit_netns_run()), on both peek
- * paths where they differ: SO_PEEK_OFF and the discard buffer.
+ * paths where they differ: SO_PEEK_OFF and the discard buffer; and what
+ * tapir keeps in flight under network conditions that delay it.
  */
 
 #include <fcntl.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <event2/event.h>
 
+#include "driver/cond.h"
 #include "driver/ctx.h"
+#include "driver/inany.h"
 #include "driver/tcp_internal.h"
+#include "driver/tcp_seg.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"
 
@@ -344,7 +349,37 @@ static void flight_take(struct flight *f)
 }
 
 /**
- * flight_open() - a guest connection with window scaling and GSO frames
+ * flight_open_with() - a guest connection with window scaling and GSO
+ *			frames
+ * @f:		filled
+ * @port:	guest port
+ * @ws:	the guest's window scale shift
+ * @win:	window field of the guest's final ACK, scaled by @ws
+ * @discard:	peek past the discard buffer, as without SO_PEEK_OFF
+ * @big:	the host's sockets start with 16 MiB receive buffers
+ *
+ * Return: true on success
+ */
+static bool flight_open_with(struct flight *f, uint16_t port, uint8_t ws,
+                             uint16_t win, bool discard, bool big)
+{
+	int one = 1;
+
+	memset(f, 0, sizeof(*f));
+	f->port = port;
+	f->fd = -1;
+	if ((big && !big_receive_buffers()) || guest_open(&f->g, discard) ||
+	    guest_vnet(&f->g))
+		return false;
+	f->fd = handshake_opts(&f->g, port, 1460, ws, 65535, win, &f->base);
+	f->base++;
+	return f->fd >= 0 && !fcntl(f->fd, F_SETFL, O_NONBLOCK) &&
+	       !setsockopt(f->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/**
+ * flight_open() - flight_open_with() peeking past the discard buffer, and
+ *		   16 MiB receive buffers: the bytes in flight stay in them
  * @f:		filled
  * @port:	guest port
  * @win:	window field of the guest's final ACK, scaled by FLIGHT_WS
@@ -353,19 +388,7 @@ static void flight_take(struct flight *f)
  */
 static bool flight_open(struct flight *f, uint16_t port, uint16_t win)
 {
-	int one = 1;
-
-	memset(f, 0, sizeof(*f));
-	f->port = port;
-	f->fd = -1;
-	if (!big_receive_buffers() || guest_open(&f->g, true) ||
-	    guest_vnet(&f->g))
-		return false;
-	f->fd = handshake_opts(&f->g, port, 1460, FLIGHT_WS, 65535, win,
-	                       &f->base);
-	f->base++;
-	return f->fd >= 0 && !fcntl(f->fd, F_SETFL, O_NONBLOCK) &&
-	       !setsockopt(f->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return flight_open_with(f, port, FLIGHT_WS, win, true, true);
 }
 
 /**
@@ -538,6 +561,269 @@ static void test_trickle(void)
 }
 
 /**
+ * cond_rule() - put one rule in force for the process, or none
+ * @spec:	rule in the --conditions syntax, or NULL
+ */
+static void cond_rule(const char *spec)
+{
+	struct cond_set s = {0};
+	char why[200];
+
+	CHECK(!spec || !cond_parse_add(&s, spec, why, sizeof(why)));
+	CHECK(!cond_install(&s));
+}
+
+/**
+ * kept_flight() - under a delay, the flight to the guest is the guest's
+ *		   window, not what the host socket's receive buffer holds
+ * @discard:	use the discard-buffer peek path
+ *
+ * The kernel sizes that buffer for the host side's round trip: 128 KiB
+ * at first, and peeking never grows it. A 50 ms delay then capped a
+ * download at about 90 KB per round trip. Here, with 4 MiB of window and
+ * no ACK, all 3 MiB the host writes go out, every byte in its place. A
+ * retransmission timeout sends the oldest again, from what tapir kept;
+ * once the guest ACKs everything, nothing is kept.
+ */
+static void kept_flight(bool discard)
+{
+	const uint32_t total = 3U << 20;
+	struct flight f;
+	uint64_t sent;
+
+	CHECK(flight_open_with(&f, 40080, FLIGHT_WS, FLIGHT_WIN_4M, discard,
+	                       false));
+	CHECK(!cond_init(&f.g.c));
+	cond_rule("delay=1ms");
+	flight_pump(&f, total, total);
+	CHECK(f.got == total);
+	CHECK(f.g.c.tcp->stash_cost >= total &&
+	      f.g.c.tcp->stash_cost <= TCP_STASH_CONN_MAX);
+	sent = f.g.c.stats.to_guest[PROTO_TCP].bytes;
+	spin(&f.g, 300);
+	flight_take(&f);
+	CHECK(f.g.c.stats.to_guest[PROTO_TCP].bytes > sent);
+	flight_ack(&f, total, FLIGHT_WIN_4M);
+	spin(&f.g, 20);
+	CHECK(f.g.c.tcp->stash_cost == 0);
+	cond_rule(NULL);
+	cond_cleanup(&f.g.c);
+	flight_close(&f);
+}
+
+/*
+ * Past the 8 MiB a connection may keep, the rest of the flight stays in
+ * the host socket and is peeked, as without rules: with 16 MiB of window
+ * and no ACK, more than the 8 MiB kept goes out. Then the guest ACKs a
+ * bit at a time across where the kept bytes end and the socket's begin,
+ * and gets every byte in its place; what is kept never passes the bound.
+ */
+static void kept_bound_body(void)
+{
+	const uint32_t total = 12U << 20;
+	struct flight f;
+
+	CHECK(flight_open_with(&f, 40081, 8, 65535, false, false));
+	CHECK(!cond_init(&f.g.c));
+	cond_rule("delay=1ms");
+	flight_pump(&f, total, (8U << 20) + 65536);
+	CHECK(f.got >= (8U << 20) + 65536);
+	CHECK(f.g.c.tcp->stash_cost <= TCP_STASH_CONN_MAX &&
+	      f.g.c.tcp->stash_cost > TCP_STASH_CONN_MAX - (1U << 20));
+	for (int i = 0; i < 4000 && f.got < total; i++) {
+		flight_ack(&f, f.got - (f.got > 300000 ? 300000 : 0), 65535);
+		flight_pump(&f, total, f.got + 1);
+		CHECK(f.g.c.tcp->stash_cost <= TCP_STASH_CONN_MAX);
+	}
+	CHECK(f.got == total);
+	flight_ack(&f, total, 65535);
+	spin(&f.g, 20);
+	CHECK(f.g.c.tcp->stash_cost == 0);
+	cond_rule(NULL);
+	cond_cleanup(&f.g.c);
+	flight_close(&f);
+}
+
+static void kept_flight_body(void)
+{
+	kept_flight(false);
+}
+
+static void kept_flight_discard_body(void)
+{
+	kept_flight(true);
+}
+
+static void test_kept_flight(void)
+{
+	CHECK(unit_netns_run(kept_flight_body));
+	CHECK(unit_netns_run(kept_flight_discard_body));
+	CHECK(unit_netns_run(kept_bound_body));
+}
+
+/**
+ * small_sndbuf_now() - flow_walk() callback: a 64 KiB send buffer for the
+ *		      host socket, and the window estimated from the one
+ *		      before forgotten
+ * @f:		a TCP flow
+ * @arg:	unused
+ */
+static void small_sndbuf_now(struct flow_common *f, void *arg)
+{
+	int size = 32768;
+
+	(void)arg;
+	CHECK(!setsockopt(((struct tcp_conn *)f)->fd, SOL_SOCKET, SO_SNDBUF,
+	                  &size, sizeof(size)));
+	((struct tcp_conn *)f)->wnd_est = 0;
+}
+
+/*
+ * Under a delay, the window tapir offers the guest is what the host
+ * socket has free at each ACK. Kept from one query until sends had taken
+ * half of it, its right edge moved in steps of half the window, and a
+ * guest whose flight is the window (a delayed link's) had three quarters
+ * of it in flight on average: an upload at 50 ms each way measured 130
+ * Mbit/s where its window allowed 157.
+ */
+static void window_each_ack_body(void)
+{
+	static uint8_t buf[1460], got[65536];
+	uint32_t isn, lo = UINT32_MAX, hi = 0;
+	struct guest g;
+	struct seg s;
+	int fd;
+
+	CHECK(!guest_open(&g, false));
+	CHECK(!cond_init(&g.c));
+	cond_rule("delay=1ms");
+	fd = handshake_opts(&g, 40095, 1460, 7, 65535, 65535, &isn);
+	CHECK(fd >= 0);
+	flow_walk(g.c.flows, FLOW_TCP, small_sndbuf_now, NULL);
+	drain(&g);
+	for (uint32_t i = 0; i < 20; i++) {
+		send_seg(&g, 40095, TH_ACK | TH_PSH, GUEST_ISN + 1 + i * 1460,
+		         isn + 1, 65535, buf, sizeof(buf));
+		/* The host reads all: its socket's buffer is free again. */
+		while (recv(fd, got, sizeof(got), MSG_DONTWAIT) > 0)
+			;
+		spin(&g, 5);
+		while (take_seg(&g, &s)) {
+			uint32_t w = (uint32_t)s.win << TCP_WS_SHIFT;
+
+			lo = w < lo ? w : lo;
+			hi = w > hi ? w : hi;
+		}
+	}
+	CHECK(hi > 0 && lo >= hi / 10 * 9);
+	close(fd);
+	cond_rule(NULL);
+	cond_cleanup(&g.c);
+	guest_close(&g);
+}
+
+static void test_window_each_ack(void)
+{
+	CHECK(unit_netns_run(window_each_ack_body));
+}
+
+/**
+ * conn_of() - tapir's connection from guest port @port to the host
+ * @g:		guest
+ * @port:	guest port
+ *
+ * Return: the connection, or NULL if there is none
+ */
+static struct tcp_conn *conn_of(struct guest *g, uint16_t port)
+{
+	struct in6_addr guest, gw;
+
+	inany_from_v4(&guest, (struct in_addr){htonl(0x0a000264)});
+	inany_from_v4(&gw, (struct in_addr){htonl(0x0a000202)});
+	return tcp_conn_lookup(g->c.flows, &guest, port, &gw, HOST_PORT);
+}
+
+/**
+ * data_seg() - wait for a segment to guest port @port that carries @len
+ *		bytes, or for an RST to it
+ * @g:		guest
+ * @port:	guest port
+ * @len:	payload bytes, or 0 for an RST
+ * @tries:	half-seconds to wait
+ *
+ * Return: true if it came
+ */
+static bool data_seg(struct guest *g, uint16_t port, size_t len, int tries)
+{
+	struct seg s;
+
+	for (int i = 0; i < tries; i++)
+		while (next_seg(g, &s))
+			if (s.dport == port &&
+			    (len ? s.len == len : !!(s.flags & TH_RST)))
+				return true;
+	return false;
+}
+
+/*
+ * A partition longer than tapir's twelve retransmissions (about 100 s)
+ * holds the connection: Linux would wait 15 minutes, and the reset tapir
+ * sent was cut, leaving the guest's side open. Healed, the next
+ * retransmission arrives, the guest ACKs it, and the connection goes on.
+ * A connection the host resets during the partition has its reset kept
+ * for the guest until the partition heals.
+ */
+static void partition_body(void)
+{
+	struct tcp_conn *conn;
+	int fd, fd2, before;
+	struct guest g;
+	uint32_t isn, isn2;
+
+	CHECK(!guest_open(&g, false));
+	CHECK(!cond_init(&g.c));
+	fd = handshake(&g, 40090, 65535, &isn);
+	fd2 = handshake(&g, 40091, 65535, &isn2);
+	CHECK(fd >= 0 && fd2 >= 0);
+	drain(&g);
+	CHECK(write(fd, "hello", 5) == 5);
+	CHECK(data_seg(&g, 40090, 5, 1));
+	cond_rule("down");
+	conn = conn_of(&g, 40090);
+	CHECK(conn != NULL);
+	/* As after twelve timeouts, and then some. */
+	if (conn)
+		conn->retries = TCP_MAX_RETRIES;
+	for (int i = 0; i < 5 && conn && conn_of(&g, 40090) == conn; i++)
+		tcp_timer_cb(-1, 0, conn);
+	CHECK(conn_of(&g, 40090) == conn && conn);
+	/* The host resets the other; the guest hears nothing yet. */
+	reset_by_host(fd2);
+	before = (int)g.c.tcp->nowed;
+	CHECK(!data_seg(&g, 40091, 0, 1));
+	CHECK(g.c.tcp->nowed == 1 && !before);
+	cond_rule(NULL);
+	/* Within a second of the heal, its reset; and the retransmission. */
+	CHECK(data_seg(&g, 40091, 0, 3));
+	CHECK(g.c.tcp->nowed == 0);
+	if (conn && conn_of(&g, 40090) == conn)
+		tcp_timer_cb(-1, 0, conn);
+	CHECK(data_seg(&g, 40090, 5, 1));
+	send_seg(&g, 40090, TH_ACK, GUEST_ISN + 1, isn + 6, 65535, NULL, 0);
+	CHECK(conn_of(&g, 40090) == conn && conn && !conn->retries);
+	CHECK(write(fd, "world", 5) == 5);
+	CHECK(data_seg(&g, 40090, 5, 1));
+	close(fd);
+	cond_cleanup(&g.c);
+	guest_close(&g);
+}
+
+static void test_partition(void)
+{
+	CHECK(unit_netns_run(partition_body));
+}
+
+/**
  * ms_since() - milliseconds since @t0
  * @t0:		CLOCK_MONOTONIC time
  *
@@ -671,6 +957,17 @@ const struct unit_case unit_cases[] = {
         {"no SO_PEEK_OFF, 3 MiB in flight, the host writes byte by byte "
          "and the window moves: at most 4 bytes copied per byte sent",
          test_trickle},
+        {"under a delay, 3 MiB in flight to the guest with the host "
+         "socket's default buffers, resent from what tapir keeps (both "
+         "peek paths); past 8 MiB the rest is peeked, every byte in its "
+         "place",
+         test_kept_flight},
+        {"under a delay, each ACK offers the window the host socket has "
+         "free, not what is left of an older estimate",
+         test_window_each_ack},
+        {"a partition past twelve timeouts holds the connection, which "
+         "goes on once healed; a reset it cut reaches the guest then",
+         test_partition},
         {"a window under one segment takes new data at once only if it all "
          "fits, else after the persist timeout; a small-window guest is "
          "served at once (both peek paths)",

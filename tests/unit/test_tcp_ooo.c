@@ -19,6 +19,10 @@
 
 /* The guest's next byte: ranges after it cross 2^32. */
 #define BASE 0xffffff00U
+/* A window that takes all the ranges below, whatever they cost the host
+ * socket.
+ */
+#define WIDE 0x100000U
 
 /**
  * struct ooo_test - a context and a connection with SACK permitted
@@ -29,7 +33,7 @@
 struct ooo_test {
 	struct ctx c;
 	struct tcp_conn conn;
-	uint8_t data[0x400];
+	uint8_t data[0x10000];
 };
 
 /**
@@ -49,6 +53,7 @@ static struct ooo_test *ooo_open(void)
 		return NULL;
 	}
 	t->conn.rcv_nxt = BASE;
+	t->conn.mss = 1460;
 	t->conn.flags = CONN_ESTABLISHED | CONN_SACK_OK;
 	return t;
 }
@@ -119,20 +124,19 @@ static void test_wrap(void)
 		return;
 	hold(t, 0x300, 0x400);
 	hold(t, 0x0c0, 0x140);
-	CHECK(sack_is(t, 0x1000,
-	              (uint32_t[]){0x0c0, 0x140, 0x300, 0x400, 0, 0}));
+	CHECK(sack_is(t, WIDE, (uint32_t[]){0x0c0, 0x140, 0x300, 0x400, 0, 0}));
 	hold(t, 0x140, 0x200);
-	CHECK(sack_is(t, 0x1000,
-	              (uint32_t[]){0x0c0, 0x200, 0x300, 0x400, 0, 0}));
+	CHECK(sack_is(t, WIDE, (uint32_t[]){0x0c0, 0x200, 0x300, 0x400, 0, 0}));
 	/* The hole fills from a retransmission: ranges behind are freed. */
 	t->conn.rcv_nxt = BASE + 0x200;
 	CHECK(!tcp_ooo_ready(&t->c, &t->conn));
-	CHECK(sack_is(t, 0x1000, (uint32_t[]){0x300, 0x400, 0, 0}));
+	CHECK(sack_is(t, WIDE, (uint32_t[]){0x300, 0x400, 0, 0}));
 	ooo_close(t);
 }
 
 /* Only what the window offers is reported: a range it cuts ends at its
- * edge, and one past it is left out.
+ * edge, and one past it is left out. (64 KiB segments, whose cost to the
+ * host socket is little more than their bytes.)
  */
 static void test_window(void)
 {
@@ -141,13 +145,37 @@ static void test_window(void)
 	CHECK(t);
 	if (!t)
 		return;
-	hold(t, 0x100, 0x200);
-	hold(t, 0x300, 0x400);
-	CHECK(sack_is(t, 0x380,
-	              (uint32_t[]){0x300, 0x380, 0x100, 0x200, 0, 0}));
-	CHECK(sack_is(t, 0x180, (uint32_t[]){0x100, 0x180, 0, 0}));
-	CHECK(sack_is(t, 0x100, (uint32_t[]){0, 0}));
+	t->conn.mss = 0xffff;
+	hold(t, 0x10000, 0x20000);
+	hold(t, 0x30000, 0x40000);
+	CHECK(sack_is(t, 0x38000,
+	              (uint32_t[]){0x30000, 0x38000, 0x10000, 0x20000, 0, 0}));
+	CHECK(sack_is(t, 0x1c000, (uint32_t[]){0x10000, 0x1c000, 0, 0}));
+	CHECK(sack_is(t, 0x10000, (uint32_t[]){0, 0}));
 	CHECK(sack_is(t, 0, (uint32_t[]){0, 0}));
+	ooo_close(t);
+}
+
+/* Nor what the host socket would not take once the hole fills: each held
+ * segment and each segment that fills the hole costs it its bytes and an
+ * skb. A 6 KiB window, three quarters of 8 KiB free, takes the hole and
+ * two 200-byte segments: 4 × (200 + 2048) bytes would not fit.
+ */
+static void test_socket_cost(void)
+{
+	struct ooo_test *t = ooo_open();
+
+	CHECK(t);
+	if (!t)
+		return;
+	for (uint32_t from = 200; from < 2000; from += 200)
+		hold(t, from, from + 200);
+	CHECK(sack_is(t, 0x1800, (uint32_t[]){200, 600, 0, 0}));
+	/* Bigger segments: each costs less of its bytes. */
+	tcp_ooo_free(&t->c, &t->conn);
+	hold(t, 1460, 2920);
+	hold(t, 2920, 4380);
+	CHECK(sack_is(t, 0x3000, (uint32_t[]){1460, 4380, 0, 0}));
 	ooo_close(t);
 }
 
@@ -163,11 +191,11 @@ static void test_resent_first(void)
 		return;
 	for (uint32_t from = 0x40; from < 0x400; from += 0x80)
 		hold(t, from, from + 0x20);
-	CHECK(sack_is(t, 0x1000,
+	CHECK(sack_is(t, WIDE,
 	              (uint32_t[]){0x3c0, 0x3e0, 0x040, 0x060, 0x0c0, 0x0e0,
 	                           0x140, 0x160, 0, 0}));
 	hold(t, 0x240, 0x260);
-	CHECK(sack_is(t, 0x1000,
+	CHECK(sack_is(t, WIDE,
 	              (uint32_t[]){0x240, 0x260, 0x040, 0x060, 0x0c0, 0x0e0,
 	                           0x140, 0x160, 0, 0}));
 	ooo_close(t);
@@ -185,11 +213,11 @@ static void test_none(void)
 		return;
 	hold(t, 0x100, 0x200);
 	t->conn.flags &= ~CONN_SACK_OK;
-	CHECK(sack_is(t, 0x1000, (uint32_t[]){0, 0}));
+	CHECK(sack_is(t, WIDE, (uint32_t[]){0, 0}));
 	t->conn.flags |= CONN_SACK_OK;
 	hold(t, 0x000, 0x080);
 	CHECK(tcp_ooo_waits(&t->conn));
-	CHECK(sack_is(t, 0x1000, (uint32_t[]){0, 0}));
+	CHECK(sack_is(t, WIDE, (uint32_t[]){0, 0}));
 	ooo_close(t);
 }
 
@@ -207,26 +235,26 @@ static void test_dsack(void)
 	hold(t, 0x100, 0x200);
 	tcp_ooo_dsack(&t->conn, BASE - 0x40, 0x20);
 	CHECK(t->conn.dupacks_owed == 1);
-	CHECK(sack_is(t, 0x1000,
+	CHECK(sack_is(t, WIDE,
 	              (uint32_t[]){-0x40U, -0x20U, 0x100, 0x200, 0, 0}));
 	/* Another in the same batch that touches it extends it; one apart
 	 * takes its place.
 	 */
 	tcp_ooo_dsack(&t->conn, BASE - 0x20, 0x10);
 	tcp_ooo_dsack(&t->conn, BASE - 0x80, 0x40);
-	CHECK(sack_is(t, 0x1000,
+	CHECK(sack_is(t, WIDE,
 	              (uint32_t[]){-0x80U, -0x10U, 0x100, 0x200, 0, 0}));
 	tcp_ooo_dsack(&t->conn, BASE - 0x200, 0x10);
-	CHECK(sack_is(t, 0x1000,
+	CHECK(sack_is(t, WIDE,
 	              (uint32_t[]){-0x200U, -0x1f0U, 0x100, 0x200, 0, 0}));
 	/* With five ranges held: the duplicate, the newest, the lowest two. */
 	for (uint32_t from = 0x300; from < 0x700; from += 0x100)
 		hold(t, from, from + 0x80);
-	CHECK(sack_is(t, 0x1000,
+	CHECK(sack_is(t, WIDE,
 	              (uint32_t[]){-0x200U, -0x1f0U, 0x600, 0x680, 0x100, 0x200,
 	                           0x300, 0x380, 0, 0}));
 	t->conn.flags &= ~CONN_DSACK;
-	CHECK(sack_is(t, 0x1000,
+	CHECK(sack_is(t, WIDE,
 	              (uint32_t[]){0x600, 0x680, 0x100, 0x200, 0x300, 0x380,
 	                           0x400, 0x480, 0, 0}));
 	t->conn.flags &= ~CONN_SACK_OK;
@@ -238,6 +266,8 @@ static void test_dsack(void)
 const struct unit_case unit_cases[] = {
         {"SACK: ranges across 2^32 merge, the newest first", test_wrap},
         {"SACK: nothing past the window the ACK offers", test_window},
+        {"SACK: nothing the host socket would not take once the hole fills",
+         test_socket_cost},
         {"SACK: a range sent again goes first", test_resent_first},
         {"SACK: none unless permitted, none while bytes wait", test_none},
         {"D-SACK: the latest duplicate first, merged with those it touches",
