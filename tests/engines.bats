@@ -90,7 +90,7 @@ setup_file() {
 	doc=$(tr '\n' ' ' <"$TAPIR_ROOT/docs/engines.md" |
 		grep -o '`tapir --disable-host-loopback [^`]*`' | tr -d '`')
 	got=$(sed -n 's/^tapir: //p' <<<"$output" |
-		sed -E "s|^[^ ]*/tapir |tapir |; s| /[^ ]*/netns/[^ ]* | NETNS |")
+		sed -E "s|^[^ ]*/tapir |tapir |; s| /[^ ]*/netns/[^ ]* | NETNS |; s| +$||")
 	echo "docs/engines.md: $doc"
 	echo "podman runs:     $got"
 	[ "$doc" = "$got" ]
