@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cond_spec.h"
 #include "cond.h"
 #include "log.h"
+#include "parse.h"
 #include "version.h"
 
 /* Where `make install` puts the docs that --help cites (the Makefile's
@@ -167,31 +169,6 @@ void cli_usage(FILE *f, enum cli_mode mode)
 }
 
 /**
- * cli_parse_uint() - parse a whole decimal string within bounds
- * @s:		input
- * @min:	lowest accepted value
- * @max:	highest accepted value
- * @out:	result
- *
- * Return: 0 on success, -1 if @s is empty, has junk or is out of range
- */
-int cli_parse_uint(const char *s, unsigned long min, unsigned long max,
-                   unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!isdigit((unsigned char)s[0]))
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/**
  * dotted_quad_shape() - check the shape slirp4netns's CIDR regex accepts
  * @s:		address part, without the prefix
  *
@@ -245,7 +222,7 @@ int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
 	memcpy(addr, s, slash - s);
 	addr[slash - s] = '\0';
 	if (!dotted_quad_shape(addr) ||
-	    cli_parse_uint(slash + 1, 0, 99, &plen)) {
+	    parse_uint(slash + 1, 0, 99, &plen)) {
 		snprintf(why, whylen, "invalid CIDR: %s", s);
 		return -1;
 	}
@@ -334,10 +311,10 @@ int cli_parse_publish(const char *s, struct publish *p, char *why,
 	} else {
 		hport = buf;
 	}
-	if (cli_parse_uint(hport, 1, 65535, &v))
+	if (parse_uint(hport, 1, 65535, &v))
 		goto bad;
 	p->host_port = (uint16_t)v;
-	if (cli_parse_uint(gport, 1, 65535, &v))
+	if (parse_uint(gport, 1, 65535, &v))
 		goto bad;
 	p->guest_port = (uint16_t)v;
 	return 0;
@@ -347,31 +324,6 @@ bad:
 	         "[HOSTIP:]HOSTPORT:GUESTPORT[/tcp|/udp], ports 1-65535",
 	         s);
 	return -1;
-}
-
-/**
- * cli_auto_txqueuelen() - tap queue length that holds a full TCP window
- * @mtu:	MTU of the tap
- *
- * The guest may send a whole advertised window back to back, and the tap
- * tail-drops once its ring (txqueuelen frames) is full. Size the ring for
- * an 8 MiB window of MSS-sized frames, the worst case without TSO, and never
- * below 2048: the kernel's 1000 is what makes pasta collapse at MTU 1500.
- *
- * Return: queue length in frames
- */
-unsigned int cli_auto_txqueuelen(unsigned int mtu)
-{
-	const unsigned int window = 8U << 20;
-	unsigned int mss = mtu > 40 + 536 ? mtu - 40 : 536;
-	unsigned int frames = (window + mss - 1) / mss;
-
-	frames = (frames + 255) / 256 * 256;
-	if (frames < 2048)
-		frames = 2048;
-	if (frames > 65536)
-		frames = 65536;
-	return frames;
 }
 
 /**
@@ -409,7 +361,7 @@ static int parse_queues(const char *s, unsigned int *out)
 		*out = cli_auto_queues(sysconf(_SC_NPROCESSORS_ONLN));
 		return 0;
 	}
-	if (cli_parse_uint(s, 1, TAPIR_MAX_QUEUES, &v))
+	if (parse_uint(s, 1, TAPIR_MAX_QUEUES, &v))
 		return -1;
 	*out = (unsigned int)v;
 	return 0;
@@ -474,7 +426,12 @@ void cli_derive_addresses(struct opts *o)
  */
 void cli_opts_defaults(struct opts *o, enum cli_mode mode)
 {
+	/* One set of options a process: the rules live here. */
+	static struct cond_set conditions;
+
 	memset(o, 0, sizeof(*o));
+	memset(&conditions, 0, sizeof(conditions));
+	o->conditions = &conditions;
 	o->mode = mode;
 	o->exit_fd = -1;
 	o->ready_fd = -1;
@@ -511,8 +468,8 @@ static int parse_conditions(struct opts *o, const char *arg)
 		        "conditions");
 		return -1;
 	}
-	if (cond_parse_add(&o->conditions, arg, why, sizeof(why)) ||
-	    cond_check_memory(&o->conditions, why, sizeof(why))) {
+	if (cond_parse_add(o->conditions, arg, why, sizeof(why)) ||
+	    cond_check_memory(o->conditions, why, sizeof(why))) {
 		err_msg("--conditions \"%.100s\": %s", arg, why);
 		return -1;
 	}
@@ -540,7 +497,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		break;
 	case 'e':
 	case 'r':
-		if (cli_parse_uint(arg, 0, INT_MAX, &v)) {
+		if (parse_uint(arg, 0, INT_MAX, &v)) {
 			err_msg("%s must be a non-negative integer",
 			        c == 'e' ? "exit-fd" : "ready-fd");
 			return -1;
@@ -548,7 +505,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		*(c == 'e' ? &o->exit_fd : &o->ready_fd) = (int)v;
 		break;
 	case 'm':
-		if (cli_parse_uint(arg, TAPIR_MTU_MIN, TAPIR_MTU_MAX, &v)) {
+		if (parse_uint(arg, TAPIR_MTU_MIN, TAPIR_MTU_MAX, &v)) {
 			err_msg("MTU must be an integer in %d..%d, not \"%s\"",
 			        TAPIR_MTU_MIN, TAPIR_MTU_MAX, arg);
 			return -1;
@@ -644,7 +601,7 @@ static int parse_option(struct opts *o, int c, const char *arg)
 		o->outbound6_set = true;
 		break;
 	case OPT_TXQUEUELEN:
-		if (cli_parse_uint(arg, 1, TAPIR_TXQLEN_MAX, &v)) {
+		if (parse_uint(arg, 1, TAPIR_TXQLEN_MAX, &v)) {
 			err_msg("txqueuelen must be an integer in 1..%d, not "
 			        "\"%s\"",
 			        TAPIR_TXQLEN_MAX, arg);
@@ -734,7 +691,7 @@ static int parse_target(struct opts *o, int argc, char **argv)
 		err_msg("warning: too many arguments, ignoring \"%s\"...",
 		        argv[2]);
 	if (o->netns_type == NETNS_PID) {
-		if (cli_parse_uint(argv[0], 1, INT_MAX, &v)) {
+		if (parse_uint(argv[0], 1, INT_MAX, &v)) {
 			err_msg("PID must be a positive integer: %s", argv[0]);
 			return -1;
 		}

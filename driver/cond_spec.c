@@ -18,7 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cli.h"
+#include "parse.h"
 #include "cond_spec.h"
 #include "inany.h"
 
@@ -264,7 +264,7 @@ static int set_scope(struct build *b, enum key_id k, const char *val)
 		                                      : 0;
 		return b->r.m.proto ? 0 : -1;
 	case K_PORT:
-		if (cli_parse_uint(val, 1, 65535, &v))
+		if (parse_uint(val, 1, 65535, &v))
 			return -1;
 		b->r.m.port = (uint16_t)v;
 		return 0;
@@ -320,7 +320,7 @@ static int set_key(struct build *b, enum key_id k, const char *val)
 		return parse_bool(val, &r->down);
 	case K_SEED:
 		b->seed_set = true;
-		if (cli_parse_uint(val, 0, INT64_MAX, &seed))
+		if (parse_uint(val, 0, INT64_MAX, &seed))
 			return -1;
 		b->seed = seed;
 		return 0;

@@ -9,7 +9,7 @@
 #include <netinet/in.h>
 #include <sys/types.h>
 
-#include "cli.h"
+#include "opts.h"
 #include "ipc/msg.h"
 #include "stats.h"
 #include "thread.h"

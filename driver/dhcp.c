@@ -12,7 +12,7 @@
 #include "inany.h"
 #include "ip.h"
 #include "log.h"
-#include "pasta_cli.h"
+#include "opts.h"
 
 #define DHCP_SERVER_PORT 67
 #define DHCP_CLIENT_PORT 68

@@ -17,7 +17,7 @@
 #include "dns.h"
 #include "inany.h"
 #include "log.h"
-#include "pasta_cli.h"
+#include "opts.h"
 
 /* Syscalls the resolver cache makes once running: re-reading resolv.conf,
  * if_nametoindex() for a scoped server (an AF_INET socket and

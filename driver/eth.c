@@ -8,7 +8,7 @@
 #include "eth.h"
 #include "ip4.h"
 #include "ip6.h"
-#include "pasta_cli.h"
+#include "opts.h"
 #include "tapio.h"
 #include "thread.h"
 

@@ -29,7 +29,7 @@
 #include "fdlimit.h"
 #include "fwd.h"
 #include "hostfwd.h"
-#include "pasta_cli.h"
+#include "opts.h"
 #include "inany.h"
 #include "log.h"
 #include "nssock.h"

@@ -12,7 +12,7 @@
 #include "inany.h"
 #include "ip.h"
 #include "ndp.h"
-#include "pasta_cli.h"
+#include "opts.h"
 #include "ping.h"
 #include "thread.h"
 

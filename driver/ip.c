@@ -12,7 +12,7 @@
 #include "ip4.h"
 #include "ip6.h"
 #include "ndp.h"
-#include "pasta_cli.h"
+#include "opts.h"
 #include "frag.h"
 #include "tapio.h"
 #include "thread.h"

@@ -145,7 +145,7 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 		return -1;
 	if (thread_modules_init(c) || ndp_init(c))
 		return -1;
-	if (cond_install(&o->conditions)) {
+	if (cond_install(o->conditions)) {
 		err_msg("network conditions: out of memory");
 		return -1;
 	}

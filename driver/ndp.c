@@ -16,7 +16,7 @@
 #include "ip.h"
 #include "log.h"
 #include "ndp.h"
-#include "pasta_cli.h"
+#include "opts.h"
 
 /* Router lifetime and RDNSS lifetime in adverts, as libslirp: 30 min. */
 #define NDP_ROUTER_LIFETIME 1800

@@ -35,7 +35,7 @@
 #include "nsfwd.h"
 #include "nssock.h"
 #include "pasta_fwd.h"
-#include "pasta_ports.h"
+#include "opts.h"
 #include "portscan.h"
 #include "splice.h"
 #include "udpsplice.h"

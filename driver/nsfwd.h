@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "ctx.h"
-#include "pasta_ports.h"
+#include "opts.h"
 #include "portscan.h"
 
 int nsfwd_start(struct ctx *c, const struct pasta_ports *tcp,

@@ -278,7 +278,7 @@ static int setup_tap(const struct opts *o, struct ipc_tap_info *info, int *fds,
                      struct ipc_error *e)
 {
 	unsigned int txqlen =
-	        o->txqueuelen ? o->txqueuelen : cli_auto_txqueuelen(o->mtu);
+	        o->txqueuelen ? o->txqueuelen : tap_auto_txqueuelen(o->mtu);
 	struct link_state st;
 	struct nl nl;
 	char op[128];

@@ -25,7 +25,9 @@
 
 #include "cli.h"
 #include "log.h"
+#include "parse.h"
 #include "pasta_cli.h"
+#include "pasta_ports.h"
 
 enum {
 	OPT_CONFIG_NET = 256,
@@ -308,7 +310,7 @@ static int parse_netmask(const char *s, int *prefix)
 		err_msg("-n: given twice (\"%s\")", s);
 		return -1;
 	}
-	if (!cli_parse_uint(s, 0, 32, &v)) {
+	if (!parse_uint(s, 0, 32, &v)) {
 		*prefix = (int)v;
 		return 0;
 	}
@@ -586,7 +588,7 @@ static int parse_id(const char *s, bool group, unsigned long *id,
 	const struct passwd *pw;
 	const struct group *gr;
 
-	if (!cli_parse_uint(s, 0, UINT32_MAX - 1, id)) {
+	if (!parse_uint(s, 0, UINT32_MAX - 1, id)) {
 		if (!group && gid) {
 			pw = getpwuid((uid_t)*id);
 			*gid = pw ? pw->pw_gid : *id;
@@ -764,7 +766,7 @@ static int parse_value_more(struct pasta_opts *po, int c, const char *arg)
 	case 'l':
 		return parse_path("-l", arg, po->log_file);
 	case OPT_LOG_SIZE:
-		if (cli_parse_uint(arg, PASTA_LOG_SIZE_MIN, 1UL << 40, &v)) {
+		if (parse_uint(arg, PASTA_LOG_SIZE_MIN, 1UL << 40, &v)) {
 			err_msg("--log-size: bytes, at least %d, not \"%.32s\"",
 			        PASTA_LOG_SIZE_MIN, arg);
 			return -1;
@@ -829,7 +831,7 @@ static int parse_value(struct pasta_opts *po, int c, const char *arg)
 		return 0;
 	case 'm':
 		/* 0: as pasta, no MTU of its own: the default's. */
-		if (cli_parse_uint(arg, 0, PASTA_MTU_MAX, &v) ||
+		if (parse_uint(arg, 0, PASTA_MTU_MAX, &v) ||
 		    (v && v < 68)) {
 			err_msg("-m: MTU must be an integer in 68..%d, or 0, "
 			        "not \"%s\"",
@@ -886,7 +888,7 @@ static int parse_target(struct pasta_opts *po, int argc, char **argv)
 {
 	unsigned long v;
 
-	if (argc == 1 && !cli_parse_uint(argv[0], 1, INT_MAX, &v))
+	if (argc == 1 && !parse_uint(argv[0], 1, INT_MAX, &v))
 		po->pid = (pid_t)v;
 	else if (argc && !argv[0][0]) {
 		err_msg("empty command");

@@ -26,7 +26,7 @@
 #include "log.h"
 #include "nshelper.h"
 #include "nsfwd.h"
-#include "pasta_cli.h"
+#include "opts.h"
 #include "pasta_fwd.h"
 #include "portscan.h"
 

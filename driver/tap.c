@@ -196,3 +196,28 @@ unsigned int tap_enable_offloads(int fd)
 	}
 	return 0;
 }
+
+/**
+ * tap_auto_txqueuelen() - tap queue length that holds a full TCP window
+ * @mtu:	MTU of the tap
+ *
+ * The guest may send a whole advertised window back to back, and the tap
+ * tail-drops once its ring (txqueuelen frames) is full. Size the ring for
+ * an 8 MiB window of MSS-sized frames, the worst case without TSO, and never
+ * below 2048: the kernel's 1000 is what makes pasta collapse at MTU 1500.
+ *
+ * Return: queue length in frames
+ */
+unsigned int tap_auto_txqueuelen(unsigned int mtu)
+{
+	const unsigned int window = 8U << 20;
+	unsigned int mss = mtu > 40 + 536 ? mtu - 40 : 536;
+	unsigned int frames = (window + mss - 1) / mss;
+
+	frames = (frames + 255) / 256 * 256;
+	if (frames < 2048)
+		frames = 2048;
+	if (frames > 65536)
+		frames = 65536;
+	return frames;
+}

@@ -18,5 +18,6 @@ struct nl;
 int tap_open_queues(struct nl *nl, const char *ifname, bool vnet,
                     unsigned int queues, int *fds, char *op, size_t oplen);
 unsigned int tap_enable_offloads(int fd);
+unsigned int tap_auto_txqueuelen(unsigned int mtu);
 
 #endif /* TAPIR_TAP_H */

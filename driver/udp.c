@@ -19,7 +19,7 @@
 #include "inany.h"
 #include "ip.h"
 #include "log.h"
-#include "pasta_cli.h"
+#include "opts.h"
 #include "tapio.h"
 #include "thread.h"
 #include "udp.h"

@@ -9,6 +9,7 @@
 
 #include <event2/event.h>
 
+#include "driver/cli.h"
 #include "driver/flow.h"
 #include "driver/frag.h"
 #include "driver/udp.h"
