@@ -20,6 +20,7 @@
 #include "inany.h"
 #include "stats.h"
 #include "thread.h"
+#include "probe.h"
 #include "tcp.h"
 #include "version.h"
 #include "ipc/msg.h"
@@ -474,8 +475,8 @@ static json_t *kernel_json(const struct ctx *c)
 
 	return json_pack("{s:s,s:{s:s,s:s}}", "release",
 	                 uname(&u) ? "unknown" : u.release, "tcp_peek", "ipv4",
-	                 tcp_peek_mode(tcp_peek_in_use(c, AF_INET)), "ipv6",
-	                 tcp_peek_mode(tcp_peek_in_use(c, AF_INET6)));
+	                 probe_peek_mode(tcp_peek_in_use(c, AF_INET)), "ipv6",
+	                 probe_peek_mode(tcp_peek_in_use(c, AF_INET6)));
 }
 
 /**

@@ -32,6 +32,7 @@
 #include "inany.h"
 #include "ip.h"
 #include "log.h"
+#include "probe.h"
 #include "tcp.h"
 #include "thread.h"
 #include "tcp_conn.h"
@@ -740,40 +741,6 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
 }
 
 /**
- * tcp_probe_peek_off() - whether this kernel has SO_PEEK_OFF for TCP
- * @family:	AF_INET or AF_INET6
- *
- * Linux added it in 6.10 for IPv4 and in 6.12 for IPv6; before, the
- * setsockopt() fails with EOPNOTSUPP and MSG_PEEK always starts at the
- * head of the receive queue.
- *
- * Return: true if a TCP socket of @family takes the option
- */
-bool tcp_probe_peek_off(int family)
-{
-	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0), zero = 0;
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = !setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero));
-	close(fd);
-	return ok;
-}
-
-/**
- * tcp_peek_mode() - how host data is peeked, for --version and get_info
- * @peek_off:	SO_PEEK_OFF is available for the family
- *
- * Return: "peek-offset" (SO_PEEK_OFF) or "discard" (each peek re-reads the
- *	   bytes in flight into a discard buffer)
- */
-const char *tcp_peek_mode(bool peek_off)
-{
-	return peek_off ? "peek-offset" : "discard";
-}
-
-/**
  * tcp_peek_in_use() - whether this driver peeks with SO_PEEK_OFF
  * @c:		context after tcp_init()
  * @family:	AF_INET or AF_INET6
@@ -806,12 +773,12 @@ int tcp_init(struct ctx *c)
 	}
 	if (tcp_later_init(c) || tcp_owed_init(c))
 		return -1;
-	c->tcp->peek_off4 = tcp_probe_peek_off(AF_INET);
-	c->tcp->peek_off6 = tcp_probe_peek_off(AF_INET6);
+	c->tcp->peek_off4 = probe_tcp_peek_off(AF_INET);
+	c->tcp->peek_off6 = probe_tcp_peek_off(AF_INET6);
 	debug_msg("tcp: peeking at host data: IPv4 %s, IPv6 %s (SO_PEEK_OFF "
 	          "for TCP came in Linux 6.10 and 6.12)",
-	          tcp_peek_mode(c->tcp->peek_off4),
-	          tcp_peek_mode(c->tcp->peek_off6));
+	          probe_peek_mode(c->tcp->peek_off4),
+	          probe_peek_mode(c->tcp->peek_off6));
 	return 0;
 }
 

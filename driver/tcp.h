@@ -16,8 +16,6 @@ int tcp_init(struct ctx *c);
 void tcp_cleanup(struct ctx *c);
 void tcp_input(struct ctx *c, struct pkt *p);
 void tcp_flush(struct ctx *c);
-bool tcp_probe_peek_off(int family);
-const char *tcp_peek_mode(bool peek_off);
 bool tcp_peek_in_use(const struct ctx *c, int family);
 int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
                        uint16_t sport, const struct in6_addr *dst,

@@ -6,7 +6,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "tcp.h"
+#include "probe.h"
 #include "version.h"
 
 /* "conditions": docs/conditions.md, unless built without (`make nocond`). */
@@ -50,6 +50,6 @@ void version_print_kernel(FILE *f)
 	if (!uname(&u))
 		fprintf(f, "kernel: %s\n", u.release);
 	fprintf(f, "tcp-peek: ipv4 %s, ipv6 %s\n",
-	        tcp_peek_mode(tcp_probe_peek_off(AF_INET)),
-	        tcp_peek_mode(tcp_probe_peek_off(AF_INET6)));
+	        probe_peek_mode(probe_tcp_peek_off(AF_INET)),
+	        probe_peek_mode(probe_tcp_peek_off(AF_INET6)));
 }
