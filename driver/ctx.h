@@ -64,6 +64,9 @@ struct pkt;
  * @gw6:		gateway in IPv6 (fd00::2)
  * @dns6:		DNS forwarder in IPv6 (fd00::3)
  * @guest_mac:		last source MAC seen from the guest
+ * @guest_mac_shared:	the guest's MAC as any thread last learnt it, a
+ *			word the datapath threads share (eth.c), or NULL
+ *			when one thread serves every queue
  * @ip4_id:		identification of the next IPv4 packet to the guest
  * @stats:		datapath counters
  * @flows:		every TCP, UDP and ping flow (flow.c)
@@ -128,6 +131,7 @@ struct ctx {
 	struct in6_addr gw6;
 	struct in6_addr dns6;
 	uint8_t guest_mac[6];
+	uint64_t *guest_mac_shared;
 	uint16_t ip4_id;
 	struct stats stats;
 	struct flow_table *flows;

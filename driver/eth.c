@@ -10,7 +10,6 @@
 #include "ip6.h"
 #include "opts.h"
 #include "tapio.h"
-#include "thread.h"
 
 const uint8_t eth_router6_mac[6] = {0x52, 0x56, 0, 0, 0, 2};
 
@@ -56,6 +55,40 @@ void eth_special_mac(const struct ctx *c, uint8_t mac[6], struct in_addr ip)
 }
 
 /**
+ * eth_share_guest_mac() - the guest's MAC changed: tell every thread
+ * @c:		context that learnt it, @c->guest_mac set
+ *
+ * Any thread may see the guest's frames first; each sends with the MAC
+ * any of them learnt last.
+ */
+void eth_share_guest_mac(struct ctx *c)
+{
+	uint64_t v = 0;
+
+	if (!c->guest_mac_shared)
+		return;
+	memcpy(&v, c->guest_mac, 6);
+	__atomic_store_n(c->guest_mac_shared, v, __ATOMIC_RELAXED);
+}
+
+/**
+ * eth_guest_mac() - the guest's MAC, as any thread last learnt it
+ * @c:		context
+ * @mac:	filled, 6 bytes
+ */
+void eth_guest_mac(const struct ctx *c, uint8_t *mac)
+{
+	uint64_t v;
+
+	if (!c->guest_mac_shared) {
+		memcpy(mac, c->guest_mac, 6);
+		return;
+	}
+	v = __atomic_load_n(c->guest_mac_shared, __ATOMIC_RELAXED);
+	memcpy(mac, &v, 6);
+}
+
+/**
  * eth_header_to_guest() - fill an Ethernet header for a frame to the guest
  * @c:		context, for the guest's MAC and our addresses
  * @eh:		header to fill
@@ -68,7 +101,7 @@ void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,
 {
 	if ((src.s_addr & c->mask4.s_addr) != (c->gw4.s_addr & c->mask4.s_addr))
 		src = c->gw4;
-	thread_guest_mac(c, eh->ether_dhost);
+	eth_guest_mac(c, eh->ether_dhost);
 	eth_special_mac(c, eh->ether_shost, src);
 	eh->ether_type = htons(ethertype);
 }
@@ -146,7 +179,7 @@ void eth_learn_guest(struct ctx *c, const struct frame *f)
 	if (!(eh->ether_shost[0] & 1) &&
 	    memcmp(c->guest_mac, eh->ether_shost, 6)) {
 		memcpy(c->guest_mac, eh->ether_shost, 6);
-		thread_learn_mac(c);
+		eth_share_guest_mac(c);
 	}
 }
 

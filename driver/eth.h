@@ -23,5 +23,7 @@ void eth_special_mac(const struct ctx *c, uint8_t mac[6], struct in_addr ip);
 const uint8_t *eth_router6(const struct ctx *c);
 void eth_header_to_guest(const struct ctx *c, struct ether_header *eh,
                          struct in_addr src, uint16_t ethertype);
+void eth_share_guest_mac(struct ctx *c);
+void eth_guest_mac(const struct ctx *c, uint8_t *mac);
 
 #endif /* TAPIR_ETH_H */

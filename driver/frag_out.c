@@ -20,7 +20,6 @@
 #include "ip4.h"
 #include "ip6.h"
 #include "tapio.h"
-#include "thread.h"
 
 /**
  * iov_slice() - describe bytes [@off, @off + @len) of an iovec array
@@ -102,7 +101,7 @@ static void frag_hdrs_init(struct ctx *c, struct frag_hdrs *h,
 		                 proto, 0);
 		return;
 	}
-	thread_guest_mac(c, h->eh.ether_dhost);
+	eth_guest_mac(c, h->eh.ether_dhost);
 	memcpy(h->eh.ether_shost, eth_router6(c), 6);
 	h->eh.ether_type = htons(ETHERTYPE_IPV6);
 	ip6_build_header(&h->h6.ih6, src, dst, IPPROTO_FRAGMENT, 0);

@@ -15,7 +15,6 @@
 #include "opts.h"
 #include "frag.h"
 #include "tapio.h"
-#include "thread.h"
 #include "tcp.h"
 #include "udp.h"
 
@@ -199,7 +198,7 @@ int ip_output(struct ctx *c, const struct in6_addr *src,
 		                 l4len);
 		iov[1] = (struct iovec){&ih4, sizeof(ih4)};
 	} else {
-		thread_guest_mac(c, eh.ether_dhost);
+		eth_guest_mac(c, eh.ether_dhost);
 		memcpy(eh.ether_shost, eth_router6(c), 6);
 		eh.ether_type = htons(ETHERTYPE_IPV6);
 		ip6_build_header(&ih6, src, dst, proto, l4len);

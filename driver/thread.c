@@ -25,6 +25,7 @@
 
 #include "cond.h"
 #include "dhcp.h"
+#include "eth.h"
 #include "flow.h"
 #include "flow_owner.h"
 #include "frag.h"
@@ -48,37 +49,6 @@ const char *const thread_syscalls[] = {
         "set_robust_list",   "rseq",   "futex", "munmap", "exit", "madvise",
         "sched_getaffinity", "gettid", NULL,
 };
-
-/**
- * thread_learn_mac() - the guest's MAC changed: tell every thread
- * @c:		context that learnt it, @c->guest_mac set
- */
-void thread_learn_mac(struct ctx *c)
-{
-	uint64_t v = 0;
-
-	if (!c->threads)
-		return;
-	memcpy(&v, c->guest_mac, 6);
-	__atomic_store_n(&c->threads->guest_mac, v, __ATOMIC_RELAXED);
-}
-
-/**
- * thread_guest_mac() - the guest's MAC, as any thread last learnt it
- * @c:		context
- * @mac:	filled, 6 bytes
- */
-void thread_guest_mac(const struct ctx *c, uint8_t *mac)
-{
-	uint64_t v;
-
-	if (!c->threads) {
-		memcpy(mac, c->guest_mac, 6);
-		return;
-	}
-	v = __atomic_load_n(&c->threads->guest_mac, __ATOMIC_RELAXED);
-	memcpy(mac, &v, 6);
-}
 
 /**
  * thread_fail() - the datapath of @c can't go on: end tapir
@@ -136,6 +106,7 @@ static struct ctx *worker_ctx(struct ctx *c, unsigned int q)
 	w->frag_slots = c->frag_slots;
 	w->resolv_conf = c->resolv_conf;
 	w->threads = c->threads;
+	w->guest_mac_shared = c->guest_mac_shared;
 	w->owners = c->owners;
 	w->thread = q;
 	w->queue = q;
@@ -251,6 +222,7 @@ int threads_prepare(struct ctx *c)
 		return -1;
 	}
 	c->threads = set;
+	c->guest_mac_shared = &set->guest_mac;
 	c->thread = 0;
 	c->queue = 0;
 	c->owners = flow_owners_new(owners_cap(c));
@@ -260,7 +232,7 @@ int threads_prepare(struct ctx *c)
 	}
 	if (stats_rounds_init(c))
 		return -1;
-	thread_learn_mac(c);
+	eth_share_guest_mac(c);
 	for (unsigned int i = 0; i < set->n; i++) {
 		struct thread *t = &set->t[i];
 
@@ -406,4 +378,5 @@ void threads_stop(struct ctx *c)
 	pthread_mutex_destroy(&set->place_lock);
 	free(set);
 	c->threads = NULL;
+	c->guest_mac_shared = NULL;
 }

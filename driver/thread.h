@@ -49,8 +49,6 @@ void thread_pass_to_owner(struct ctx *c, const struct flow_key *k);
 void thread_count_tcp(struct ctx *c, unsigned int n);
 void thread_place_done(struct ctx *c);
 bool thread_pass_to_main(struct ctx *c);
-void thread_learn_mac(struct ctx *c);
-void thread_guest_mac(const struct ctx *c, uint8_t *mac);
 void thread_accept(struct ctx *c, int fd, const struct in6_addr *src,
                    uint16_t sport, const struct in6_addr *dst, uint16_t dport);
 void thread_fail(struct ctx *c);

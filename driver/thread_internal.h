@@ -113,7 +113,8 @@ struct stats_rounds;
  * @n:		threads, one per tap queue
  * @place_lock:	makes each placement see the ones before it
  * @last_pick:	thread the last placement picked (under @place_lock)
- * @guest_mac:	the guest's MAC, learnt by any thread (atomic)
+ * @guest_mac:	the guest's MAC, learnt by any thread (atomic): each
+ *		context's @guest_mac_shared (eth.c)
  * @rounds:	get_stats rounds (thread_stats.c), the main thread's
  * @t:		the threads, [0] the main one
  */
