@@ -221,8 +221,7 @@ int cli_parse_cidr(const char *s, struct in_addr *net, unsigned int *prefix,
 	}
 	memcpy(addr, s, slash - s);
 	addr[slash - s] = '\0';
-	if (!dotted_quad_shape(addr) ||
-	    parse_uint(slash + 1, 0, 99, &plen)) {
+	if (!dotted_quad_shape(addr) || parse_uint(slash + 1, 0, 99, &plen)) {
 		snprintf(why, whylen, "invalid CIDR: %s", s);
 		return -1;
 	}

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 
 #include "ctx.h"
-#include "flow.h"
+#include "flow_key.h"
 #include "flow_owner.h"
 #include "seed.h"
 

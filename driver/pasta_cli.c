@@ -831,8 +831,7 @@ static int parse_value(struct pasta_opts *po, int c, const char *arg)
 		return 0;
 	case 'm':
 		/* 0: as pasta, no MTU of its own: the default's. */
-		if (parse_uint(arg, 0, PASTA_MTU_MAX, &v) ||
-		    (v && v < 68)) {
+		if (parse_uint(arg, 0, PASTA_MTU_MAX, &v) || (v && v < 68)) {
 			err_msg("-m: MTU must be an integer in 68..%d, or 0, "
 			        "not \"%s\"",
 			        PASTA_MTU_MAX, arg);
