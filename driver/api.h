@@ -59,4 +59,7 @@ char *api_error_reply(const char *desc);
 int api_init(struct ctx *c);
 void api_cleanup(struct ctx *c);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const api_syscalls[];
+
 #endif /* TAPIR_API_H */

@@ -15,4 +15,7 @@ void clock_set_fake(uint64_t ns);
 void clock_advance(uint64_t ns);
 void clock_set_real(void);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const clock_syscalls[];
+
 #endif /* TAPIR_CLOCK_H */

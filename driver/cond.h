@@ -76,4 +76,7 @@ void cond_tcp(struct ctx *c, const struct in6_addr *host, uint16_t hport,
 bool cond_frame(struct ctx *c, unsigned int dir, const struct iovec *iov,
                 int iovcnt);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const cond_syscalls[];
+
 #endif /* TAPIR_COND_H */

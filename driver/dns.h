@@ -20,4 +20,7 @@ void dns_cleanup(struct ctx *c);
 int dns_parse_resolv(const char *text, size_t len, union sockaddr_inany *out,
                      int max);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const dns_syscalls[];
+
 #endif /* TAPIR_DNS_H */

@@ -29,4 +29,7 @@ int fdlimit_accept_spare(struct ctx *c, int lfd);
 void fdlimit_restore(struct ctx *c);
 void fdlimit_pause(struct event *listen_ev, struct event *timer);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const fdlimit_syscalls[];
+
 #endif /* TAPIR_FDLIMIT_H */

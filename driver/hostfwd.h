@@ -80,4 +80,7 @@ struct nssock_pool *hostfwd_pool(const struct ctx *c);
 struct splice_state *hostfwd_splicer(const struct ctx *c);
 void hostfwd_spec_str(const struct hostfwd_spec *s, char *buf, size_t len);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const hostfwd_syscalls[];
+
 #endif /* TAPIR_HOSTFWD_H */

@@ -20,4 +20,7 @@ int janitor_signal_command(int sig);
 int janitor_start(bool filter);
 void janitor_finish(void);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const janitor_syscalls[];
+
 #endif /* TAPIR_JANITOR_H */

@@ -19,4 +19,7 @@ int lifecycle_write_pid(int fd, pid_t pid, const char *path);
 void lifecycle_stop(struct ctx *c);
 void lifecycle_fail(struct ctx *c);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const lifecycle_syscalls[];
+
 #endif /* TAPIR_LIFECYCLE_H */

@@ -36,4 +36,7 @@ void err_limited(struct log_limit *l, int err, const char *fmt, ...)
 void info_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void debug_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const log_syscalls[];
+
 #endif /* TAPIR_LOG_H */

@@ -12,6 +12,7 @@
 #include <event2/event.h>
 
 #include "seccomp.h"
+#include "syscalls.h"
 #include "fdlimit.h"
 #include "hostfwd.h"
 #include "api.h"
@@ -98,7 +99,7 @@ static int isolate(struct ctx *c)
 	if (o->sandbox ? isolation_sandbox(o)
 	               : o->runas && isolation_serve_as(o))
 		return -1;
-	if (o->seccomp && seccomp_apply())
+	if (o->seccomp && seccomp_apply(syscall_lists, syscall_lists_n))
 		return -1;
 	c->isolated = o->sandbox || o->seccomp || o->runas;
 	test_hook(c);

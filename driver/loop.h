@@ -10,4 +10,7 @@ int loop_prepare(struct ctx *c, const struct opts *o);
 int loop_run(struct ctx *c);
 void loop_cleanup(struct ctx *c);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const loop_syscalls[];
+
 #endif /* TAPIR_LOOP_H */

@@ -48,4 +48,7 @@ const char *nssock_helper_name(enum nssock_helper h);
 long nssock_expect_ms(const struct nssock_pool *p);
 void nssock_set_notify(struct nssock_pool *p, void (*fn)(void *arg), void *arg);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const nssock_syscalls[];
+
 #endif /* TAPIR_NSSOCK_H */

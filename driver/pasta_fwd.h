@@ -14,4 +14,7 @@
 int pasta_fwd_start(struct ctx *c);
 void pasta_fwd_stop(struct ctx *c);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const pasta_fwd_syscalls[];
+
 #endif /* TAPIR_PASTA_FWD_H */

@@ -14,4 +14,7 @@ void pcap_frame(struct ctx *c, const void *data, size_t len);
 void pcap_frame_iov(struct ctx *c, const struct iovec *iov, int iovcnt);
 void pcap_close(struct ctx *c);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const pcap_syscalls[];
+
 #endif /* TAPIR_PCAP_H */

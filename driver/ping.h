@@ -14,4 +14,7 @@ int ping_init(struct ctx *c);
 void ping_cleanup(struct ctx *c);
 void ping_forward(struct ctx *c, const struct pkt *p);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const ping_syscalls[];
+
 #endif /* TAPIR_PING_H */

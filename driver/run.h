@@ -9,4 +9,7 @@ struct opts;
 int run_main(int argc, char **argv);
 int run_command(struct opts *o);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const run_syscalls[];
+
 #endif /* TAPIR_RUN_H */

@@ -103,17 +103,6 @@ static const char *const sanitizer_syscalls[] = {
         NULL,
 };
 
-static const char *const *const tapir_lists[] = {
-        process_syscalls, api_syscalls,     clock_syscalls,
-        seed_syscalls,    dns_syscalls,     fdlimit_syscalls,
-        hostfwd_syscalls, janitor_syscalls, lifecycle_syscalls,
-        log_syscalls,     loop_syscalls,    nssock_syscalls,
-        pcap_syscalls,    ping_syscalls,    run_syscalls,
-        splice_syscalls,  tapio_syscalls,   tcp_syscalls,
-        thread_syscalls,  udp_syscalls,     pasta_fwd_syscalls,
-        usplice_syscalls, cond_syscalls,
-};
-
 /* The namespace socket helper: it only makes sockets and passes them on. */
 static const char *const nssock_helper_syscalls[] = {
         "read", "socket", "sendmsg", "close", "write", NULL,
@@ -499,7 +488,7 @@ static int allow_on_fds(scmp_filter_ctx f, const char *name, const int *fds,
 }
 
 /**
- * build() - a filter from @lists, to be loaded
+ * build() - a filter from @lists and what any process needs, to be loaded
  * @lists:	NULL-terminated name lists
  * @n:		number of lists
  * @threads:	the process may start threads (allow_threads())
@@ -519,6 +508,8 @@ static scmp_filter_ctx build(const char *const *const *lists, size_t n,
 	}
 	ret = seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH,
 	                       SCMP_ACT_KILL_PROCESS);
+	if (!ret)
+		ret = allow_list(f, process_syscalls, done);
 	for (size_t i = 0; !ret && i < n; i++)
 		ret = allow_list(f, lists[i], done);
 	if (!ret && isolation_sanitized())
@@ -554,17 +545,18 @@ static int load(scmp_filter_ctx f)
 
 /**
  * seccomp_apply() - filter tapir itself, for --enable-seccomp
+ * @lists:	NULL-terminated name lists, each module's (syscalls.c)
+ * @n:		how many
  *
  * Called last in set-up, before the ready fd is written, and after every
- * child it may signal was named (seccomp_allow_kill()).
+ * child it may signal was named (seccomp_allow_kill()). The modules'
+ * lists come from the top, so that this file knows none of them.
  *
  * Return: 0 on success, -1 after printing one error line
  */
-int seccomp_apply(void)
+int seccomp_apply(const char *const *const *lists, size_t n)
 {
-	int ret =
-	        load(build(tapir_lists,
-	                   sizeof(tapir_lists) / sizeof(tapir_lists[0]), true));
+	int ret = load(build(lists, n, true));
 
 	if (ret) {
 		err_errno(-ret, "seccomp: load the filter");
@@ -581,9 +573,8 @@ int seccomp_apply(void)
  */
 int seccomp_apply_nssock(void)
 {
-	const char *const *const lists[] = {process_syscalls,
-	                                    nssock_helper_syscalls};
-	int ret = load(build(lists, 2, false));
+	const char *const *const lists[] = {nssock_helper_syscalls};
+	int ret = load(build(lists, 1, false));
 
 	if (ret)
 		errno = -ret;
@@ -602,9 +593,8 @@ int seccomp_apply_janitor(const int *dirfds, size_t n, int pidfd)
 {
 	static const char *const at_calls[] = {"newfstatat", "fstatat64",
 	                                       "statx", "unlinkat"};
-	const char *const *const lists[] = {process_syscalls,
-	                                    janitor_helper_syscalls};
-	scmp_filter_ctx f = build(lists, 2, false);
+	const char *const *const lists[] = {janitor_helper_syscalls};
+	scmp_filter_ctx f = build(lists, 1, false);
 	int ret = 0;
 
 	for (size_t i = 0;
@@ -625,22 +615,23 @@ int seccomp_apply_janitor(const int *dirfds, size_t n, int pidfd)
 
 /**
  * seccomp_check_lists() - count names this architecture doesn't know
+ * @lists:	NULL-terminated name lists
+ * @n:		how many
  * @unknown:	set to the count
  *
  * For the tests: a typo in a list would silently allow nothing.
  *
  * Return: the number of names in all lists
  */
-int seccomp_check_lists(unsigned int *unknown)
+int seccomp_check_lists(const char *const *const *lists, size_t n,
+                        unsigned int *unknown)
 {
 	int total = 0;
 
 	*unknown = 0;
-	for (size_t i = 0; i < sizeof(tapir_lists) / sizeof(tapir_lists[0]);
-	     i++) {
-		for (const char *const *l = tapir_lists[i]; *l; l++, total++)
+	for (size_t i = 0; i < n; i++)
+		for (const char *const *l = lists[i]; *l; l++, total++)
 			if (seccomp_syscall_resolve_name(*l) == __NR_SCMP_ERROR)
 				(*unknown)++;
-	}
 	return total;
 }

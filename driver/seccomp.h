@@ -16,33 +16,11 @@
 
 #include "ctx.h"
 
-extern const char *const api_syscalls[];
-extern const char *const clock_syscalls[];
-extern const char *const cond_syscalls[];
-extern const char *const dns_syscalls[];
-extern const char *const fdlimit_syscalls[];
-extern const char *const hostfwd_syscalls[];
-extern const char *const janitor_syscalls[];
-extern const char *const lifecycle_syscalls[];
-extern const char *const log_syscalls[];
-extern const char *const loop_syscalls[];
-extern const char *const nssock_syscalls[];
-extern const char *const pasta_fwd_syscalls[];
-extern const char *const pcap_syscalls[];
-extern const char *const run_syscalls[];
-extern const char *const seed_syscalls[];
-extern const char *const ping_syscalls[];
-extern const char *const splice_syscalls[];
-extern const char *const usplice_syscalls[];
-extern const char *const tapio_syscalls[];
-extern const char *const thread_syscalls[];
-extern const char *const tcp_syscalls[];
-extern const char *const udp_syscalls[];
-
 int seccomp_allow_kill(pid_t pid);
-int seccomp_apply(void);
+int seccomp_apply(const char *const *const *lists, size_t n);
 int seccomp_apply_nssock(void);
 int seccomp_apply_janitor(const int *dirfds, size_t n, int pidfd);
-int seccomp_check_lists(unsigned int *unknown);
+int seccomp_check_lists(const char *const *const *lists, size_t n,
+                        unsigned int *unknown);
 
 #endif /* TAPIR_SECCOMP_H */

@@ -12,4 +12,7 @@ uint64_t seed_u64(void);
 void seed_set_fixed(uint64_t seed);
 void seed_set_random(void);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const seed_syscalls[];
+
 #endif /* TAPIR_SEED_H */

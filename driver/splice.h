@@ -27,4 +27,7 @@ void splice_outward(struct splice_state *st, int fd, const struct in6_addr *dst,
 size_t splice_conns(const struct splice_state *s);
 uint64_t splice_total(const struct splice_state *s);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const splice_syscalls[];
+
 #endif /* TAPIR_SPLICE_H */

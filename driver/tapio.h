@@ -38,4 +38,7 @@ int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
 void tap_write_held(struct ctx *c, uint8_t *buf, size_t len);
 void tap_input_held(struct ctx *c, uint8_t *buf, size_t len);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const tapio_syscalls[];
+
 #endif /* TAPIR_TAPIO_H */

@@ -21,4 +21,7 @@ int tcp_accept_inbound(struct ctx *c, int fd, const struct in6_addr *src,
                        uint16_t sport, const struct in6_addr *dst,
                        uint16_t dport);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const tcp_syscalls[];
+
 #endif /* TAPIR_TCP_H */

@@ -58,4 +58,7 @@ void threads_stats_forget(struct ctx *c, void *arg);
 void threads_stats_now(struct ctx *c, struct stats *sum);
 void threads_stats_set_wait(unsigned int ms);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const thread_syscalls[];
+
 #endif /* TAPIR_THREAD_H */

@@ -24,4 +24,7 @@ void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
                  const struct in6_addr *gaddr, uint16_t gport,
                  const uint8_t *data, size_t len);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const udp_syscalls[];
+
 #endif /* TAPIR_UDP_H */

@@ -24,4 +24,7 @@ void usplice_listener_read(struct ctx *c, int lfd, bool in_ns,
 void usplice_listener_closed(struct ctx *c, int lfd);
 void usplice_stop(struct ctx *c);
 
+/* Its system calls once running, for the seccomp filter (syscalls.c). */
+extern const char *const usplice_syscalls[];
+
 #endif /* TAPIR_UDPSPLICE_H */

@@ -18,6 +18,7 @@
 #include "driver/isolation.h"
 #include "driver/runas.h"
 #include "driver/seccomp.h"
+#include "driver/syscalls.h"
 #include "tests/unit/unit.h"
 
 /* A file only uid 0 (and group shadow) may read, as /etc/shadow is. */
@@ -105,7 +106,7 @@ static int served_child(bool sandbox)
 		status = served_creds();
 		if (status)
 			_exit(status);
-		if (seccomp_apply())
+		if (seccomp_apply(syscall_lists, syscall_lists_n))
 			_exit(12);
 		_exit(served_reads());
 	}
