@@ -35,9 +35,24 @@ static inline bool cond_active(void)
 	return COND_BUILT && __atomic_load_n(&cond_on, __ATOMIC_RELAXED);
 }
 
+/**
+ * struct cond_out - where the delay line sends what it held: the layers
+ *		     above hand these in, so that conditions, between the
+ *		     tap and the stack, know neither
+ * @to_guest:	write a held frame (its vnet header first) to the tap
+ * @from_guest:	hand a held frame the guest sent to the stack
+ * @flush:	frames from the guest were handed on: send what they owed
+ *		(TCP's ACKs), once for the batch
+ */
+struct cond_out {
+	void (*to_guest)(struct ctx *c, uint8_t *buf, size_t len);
+	void (*from_guest)(struct ctx *c, uint8_t *buf, size_t len);
+	void (*flush)(struct ctx *c);
+};
+
 int cond_install(const struct cond_set *s);
 void cond_current(struct cond_set *s);
-int cond_init(struct ctx *c);
+int cond_init(struct ctx *c, const struct cond_out *out);
 void cond_cleanup(struct ctx *c);
 void cond_run(struct ctx *c);
 

@@ -116,10 +116,36 @@ struct cond_state {
 	struct event *ev;
 	struct event *retry;
 	uint64_t armed;
+	const struct cond_out *out;
 };
 
 /* cond.c */
-void cond_reload(struct cond_state *st);
+/**
+ * struct hdrs - what rules match on, from a frame's headers, and what a
+ *		 rate counts
+ * @proto:	IP protocol, ICMPv6 counted as ICMP, or 0 if not IP
+ * @sport:	TCP or UDP source port, else 0
+ * @dport:	destination port, else 0
+ * @src:	IP source (IPv4 mapped)
+ * @dst:	IP destination
+ * @hlen:	bytes of Ethernet, IP and TCP or UDP headers, 0 if unknown
+ * @gso_size:	payload bytes per segment of a GSO frame, else 0
+ */
+struct hdrs {
+	uint8_t proto;
+	uint16_t sport;
+	uint16_t dport;
+	struct in6_addr src;
+	struct in6_addr dst;
+	size_t hlen;
+	uint16_t gso_size;
+};
+
+bool cond_reload(struct cond_state *st, int from[COND_RULES_MAX]);
+void cond_frame_hdrs(const struct iovec *iov, int iovcnt, size_t vnet_len,
+                     struct hdrs *h);
+int cond_first_match(const struct cond_state *st, unsigned int dir,
+                     const struct hdrs *h);
 void cond_same_rules(const struct cond_set *old, const struct cond_set *s,
                      int *from);
 int cond_find_rule(const struct cond_state *st, unsigned int dir,
@@ -138,6 +164,8 @@ size_t cond_held_cost(size_t len);
 int cond_hold(struct ctx *c, struct cond_state *st, unsigned int d,
               unsigned int i, uint64_t at, const struct iovec *iov, int iovcnt);
 void cond_retire(struct cond_state *st, const int *from);
+void cond_line_reload(struct cond_state *st);
+void cond_shared_put(struct cond_shared *sh);
 int cond_line_init(struct ctx *c, struct cond_state *st);
 void cond_line_cleanup(struct cond_state *st);
 

@@ -22,8 +22,6 @@
 #include "cond_internal.h"
 #include "log.h"
 #include "seccomp.h"
-#include "tapio.h"
-#include "tcp.h"
 
 /* Arming the timer, once running; it is read with read(). */
 const char *const cond_syscalls[] = {"timerfd_settime", NULL};
@@ -272,6 +270,19 @@ void cond_retire(struct cond_state *st, const int *from)
 }
 
 /**
+ * cond_line_reload() - take the rules in force if they changed, and retire
+ *			the FIFOs of the rules gone
+ * @st:		a thread's conditions
+ */
+void cond_line_reload(struct cond_state *st)
+{
+	int from[COND_RULES_MAX];
+
+	if (cond_reload(st, from))
+		cond_retire(st, from);
+}
+
+/**
  * deliver() - send one held frame on its way, and free it
  * @c:		context
  * @d:		direction index, 0 to the guest
@@ -290,9 +301,9 @@ static void deliver(struct ctx *c, unsigned int d, struct held *h)
 	}
 	c->queue = h->q;
 	if (d == 0)
-		tap_write_held(c, h->data, h->len);
+		c->cond->out->to_guest(c, h->data, h->len);
 	else
-		tap_input_held(c, h->data, h->len);
+		c->cond->out->from_guest(c, h->data, h->len);
 	free(h);
 }
 
@@ -389,7 +400,7 @@ void cond_run(struct ctx *c)
 	uint64_t next;
 
 	st->armed = 0;
-	cond_reload(st);
+	cond_line_reload(st);
 	/* Delivering a frame may send others, whose cond_frame() must not
 	 * retire the FIFOs being walked (cond_reload()).
 	 */
@@ -400,7 +411,7 @@ void cond_run(struct ctx *c)
 	 * flush for the batch, as after a tap read.
 	 */
 	if (inputs)
-		tcp_flush(c);
+		st->out->flush(c);
 	if (next)
 		arm(st, next);
 }

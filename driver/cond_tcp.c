@@ -151,7 +151,7 @@ void cond_tcp(struct ctx *c, const struct in6_addr *host, uint16_t hport,
 	*t = (struct cond_tcp){UINT32_MAX, UINT32_MAX, UINT32_MAX, 0, 0, false};
 	if (!st)
 		return;
-	cond_reload(st);
+	cond_line_reload(st);
 	ig = cond_tcp_rule(st, COND_TO_GUEST, host, hport, gport);
 	ih = cond_tcp_rule(st, COND_TO_HOST, host, hport, gport);
 	rg = ig >= 0 ? &st->set.r[ig] : NULL;

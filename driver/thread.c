@@ -119,6 +119,13 @@ static struct ctx *worker_ctx(struct ctx *c, unsigned int q)
 	return w;
 }
 
+/* Where the delay line of each thread sends what it held (cond.h). */
+const struct cond_out thread_cond_out = {
+        .to_guest = tap_write_held,
+        .from_guest = tap_input_held,
+        .flush = tcp_flush,
+};
+
 /**
  * thread_modules_init() - set up the datapath modules every thread's
  *			   context has: flows, TCP, UDP, ping, reassembly,
@@ -132,7 +139,7 @@ static struct ctx *worker_ctx(struct ctx *c, unsigned int q)
 int thread_modules_init(struct ctx *c)
 {
 	if (flow_init(c) || tcp_init(c) || udp_init(c) || ping_init(c) ||
-	    frag_init(c) || cond_init(c))
+	    frag_init(c) || cond_init(c, &thread_cond_out))
 		return -1;
 	return 0;
 }

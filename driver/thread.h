@@ -12,6 +12,9 @@
 struct ctx;
 struct flow_key;
 struct stats;
+struct cond_out;
+
+extern const struct cond_out thread_cond_out;
 
 /**
  * enum handoff - how the frame a thread handles came to it

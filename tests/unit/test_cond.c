@@ -19,6 +19,7 @@
 
 #include "driver/clock.h"
 #include "driver/cond_internal.h"
+#include "driver/thread.h"
 #include "driver/inany.h"
 #include "driver/pcap.h"
 #include "driver/tapio.h"
@@ -232,7 +233,7 @@ static void line_open(struct line *l, const char *const *rules)
 
 	l->peer = fake_ctx_init(&l->c, &l->o, false, mac);
 	l->c.base = event_base_new();
-	CHECK(l->c.base && !cond_init(&l->c));
+	CHECK(l->c.base && !cond_init(&l->c, &thread_cond_out));
 	for (; *rules; rules++)
 		CHECK(!cond_parse_add(&s, *rules, why, sizeof(why)));
 	clock_set_fake(1000000000ULL);
@@ -417,7 +418,7 @@ static void loss_any_thread(void)
 		b.peer = fake_ctx_init(&b.c, &b.o, false, mac);
 		b.c.thread = 1;
 		b.c.base = event_base_new();
-		CHECK(b.c.base && !cond_init(&b.c));
+		CHECK(b.c.base && !cond_init(&b.c, &thread_cond_out));
 		for (uint32_t i = 0; i < 1000; i++) {
 			struct line *l = round && i % 2 ? &b : &a;
 
