@@ -9,7 +9,7 @@
 
 #include "arp.h"
 #include "eth.h"
-#include "tapio.h"
+#include "tap_write.h"
 
 /**
  * arp_we_answer() - whether @ip is one of our virtual hosts

@@ -49,3 +49,16 @@ unsigned int ctx_queue_count(const struct ctx *c)
 {
 	return c->threads ? 1 : c->tap.queues;
 }
+
+/**
+ * ctx_queue_end() - one past the last tap queue @c reads and writes
+ * @c:		context
+ *
+ * Return: the end of its range, within TAPIR_MAX_QUEUES
+ */
+unsigned int ctx_queue_end(const struct ctx *c)
+{
+	unsigned int end = ctx_queue_first(c) + ctx_queue_count(c);
+
+	return end < TAPIR_MAX_QUEUES ? end : TAPIR_MAX_QUEUES;
+}

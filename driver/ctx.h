@@ -170,6 +170,7 @@ struct ctx {
 
 void ctx_set_addresses(struct ctx *c);
 unsigned int ctx_queue_first(const struct ctx *c);
+unsigned int ctx_queue_end(const struct ctx *c);
 unsigned int ctx_queue_count(const struct ctx *c);
 
 #endif /* TAPIR_CTX_H */

@@ -9,7 +9,7 @@
 #include "ip4.h"
 #include "ip6.h"
 #include "opts.h"
-#include "tapio.h"
+#include "tap_write.h"
 
 const uint8_t eth_router6_mac[6] = {0x52, 0x56, 0, 0, 0, 2};
 

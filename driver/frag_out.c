@@ -19,7 +19,7 @@
 #include "inany.h"
 #include "ip4.h"
 #include "ip6.h"
-#include "tapio.h"
+#include "tap_write.h"
 
 /**
  * iov_slice() - describe bytes [@off, @off + @len) of an iovec array

@@ -14,7 +14,7 @@
 #include "ndp.h"
 #include "opts.h"
 #include "frag.h"
-#include "tapio.h"
+#include "tap_write.h"
 #include "tcp.h"
 #include "udp.h"
 

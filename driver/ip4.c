@@ -10,7 +10,7 @@
 #include "inany.h"
 #include "ip.h"
 #include "ip4.h"
-#include "tapio.h"
+#include "tap_write.h"
 
 /**
  * ip4_input() - validate an IPv4 packet from the guest and pass it on

@@ -9,7 +9,7 @@
 #include "inany.h"
 #include "ip.h"
 #include "ip6.h"
-#include "tapio.h"
+#include "tap_write.h"
 
 /* Extension headers we step over; anything else is the L4 header. */
 static bool ext_header(uint8_t nh)

@@ -26,7 +26,7 @@
 #include "nshelper.h"
 #include "pasta_fwd.h"
 #include "pcap.h"
-#include "tapio.h"
+#include "tap_read.h"
 #include "ndp.h"
 #include "thread.h"
 #include "udpsplice.h"

@@ -26,7 +26,8 @@
 #include "run.h"
 #include "seed.h"
 #include "splice.h"
-#include "tapio.h"
+#include "tap_read.h"
+#include "tap_write.h"
 #include "tcp.h"
 #include "thread.h"
 #include "udp.h"
@@ -34,14 +35,14 @@
 #include "syscalls.h"
 
 const char *const *const syscall_lists[] = {
-        api_syscalls,     clock_syscalls,     cond_syscalls,
-        dns_syscalls,     fdlimit_syscalls,   hostfwd_syscalls,
-        janitor_syscalls, lifecycle_syscalls, log_syscalls,
-        loop_syscalls,    nssock_syscalls,    pasta_fwd_syscalls,
-        pcap_syscalls,    run_syscalls,       seed_syscalls,
-        ping_syscalls,    splice_syscalls,    usplice_syscalls,
-        tapio_syscalls,   thread_syscalls,    tcp_syscalls,
-        udp_syscalls,
+        api_syscalls,      clock_syscalls,     cond_syscalls,
+        dns_syscalls,      fdlimit_syscalls,   hostfwd_syscalls,
+        janitor_syscalls,  lifecycle_syscalls, log_syscalls,
+        loop_syscalls,     nssock_syscalls,    pasta_fwd_syscalls,
+        pcap_syscalls,     run_syscalls,       seed_syscalls,
+        ping_syscalls,     splice_syscalls,    usplice_syscalls,
+        tap_read_syscalls, tap_write_syscalls, thread_syscalls,
+        tcp_syscalls,      udp_syscalls,
 };
 
 const size_t syscall_lists_n = sizeof(syscall_lists) / sizeof(syscall_lists[0]);

@@ -9,7 +9,7 @@
 #include "icmp.h"
 #include "inany.h"
 #include "ip.h"
-#include "tapio.h"
+#include "tap_write.h"
 #include "tcp_internal.h"
 #include "tcp_seg.h"
 

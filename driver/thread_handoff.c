@@ -17,7 +17,7 @@
 #include "eth.h"
 #include "flow_owner.h"
 #include "ip.h"
-#include "tapio.h"
+#include "tap_write.h"
 #include "thread_internal.h"
 
 /**

@@ -20,7 +20,7 @@
 #include "ip.h"
 #include "log.h"
 #include "opts.h"
-#include "tapio.h"
+#include "tap_write.h"
 #include "thread.h"
 #include "udp.h"
 #include "udp_err.h"

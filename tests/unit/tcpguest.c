@@ -17,7 +17,8 @@
 
 #include "driver/csum.h"
 #include "driver/flow.h"
-#include "driver/tapio.h"
+#include "driver/tap_read.h"
+#include "driver/tap_write.h"
 #include "driver/tcp.h"
 #include "driver/tcp_internal.h"
 #include "driver/thread.h"

@@ -22,7 +22,8 @@
 #include "driver/thread.h"
 #include "driver/inany.h"
 #include "driver/pcap.h"
-#include "driver/tapio.h"
+#include "driver/tap_read.h"
+#include "driver/tap_write.h"
 #include "tests/unit/fakectx.h"
 #include "tests/unit/unit.h"
 

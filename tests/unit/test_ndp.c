@@ -13,7 +13,8 @@
 
 #include "driver/frag.h"
 #include "driver/ip6.h"
-#include "driver/tapio.h"
+#include "driver/tap_read.h"
+#include "driver/tap_write.h"
 #include "fakectx.h"
 #include "unit.h"
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later
- * tapir - frame I/O on the tap: batched reads, vnet headers, writes
+ * tapir - frames to the guest: vnet header, conditions, capture, the write
  */
-#ifndef TAPIR_TAPIO_H
-#define TAPIR_TAPIO_H
+#ifndef TAPIR_TAP_WRITE_H
+#define TAPIR_TAP_WRITE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,15 +30,11 @@ struct frame {
 	size_t len;
 };
 
-int tapio_start(struct ctx *c);
-void tapio_stop_reading(struct ctx *c);
-void tapio_stop(struct ctx *c);
 int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
              const struct iovec *iov, int iovcnt);
 void tap_write_held(struct ctx *c, uint8_t *buf, size_t len);
-void tap_input_held(struct ctx *c, uint8_t *buf, size_t len);
 
 /* Its system calls once running, for the seccomp filter (syscalls.c). */
-extern const char *const tapio_syscalls[];
+extern const char *const tap_write_syscalls[];
 
-#endif /* TAPIR_TAPIO_H */
+#endif /* TAPIR_TAP_WRITE_H */

@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - frame I/O on the tap: batched reads, vnet headers, writes */
+/* tapir - frames from the guest: batched reads off the tap, each queue's
+ * budget, and what a read error ends
+ *
+ * The datapath thread's side of the tap: it reads a batch, hands each frame
+ * to the conditions or the stack, and ends the batch with TCP's flush. The
+ * writing side is the stack's (tap_write.c).
+ */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +23,15 @@
 #include "log.h"
 #include "pcap.h"
 #include "tcp.h"
-#include "tapio.h"
+#include "tap_read.h"
+#include "tap_write.h"
 #include "thread.h"
 
-/* Syscalls of frame I/O, once running. */
-const char *const tapio_syscalls[] = {
-        "read", "readv", "write", "writev", NULL,
+/* Syscalls of reading frames, once running. */
+const char *const tap_read_syscalls[] = {
+        "read",
+        "readv",
+        NULL,
 };
 
 /* Frames handled per wakeup and queue before other events get a turn. */
@@ -36,9 +45,6 @@ const char *const tapio_syscalls[] = {
  * frame too long, rounded up to the alignment, as aligned_alloc() wants.
  */
 #define TAP_RX_BUF ((TAP_FRAME_MAX + 16 + 63) & ~63U)
-/* A link set down fails every write (EIO) until it is up again. */
-static struct log_limit write_limit;
-
 /* Read errors in a row, other than EAGAIN, before tapir gives up. */
 #define TAP_READ_ERRORS_MAX 256
 
@@ -94,19 +100,6 @@ static bool tap_read_failed(struct ctx *c, int err)
 }
 
 /**
- * queue_end() - one past the last tap queue @c reads
- * @c:		context
- *
- * Return: the end of its range, within TAPIR_MAX_QUEUES
- */
-static unsigned int queue_end(const struct ctx *c)
-{
-	unsigned int end = ctx_queue_first(c) + ctx_queue_count(c);
-
-	return end < TAPIR_MAX_QUEUES ? end : TAPIR_MAX_QUEUES;
-}
-
-/**
  * queue_of() - the queue index of a tap fd
  * @c:		context
  * @fd:		one of @c->tapfd
@@ -115,7 +108,7 @@ static unsigned int queue_end(const struct ctx *c)
  */
 static unsigned int queue_of(const struct ctx *c, int fd)
 {
-	for (unsigned int q = ctx_queue_first(c); q < queue_end(c); q++)
+	for (unsigned int q = ctx_queue_first(c); q < ctx_queue_end(c); q++)
 		if (c->tapfd[q] == fd)
 			return q;
 	return ctx_queue_first(c);
@@ -317,7 +310,7 @@ int tapio_start(struct ctx *c)
 		          c->tap.ifname);
 		return -1;
 	}
-	for (unsigned int i = ctx_queue_first(c); i < queue_end(c); i++) {
+	for (unsigned int i = ctx_queue_first(c); i < ctx_queue_end(c); i++) {
 		int fl = fcntl(c->tapfd[i], F_GETFL);
 
 		if (fl < 0 || fcntl(c->tapfd[i], F_SETFL, fl | O_NONBLOCK)) {
@@ -341,7 +334,7 @@ int tapio_start(struct ctx *c)
  */
 void tapio_stop_reading(struct ctx *c)
 {
-	for (unsigned int i = ctx_queue_first(c); i < queue_end(c); i++)
+	for (unsigned int i = ctx_queue_first(c); i < ctx_queue_end(c); i++)
 		if (c->tap_ev[i])
 			event_del(c->tap_ev[i]);
 }
@@ -352,7 +345,7 @@ void tapio_stop_reading(struct ctx *c)
  */
 void tapio_stop(struct ctx *c)
 {
-	for (unsigned int i = ctx_queue_first(c); i < queue_end(c); i++) {
+	for (unsigned int i = ctx_queue_first(c); i < ctx_queue_end(c); i++) {
 		if (c->tap_ev[i])
 			event_free(c->tap_ev[i]);
 		c->tap_ev[i] = NULL;
@@ -362,96 +355,4 @@ void tapio_stop(struct ctx *c)
 	}
 	free(c->tap_rx);
 	c->tap_rx = NULL;
-}
-
-/**
- * tap_write() - write one frame to the tap, count and capture it
- * @c:		context; the frame goes out on queue @c->queue
- * @v:		with vnet headers, the header in @v[0]; then the frame
- * @n:		entries in @v
- *
- * Frames that can't be written are counted as drops: the guest's TCP or
- * the application recovers, and blocking here would stall every other
- * flow.
- *
- * Return: 0 on success, -1 if the frame was dropped
- */
-static int tap_write(struct ctx *c, const struct iovec *v, int n)
-{
-	const struct iovec *frame = c->vnet_len ? v + 1 : v;
-	int k = c->vnet_len ? n - 1 : n;
-	unsigned int q = c->queue;
-	size_t len = 0;
-
-	if (q < ctx_queue_first(c) || q >= queue_end(c))
-		q = ctx_queue_first(c);
-	if (writev(c->tapfd[q], v, n) < 0) {
-		c->stats.drops[DROP_TAP_WRITE]++;
-		if (log_debug_enabled)
-			err_limited(&write_limit, errno, "write to tap %s",
-			            c->tap.ifname);
-		return -1;
-	}
-	for (int i = 0; i < k; i++)
-		len += frame[i].iov_len;
-	c->stats.tap_tx_frames++;
-	c->stats.tap_tx_bytes += len;
-	c->stats.queues[q].tx_frames++;
-	c->stats.queues[q].tx_bytes += len;
-	if (c->pcap)
-		pcap_frame_iov(c, frame, k);
-	return 0;
-}
-
-/**
- * tap_send() - write one frame (with its vnet header) to the tap
- * @c:		context
- * @vh:		GSO/checksum metadata, or NULL for a plain, complete frame
- * @iov:	the frame, starting with the Ethernet header
- * @iovcnt:	entries in @iov, at most 14
- *
- * The frame goes out on queue @c->queue. A tap fd takes exactly one frame
- * per write. Network conditions may hold it for later or drop it
- * (cond.c), which counts as sent.
- *
- * Return: 0 on success, -1 if the frame was dropped (tap_write())
- */
-int tap_send(struct ctx *c, const struct virtio_net_hdr *vh,
-             const struct iovec *iov, int iovcnt)
-{
-	/* The tap may take 10 or 12 header bytes (num_buffers after the
-	 * basic header): send ours with zeros after it, never stack bytes.
-	 */
-	struct virtio_net_hdr_mrg_rxbuf hdr = {0};
-	struct iovec v[16];
-	int n = 0;
-
-	if (iovcnt > 14 || c->vnet_len > sizeof(hdr))
-		return -1;
-	if (c->vnet_len) {
-		if (vh)
-			hdr.hdr = *vh;
-		v[n].iov_base = &hdr;
-		v[n++].iov_len = c->vnet_len;
-	}
-	for (int i = 0; i < iovcnt; i++)
-		v[n++] = iov[i];
-	if (cond_active() && cond_frame(c, COND_TO_GUEST, v, n))
-		return 0;
-	return tap_write(c, v, n);
-}
-
-/**
- * tap_write_held() - write a frame that the conditions held until now
- * @c:		context, @c->queue the queue it was meant for
- * @buf:	vnet header, then the frame
- * @len:	bytes at @buf
- */
-void tap_write_held(struct ctx *c, uint8_t *buf, size_t len)
-{
-	struct iovec v[2] = {
-	        {.iov_base = buf, .iov_len = c->vnet_len},
-	        {.iov_base = buf + c->vnet_len, .iov_len = len - c->vnet_len}};
-
-	(void)tap_write(c, c->vnet_len ? v : v + 1, c->vnet_len ? 2 : 1);
 }
