@@ -26,7 +26,6 @@
 #include "janitor.h"
 #include "log.h"
 #include "thread.h"
-#include "seccomp.h"
 
 /* What the API socket calls once running (seccomp.c allows exactly the
  * union of these lists): connections, get_info's pid and kernel release.

@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "seccomp.h"
 #include "clock.h"
 
 /* The only syscall of the clock once running (usually served by the vDSO,

@@ -21,7 +21,6 @@
 #include "clock.h"
 #include "cond_internal.h"
 #include "log.h"
-#include "seccomp.h"
 
 /* Arming the timer, once running; it is read with read(). */
 const char *const cond_syscalls[] = {"timerfd_settime", NULL};

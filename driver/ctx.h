@@ -12,7 +12,6 @@
 #include "opts.h"
 #include "ipc/msg.h"
 #include "stats.h"
-#include "thread.h"
 
 struct event_base;
 struct event;
@@ -38,6 +37,24 @@ struct thread_set;
 struct flow_owners;
 struct frame;
 struct pkt;
+
+/**
+ * enum handoff - how the frame a thread handles came to it
+ * @HANDOFF_NONE:	read from the thread's own tap queue
+ * @HANDOFF_OWNER:	passed on by its reader: this thread owns its flow
+ * @HANDOFF_PLACED:	a SYN whose connection placement put on this thread
+ * @HANDOFF_MAIN:	passed to the main thread, which alone keeps the
+ *			state it needs (DHCP leases, router adverts)
+ *
+ * A frame is passed at most once: one that arrived by a hand-off is
+ * handled where it is, whatever it finds there.
+ */
+enum handoff {
+	HANDOFF_NONE,
+	HANDOFF_OWNER,
+	HANDOFF_PLACED,
+	HANDOFF_MAIN,
+};
 
 /**
  * struct ctx - the running driver

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "clock.h"
-#include "seccomp.h"
+#include "outbound.h"
 #include "dns.h"
 #include "inany.h"
 #include "log.h"
@@ -287,7 +287,7 @@ static bool reachable(const struct ctx *c, const union sockaddr_inany *sa)
 	if (fd < 0)
 		return true;
 	/* A refused --outbound-addr bind is the flow's to report. */
-	ok = fwd_bind_outbound(c, fd, family) || !connect(fd, &sa->sa, len);
+	ok = outbound_bind(c, fd, family) || !connect(fd, &sa->sa, len);
 	close(fd);
 	return ok;
 }

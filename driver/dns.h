@@ -9,7 +9,7 @@
 #include <netinet/in.h>
 
 #include "ctx.h"
-#include "fwd.h"
+#include "inany.h"
 
 /* As glibc (MAXNS): later nameserver lines are ignored. */
 #define DNS_MAX_SERVERS 3

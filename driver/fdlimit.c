@@ -27,7 +27,6 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "seccomp.h"
 #include "fdlimit.h"
 #include "log.h"
 

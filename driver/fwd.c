@@ -15,30 +15,6 @@
 #include "log.h"
 
 /**
- * sockaddr_from_inany() - build a host socket address
- * @sa:		filled
- * @salen:	filled with its length
- * @addr:	address; IPv4-mapped gives an AF_INET address
- * @port:	port, host order
- */
-void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
-                         const struct in6_addr *addr, uint16_t port)
-{
-	memset(sa, 0, sizeof(*sa));
-	if (inany_is_v4(addr)) {
-		sa->sa4.sin_family = AF_INET;
-		sa->sa4.sin_addr = inany_v4(addr);
-		sa->sa4.sin_port = htons(port);
-		*salen = sizeof(sa->sa4);
-	} else {
-		sa->sa6.sin6_family = AF_INET6;
-		sa->sa6.sin6_addr = *addr;
-		sa->sa6.sin6_port = htons(port);
-		*salen = sizeof(sa->sa6);
-	}
-}
-
-/**
  * forbidden_destination() - addresses no guest packet may reach directly
  * @a:		destination as the guest sent it
  *
@@ -282,33 +258,6 @@ bool fwd_ns_loopback(const union sockaddr_inany *sa, struct in6_addr *lo)
 		return false;
 	inany_from_v4(lo, lo4);
 	return true;
-}
-
-/**
- * fwd_bind_outbound() - bind a new host socket to --outbound-addr{,6}
- * @c:		context
- * @fd:		unbound socket
- * @family:	its family
- *
- * Return: 0 on success or when no outbound address applies, -errno
- */
-int fwd_bind_outbound(const struct ctx *c, int fd, int family)
-{
-	union sockaddr_inany sa = {0};
-	socklen_t len;
-
-	if (family == AF_INET && c->o->outbound4_set) {
-		sa.sa4.sin_family = AF_INET;
-		sa.sa4.sin_addr = c->o->outbound4;
-		len = sizeof(sa.sa4);
-	} else if (family == AF_INET6 && c->o->outbound6_set) {
-		sa.sa6.sin6_family = AF_INET6;
-		sa.sa6.sin6_addr = c->o->outbound6;
-		len = sizeof(sa.sa6);
-	} else {
-		return 0;
-	}
-	return bind(fd, &sa.sa, len) ? -errno : 0;
 }
 
 /**

@@ -9,20 +9,9 @@
 #include <sys/socket.h>
 
 #include "ctx.h"
+#include "inany.h"
 
 struct pkt;
-
-/**
- * union sockaddr_inany - a host socket address of either family
- * @sa:		generic view
- * @sa4:	IPv4
- * @sa6:	IPv6
- */
-union sockaddr_inany {
-	struct sockaddr sa;
-	struct sockaddr_in sa4;
-	struct sockaddr_in6 sa6;
-};
 
 enum fwd_verdict {
 	FWD_OK,          /* connect or send to the returned address */
@@ -38,9 +27,6 @@ int fwd_outbound_or_reject(struct ctx *c, const struct pkt *p, uint16_t dport,
 void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
                       struct in6_addr *addr, uint16_t *port);
 bool fwd_ns_loopback(const union sockaddr_inany *sa, struct in6_addr *lo);
-int fwd_bind_outbound(const struct ctx *c, int fd, int family);
-void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
-                         const struct in6_addr *addr, uint16_t port);
 
 void fwd_reset_close(int fd);
 void fwd_reset_on_close(int fd);

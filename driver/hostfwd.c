@@ -25,7 +25,6 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "seccomp.h"
 #include "fdlimit.h"
 #include "fwd.h"
 #include "hostfwd.h"

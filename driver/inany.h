@@ -6,7 +6,9 @@
 
 #include <stdbool.h>
 #include <string.h>
+#include <stdint.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 /**
  * inany_from_v4() - store an IPv4 address as IPv4-mapped IPv6
@@ -79,5 +81,20 @@ static inline bool in6_same_prefix(const struct in6_addr *a,
 	}
 	return true;
 }
+
+/**
+ * union sockaddr_inany - a host socket address of either family
+ * @sa:		generic view
+ * @sa4:	IPv4
+ * @sa6:	IPv6
+ */
+union sockaddr_inany {
+	struct sockaddr sa;
+	struct sockaddr_in sa4;
+	struct sockaddr_in6 sa6;
+};
+
+void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
+                         const struct in6_addr *addr, uint16_t port);
 
 #endif /* TAPIR_INANY_H */

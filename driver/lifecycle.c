@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <event2/event.h>
 
-#include "seccomp.h"
 #include "janitor.h"
 #include "lifecycle.h"
 #include "log.h"

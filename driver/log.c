@@ -36,7 +36,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "seccomp.h"
 #include "clock.h"
 #include "log.h"
 

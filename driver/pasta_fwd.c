@@ -19,7 +19,6 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "seccomp.h"
 #include "fdlimit.h"
 #include "hostfwd.h"
 #include "inany.h"

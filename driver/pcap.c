@@ -8,7 +8,6 @@
 #include <time.h>
 #include <event2/event.h>
 
-#include "seccomp.h"
 #include "log.h"
 #include "pcap.h"
 

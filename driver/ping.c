@@ -13,7 +13,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "seccomp.h"
+#include "outbound.h"
 #include "csum.h"
 #include "flow.h"
 #include "fwd.h"
@@ -251,7 +251,7 @@ static struct ping_flow *ping_flow_new(struct ctx *c, const struct pkt *p,
 		ping_socket_failed(c, errno);
 		goto fail;
 	}
-	if ((ret = fwd_bind_outbound(c, f->fd, family))) {
+	if ((ret = outbound_bind(c, f->fd, family))) {
 		c->stats.drops[DROP_SOCKET]++;
 		debug_msg("bind ping socket to outbound address: %s",
 		          strerror(-ret));

@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include <sys/random.h>
 
-#include "seccomp.h"
 #include "clock.h"
 #include "seed.h"
 

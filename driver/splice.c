@@ -28,7 +28,6 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "seccomp.h"
 #include "fwd.h"
 #include "hostfwd.h"
 #include "log.h"

@@ -17,7 +17,6 @@
 #include <netinet/in.h>
 #include <event2/event.h>
 
-#include "seccomp.h"
 #include "cond.h"
 #include "eth.h"
 #include "log.h"

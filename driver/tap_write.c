@@ -16,7 +16,6 @@
 #include "cond.h"
 #include "log.h"
 #include "pcap.h"
-#include "seccomp.h"
 #include "tap_write.h"
 
 /* Syscalls of writing frames, once running. */

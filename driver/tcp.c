@@ -25,8 +25,8 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "seccomp.h"
 #include "clock.h"
+#include "outbound.h"
 #include "fwd.h"
 #include "icmp.h"
 #include "inany.h"
@@ -381,7 +381,7 @@ static int host_socket(struct ctx *c, struct tcp_conn *conn, int family)
 		            conn->flow.key.fport);
 		return err;
 	}
-	err = -fwd_bind_outbound(c, conn->fd, family);
+	err = -outbound_bind(c, conn->fd, family);
 	if (err) {
 		err_limited(&limit, err,
 		            "tcp: bind outbound address for "

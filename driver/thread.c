@@ -32,7 +32,6 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "ping.h"
-#include "seccomp.h"
 #include "seed.h"
 #include "tap_read.h"
 #include "tap_write.h"

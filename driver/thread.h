@@ -17,24 +17,6 @@ struct cond_out;
 extern const struct cond_out thread_cond_out;
 
 /**
- * enum handoff - how the frame a thread handles came to it
- * @HANDOFF_NONE:	read from the thread's own tap queue
- * @HANDOFF_OWNER:	passed on by its reader: this thread owns its flow
- * @HANDOFF_PLACED:	a SYN whose connection placement put on this thread
- * @HANDOFF_MAIN:	passed to the main thread, which alone keeps the
- *			state it needs (DHCP leases, router adverts)
- *
- * A frame is passed at most once: one that arrived by a hand-off is
- * handled where it is, whatever it finds there.
- */
-enum handoff {
-	HANDOFF_NONE,
-	HANDOFF_OWNER,
-	HANDOFF_PLACED,
-	HANDOFF_MAIN,
-};
-
-/**
  * typedef threads_stats_fn - called with every thread's counters added up
  * @arg:	what threads_stats_ask() was given
  * @sum:	the counters

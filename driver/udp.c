@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "seccomp.h"
 #include "csum.h"
+#include "outbound.h"
 #include "dhcp.h"
 #include "dns.h"
 #include "icmp.h"
@@ -498,7 +498,7 @@ static int flow_connect(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 	f->fd = fd;
 	f->own_fd = true;
 	f->errqueue = udp_sock_tune(fd);
-	if ((ret = fwd_bind_outbound(c, fd, sa->sa.sa_family))) {
+	if ((ret = outbound_bind(c, fd, sa->sa.sa_family))) {
 		debug_msg("udp: bind outbound address for %s port %u: %s",
 		          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,
 		          strerror(-ret));
