@@ -21,11 +21,11 @@
 #include <sys/un.h>
 #include <event2/event.h>
 
-#include "api.h"
-#include "fdlimit.h"
-#include "janitor.h"
-#include "log.h"
-#include "thread.h"
+#include "driver/api/api.h"
+#include "driver/host/fdlimit.h"
+#include "driver/sandbox/janitor.h"
+#include "driver/core/log.h"
+#include "driver/thread/thread.h"
 
 /* What the API socket calls once running (seccomp.c allows exactly the
  * union of these lists): connections, get_info's pid and kernel release.

@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ctx.h"
-#include "hostfwd.h"
+#include "driver/core/ctx.h"
+#include "driver/fwd/hostfwd.h"
 
 /* Longest request, in bytes: slirp4netns reads one 4096-byte buffer and
  * refuses a full one.

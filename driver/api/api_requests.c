@@ -15,14 +15,14 @@
 #include <sys/utsname.h>
 #include <jansson.h>
 
-#include "api.h"
-#include "cond.h"
-#include "inany.h"
-#include "stats.h"
-#include "thread.h"
-#include "probe.h"
-#include "tcp.h"
-#include "version.h"
+#include "driver/api/api.h"
+#include "driver/cond/cond.h"
+#include "driver/core/inany.h"
+#include "driver/core/stats.h"
+#include "driver/thread/thread.h"
+#include "driver/host/probe.h"
+#include "driver/tcp/tcp.h"
+#include "driver/host/version.h"
 #include "ipc/msg.h"
 
 /* slirp4netns skips a UTF-8 byte order mark before the JSON text. */

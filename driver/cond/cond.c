@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "cond_internal.h"
-#include "log.h"
-#include "seed.h"
+#include "driver/core/clock.h"
+#include "driver/cond/cond_internal.h"
+#include "driver/core/log.h"
+#include "driver/core/seed.h"
 
 /**
  * rng_next() - the thread's next random 64 bits (xorshift64*)

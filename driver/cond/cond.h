@@ -10,8 +10,8 @@
 #include <netinet/in.h>
 #include <sys/uio.h>
 
-#include "cond_spec.h"
-#include "ctx.h"
+#include "driver/cond/cond_spec.h"
+#include "driver/core/ctx.h"
 
 /* Built with the conditions, unless `make nocond` (-DTAPIR_NO_CONDITIONS)
  * leaves them out, to measure what having them costs when none is set.

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "cond.h"
+#include "driver/cond/cond.h"
 
 /* Old FIFOs a thread keeps draining after the rules changed, per
  * direction; past that, they merge (cond_line.c).

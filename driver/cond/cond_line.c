@@ -18,9 +18,9 @@
 #include <sys/timerfd.h>
 #include <event2/event.h>
 
-#include "clock.h"
-#include "cond_internal.h"
-#include "log.h"
+#include "driver/core/clock.h"
+#include "driver/cond/cond_internal.h"
+#include "driver/core/log.h"
 
 /* Arming the timer, once running; it is read with read(). */
 const char *const cond_syscalls[] = {"timerfd_settime", NULL};

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <linux/virtio_net.h>
 
-#include "cond_internal.h"
-#include "inany.h"
-#include "seed.h"
+#include "driver/cond/cond_internal.h"
+#include "driver/core/inany.h"
+#include "driver/core/seed.h"
 
 /* Partitions remembered for the frames held before them (cond_cut()). */
 #define COND_CUTS_MAX 8

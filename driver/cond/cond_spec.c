@@ -18,9 +18,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "parse.h"
-#include "cond_spec.h"
-#include "inany.h"
+#include "driver/core/parse.h"
+#include "driver/cond/cond_spec.h"
+#include "driver/core/inany.h"
 
 /* Longest rule string, and longest value of one key. */
 #define COND_SPEC_MAX 512

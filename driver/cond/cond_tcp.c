@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
-#include "clock.h"
-#include "cond_internal.h"
+#include "driver/core/clock.h"
+#include "driver/cond/cond_internal.h"
 
 /* What a connection under a rate sends at once: that rate's worth of this
  * long, at least COND_SEND_MIN (a few segments: pacing, while headers stay

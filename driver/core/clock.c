@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "clock.h"
+#include "driver/core/clock.h"
 
 /* The only syscall of the clock once running (usually served by the vDSO,
  * which seccomp never sees, but a kernel without one makes the call).

@@ -3,7 +3,7 @@
 
 #include <arpa/inet.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 /**
  * ctx_set_addresses() - take the virtual network's addresses from the options

@@ -9,9 +9,9 @@
 #include <netinet/in.h>
 #include <sys/types.h>
 
-#include "opts.h"
+#include "driver/core/opts.h"
 #include "ipc/msg.h"
-#include "stats.h"
+#include "driver/core/stats.h"
 
 struct event_base;
 struct event;

@@ -3,7 +3,7 @@
 
 #include <arpa/inet.h>
 
-#include "inany.h"
+#include "driver/core/inany.h"
 
 /**
  * sockaddr_from_inany() - build a host socket address

@@ -36,8 +36,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "clock.h"
-#include "log.h"
+#include "driver/core/clock.h"
+#include "driver/core/log.h"
 
 /* Syscalls of a message, once running (the lock's futex is every
  * program's).

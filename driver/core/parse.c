@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "parse.h"
+#include "driver/core/parse.h"
 
 /**
  * parse_uint() - parse a whole decimal string within bounds

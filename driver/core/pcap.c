@@ -8,8 +8,8 @@
 #include <time.h>
 #include <event2/event.h>
 
-#include "log.h"
-#include "pcap.h"
+#include "driver/core/log.h"
+#include "driver/core/pcap.h"
 
 /* Syscalls of writing the capture, once running. */
 const char *const pcap_syscalls[] = {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <sys/uio.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 int pcap_open(struct ctx *c, const char *path);
 void pcap_frame(struct ctx *c, const void *data, size_t len);

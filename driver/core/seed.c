@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <sys/random.h>
 
-#include "clock.h"
-#include "seed.h"
+#include "driver/core/clock.h"
+#include "driver/core/seed.h"
 
 /* getrandom() is called at start-up, but a table may be created later. */
 const char *const seed_syscalls[] = {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - datapath counters: names for reports */
 
-#include "stats.h"
+#include "driver/core/stats.h"
 
 static const char *const drop_names[DROP_REASONS] = {
         [DROP_SHORT_FRAME] = "short_frame",

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "opts.h"
+#include "driver/core/opts.h"
 
 enum drop_reason {
 	DROP_SHORT_FRAME,  /* shorter than its headers */

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <sanitizer/asan_interface.h>
 
-#include "ctx.h"
-#include "flow.h"
-#include "flow_owner.h"
-#include "log.h"
-#include "seed.h"
+#include "driver/core/ctx.h"
+#include "driver/flow/flow.h"
+#include "driver/flow/flow_owner.h"
+#include "driver/core/log.h"
+#include "driver/core/seed.h"
 
 _Static_assert(sizeof(struct flow_common) % 8 == 0,
                "protocol fields after the common part stay aligned");

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-#include "flow_key.h"
+#include "driver/flow/flow_key.h"
 
 struct ctx;
 

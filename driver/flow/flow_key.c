@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "flow_key.h"
+#include "driver/flow/flow_key.h"
 
 /**
  * mix64() - finalise a 64-bit hash (splitmix64's mixer)

@@ -26,10 +26,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "ctx.h"
-#include "flow_key.h"
-#include "flow_owner.h"
-#include "seed.h"
+#include "driver/core/ctx.h"
+#include "driver/flow/flow_key.h"
+#include "driver/flow/flow_owner.h"
+#include "driver/core/seed.h"
 
 /**
  * struct owner_entry - one key and its thread

@@ -7,12 +7,12 @@
 #include <arpa/inet.h>
 #include <netinet/ip_icmp.h>
 
-#include "dns.h"
-#include "fwd.h"
-#include "icmp.h"
-#include "inany.h"
-#include "ip.h"
-#include "log.h"
+#include "driver/host/dns.h"
+#include "driver/flow/fwd.h"
+#include "driver/stack/icmp.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/core/log.h"
 
 /**
  * forbidden_destination() - addresses no guest packet may reach directly

@@ -8,8 +8,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "ctx.h"
-#include "inany.h"
+#include "driver/core/ctx.h"
+#include "driver/core/inany.h"
 
 struct pkt;
 

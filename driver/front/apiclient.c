@@ -20,9 +20,9 @@
 #include <sys/un.h>
 #include <jansson.h>
 
-#include "clock.h"
-#include "apiclient.h"
-#include "log.h"
+#include "driver/core/clock.h"
+#include "driver/front/apiclient.h"
+#include "driver/core/log.h"
 
 /* send_request(): the server answered before it took the whole request. */
 #define SEND_ANSWERED 1

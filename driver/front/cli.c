@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cond_spec.h"
-#include "cond.h"
-#include "log.h"
-#include "parse.h"
-#include "version.h"
+#include "driver/front/cli.h"
+#include "driver/cond/cond_spec.h"
+#include "driver/cond/cond.h"
+#include "driver/core/log.h"
+#include "driver/core/parse.h"
+#include "driver/host/version.h"
 
 /* Where `make install` puts the docs that --help cites (the Makefile's
  * DOCDIR).

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "opts.h"
+#include "driver/core/opts.h"
 
 /* Returned by cli_parse() when --help or --version was handled. */
 #define CLI_EXIT_OK 1

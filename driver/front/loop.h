@@ -4,7 +4,7 @@
 #ifndef TAPIR_LOOP_H
 #define TAPIR_LOOP_H
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 int loop_prepare(struct ctx *c, const struct opts *o);
 int loop_run(struct ctx *c);

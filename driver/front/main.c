@@ -4,14 +4,14 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "apiclient.h"
-#include "cli.h"
-#include "fds.h"
-#include "log.h"
-#include "loop.h"
-#include "pasta.h"
-#include "run.h"
-#include "runas.h"
+#include "driver/front/apiclient.h"
+#include "driver/front/cli.h"
+#include "driver/sandbox/fds.h"
+#include "driver/core/log.h"
+#include "driver/front/loop.h"
+#include "driver/front/pasta.h"
+#include "driver/front/run.h"
+#include "driver/sandbox/runas.h"
 
 /**
  * attach_main() - tapir [OPTION]... PID|PATH TAPNAME

@@ -23,20 +23,20 @@
 #include <arpa/inet.h>
 #include <sys/wait.h>
 
-#include "cli.h"
-#include "ctx.h"
-#include "fds.h"
-#include "isolation.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "netlink.h"
-#include "loop.h"
-#include "pasta.h"
-#include "pasta_apply.h"
-#include "pasta_cli.h"
-#include "run.h"
-#include "runas.h"
-#include "version.h"
+#include "driver/front/cli.h"
+#include "driver/core/ctx.h"
+#include "driver/sandbox/fds.h"
+#include "driver/sandbox/isolation.h"
+#include "driver/host/lifecycle.h"
+#include "driver/core/log.h"
+#include "driver/host/netlink.h"
+#include "driver/front/loop.h"
+#include "driver/front/pasta.h"
+#include "driver/front/pasta_apply.h"
+#include "driver/front/pasta_cli.h"
+#include "driver/front/run.h"
+#include "driver/sandbox/runas.h"
+#include "driver/host/version.h"
 
 /**
  * classful_prefix() - the prefix length pasta takes for -a without -n

@@ -18,8 +18,8 @@
 #include <net/if.h>
 #include <sys/socket.h>
 
-#include "log.h"
-#include "pasta_apply.h"
+#include "driver/core/log.h"
+#include "driver/front/pasta_apply.h"
 
 /**
  * outbound_if() - --outbound-if4 or --outbound-if6: the interface's address

@@ -4,8 +4,8 @@
 #ifndef TAPIR_PASTA_APPLY_H
 #define TAPIR_PASTA_APPLY_H
 
-#include "cli.h"
-#include "pasta_cli.h"
+#include "driver/front/cli.h"
+#include "driver/front/pasta_cli.h"
 
 int pasta_apply(const struct pasta_opts *po, struct opts *o);
 int pasta_copy_ifindex(const struct pasta_opts *po, int family);

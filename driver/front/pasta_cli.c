@@ -23,11 +23,11 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "cli.h"
-#include "log.h"
-#include "parse.h"
-#include "pasta_cli.h"
-#include "pasta_ports.h"
+#include "driver/front/cli.h"
+#include "driver/core/log.h"
+#include "driver/core/parse.h"
+#include "driver/front/pasta_cli.h"
+#include "driver/front/pasta_ports.h"
 
 enum {
 	OPT_CONFIG_NET = 256,

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "opts.h"
+#include "driver/core/opts.h"
 
 int pasta_cli_parse(int argc, char **argv, struct pasta_opts *po);
 void pasta_cli_usage(FILE *f);

@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inany.h"
-#include "pasta_ports.h"
+#include "driver/core/inany.h"
+#include "driver/front/pasta_ports.h"
 
 #define PORTS 65536
 

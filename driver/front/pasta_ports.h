@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "opts.h"
+#include "driver/core/opts.h"
 
 int pasta_ports_parse(struct pasta_ports *pp, const char *spec, char *why,
                       size_t whylen);

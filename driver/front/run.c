@@ -15,15 +15,15 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include "cli.h"
-#include "fds.h"
-#include "janitor.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "loop.h"
-#include "run.h"
-#include "runas.h"
-#include "seccomp.h"
+#include "driver/front/cli.h"
+#include "driver/sandbox/fds.h"
+#include "driver/sandbox/janitor.h"
+#include "driver/host/lifecycle.h"
+#include "driver/core/log.h"
+#include "driver/front/loop.h"
+#include "driver/front/run.h"
+#include "driver/sandbox/runas.h"
+#include "driver/sandbox/seccomp.h"
 
 /* Syscalls of tapir run once running: the command's end. Its resolv.conf
  * is removed by the janitor (janitor.c).

@@ -25,19 +25,19 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "fdlimit.h"
-#include "fwd.h"
-#include "hostfwd.h"
-#include "opts.h"
-#include "inany.h"
-#include "log.h"
-#include "nssock.h"
-#include "cond.h"
-#include "splice.h"
-#include "splicewait.h"
-#include "tcp.h"
-#include "thread.h"
-#include "udp.h"
+#include "driver/host/fdlimit.h"
+#include "driver/flow/fwd.h"
+#include "driver/fwd/hostfwd.h"
+#include "driver/core/opts.h"
+#include "driver/core/inany.h"
+#include "driver/core/log.h"
+#include "driver/host/nssock.h"
+#include "driver/cond/cond.h"
+#include "driver/fwd/splice.h"
+#include "driver/fwd/splicewait.h"
+#include "driver/tcp/tcp.h"
+#include "driver/thread/thread.h"
+#include "driver/udp/udp.h"
 
 /* Syscalls the forwards make once running: listeners added through the
  * API, accepted connections, datagrams on UDP forwards.

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-#include "ctx.h"
-#include "nssock.h"
+#include "driver/core/ctx.h"
+#include "driver/host/nssock.h"
 
 struct splice_state;
 

@@ -27,18 +27,18 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "clock.h"
-#include "fdlimit.h"
-#include "hostfwd.h"
-#include "inany.h"
-#include "log.h"
-#include "nsfwd.h"
-#include "nssock.h"
-#include "pasta_fwd.h"
-#include "opts.h"
-#include "portscan.h"
-#include "splice.h"
-#include "udpsplice.h"
+#include "driver/core/clock.h"
+#include "driver/host/fdlimit.h"
+#include "driver/fwd/hostfwd.h"
+#include "driver/core/inany.h"
+#include "driver/core/log.h"
+#include "driver/fwd/nsfwd.h"
+#include "driver/host/nssock.h"
+#include "driver/fwd/pasta_fwd.h"
+#include "driver/core/opts.h"
+#include "driver/fwd/portscan.h"
+#include "driver/fwd/splice.h"
+#include "driver/fwd/udpsplice.h"
 
 /* Connections accepted per callback before yielding to the loop. */
 #define NSFWD_ACCEPT_BATCH 16

@@ -6,9 +6,9 @@
 
 #include <stdbool.h>
 
-#include "ctx.h"
-#include "opts.h"
-#include "portscan.h"
+#include "driver/core/ctx.h"
+#include "driver/core/opts.h"
+#include "driver/fwd/portscan.h"
 
 int nsfwd_start(struct ctx *c, const struct pasta_ports *tcp,
                 const struct pasta_ports *udp);

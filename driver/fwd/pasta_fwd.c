@@ -19,15 +19,15 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "fdlimit.h"
-#include "hostfwd.h"
-#include "inany.h"
-#include "log.h"
-#include "nshelper.h"
-#include "nsfwd.h"
-#include "opts.h"
-#include "pasta_fwd.h"
-#include "portscan.h"
+#include "driver/host/fdlimit.h"
+#include "driver/fwd/hostfwd.h"
+#include "driver/core/inany.h"
+#include "driver/core/log.h"
+#include "driver/host/nshelper.h"
+#include "driver/fwd/nsfwd.h"
+#include "driver/core/opts.h"
+#include "driver/fwd/pasta_fwd.h"
+#include "driver/fwd/portscan.h"
 
 /* Syscalls of the rescan, once running (forwards: hostfwd.c's). */
 const char *const pasta_fwd_syscalls[] = {"pread64", NULL};

@@ -4,7 +4,7 @@
 #ifndef TAPIR_PASTA_FWD_H
 #define TAPIR_PASTA_FWD_H
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 /* How often "auto" rescans the namespace's sockets, as pasta does. */
 #define PASTA_FWD_SCAN_MS 1000

@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <netinet/in.h>
 
-#include "inany.h"
-#include "portscan.h"
+#include "driver/core/inany.h"
+#include "driver/fwd/portscan.h"
 
 /* A line of any of the four tables is well under this; longer ones are
  * skipped whole.

@@ -28,11 +28,11 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "fwd.h"
-#include "hostfwd.h"
-#include "log.h"
-#include "nssock.h"
-#include "splice.h"
+#include "driver/flow/fwd.h"
+#include "driver/fwd/hostfwd.h"
+#include "driver/core/log.h"
+#include "driver/host/nssock.h"
+#include "driver/fwd/splice.h"
 
 /* Syscalls of spliced connections, once running. */
 const char *const splice_syscalls[] = {

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 /* Spliced connections at most; each holds 2 sockets and 2 pipes. */
 #define SPLICE_MAX_CONNS 2048

@@ -17,11 +17,11 @@
 #include <string.h>
 #include <event2/event.h>
 
-#include "clock.h"
-#include "log.h"
-#include "nssock.h"
-#include "splice.h"
-#include "splicewait.h"
+#include "driver/core/clock.h"
+#include "driver/core/log.h"
+#include "driver/host/nssock.h"
+#include "driver/fwd/splice.h"
+#include "driver/fwd/splicewait.h"
 
 /**
  * struct waiter - a client waiting for a namespace socket

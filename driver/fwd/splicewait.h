@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-#include "ctx.h"
-#include "fwd.h"
+#include "driver/core/ctx.h"
+#include "driver/flow/fwd.h"
 
 /* Clients that may wait at once; more are not spliced. */
 #define SPLICE_WAIT_MAX 256

@@ -22,14 +22,15 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "clock.h"
-#include "flow.h"
-#include "hostfwd.h"
-#include "inany.h"
-#include "log.h"
-#include "nssock.h"
-#include "stats.h"
-#include "udpsplice.h"
+#include "driver/core/list.h"
+#include "driver/core/clock.h"
+#include "driver/flow/flow.h"
+#include "driver/fwd/hostfwd.h"
+#include "driver/core/inany.h"
+#include "driver/core/log.h"
+#include "driver/host/nssock.h"
+#include "driver/core/stats.h"
+#include "driver/fwd/udpsplice.h"
 
 /* Syscalls of the spliced UDP flows: host sockets made and connected,
  * datagrams both ways.
@@ -54,8 +55,7 @@ const char *const usplice_syscalls[] = {
  * @fd:		our socket on the other side, connected to the target
  * @ev:		read event on @fd
  * @last_s:	clock_s() of the last datagram either way
- * @prev:	the next less recently used flow of the direction, or NULL
- * @next:	the next more recently used one, or NULL
+ * @lru:	its links in its direction's recency list
  */
 struct usplice_flow {
 	struct flow_common flow;
@@ -65,8 +65,7 @@ struct usplice_flow {
 	int fd;
 	struct event *ev;
 	uint64_t last_s;
-	struct usplice_flow *prev;
-	struct usplice_flow *next;
+	struct list_node lru;
 };
 
 _Static_assert(sizeof(struct usplice_flow) <= FLOW_ENTRY_SIZE,
@@ -80,15 +79,13 @@ _Static_assert(sizeof(struct usplice_flow) <= FLOW_ENTRY_SIZE,
  *		table, so that the container's clients can't crowd out the
  *		host's, nor the other way round; within a half, a new
  *		client takes the place of the least recently used
- * @lru:	per direction, the least recently used flow, or NULL
- * @mru:	per direction, the most recently used flow, or NULL
+ * @lru:	per direction, the flows, least recently used first
  * @buf:	one datagram, either way
  */
 struct usplice_state {
 	struct event *sweep;
 	unsigned int flows[2];
-	struct usplice_flow *lru[2];
-	struct usplice_flow *mru[2];
+	struct list lru[2];
 	uint8_t buf[65536];
 };
 
@@ -104,21 +101,19 @@ static socklen_t peer_len(const union sockaddr_inany *sa)
 }
 
 /**
- * lru_unlink() - take a flow out of its direction's recency list
+ * oldest() - the least recently used flow of a direction
  * @s:		state
- * @f:		flow in the list
+ * @in_ns:	the direction: clients in the namespace, or on the host
+ *
+ * Return: the flow, or NULL if there is none
  */
-static void lru_unlink(struct usplice_state *s, struct usplice_flow *f)
+static struct usplice_flow *oldest(const struct usplice_state *s, bool in_ns)
 {
-	if (f->prev)
-		f->prev->next = f->next;
-	else
-		s->lru[f->in_ns] = f->next;
-	if (f->next)
-		f->next->prev = f->prev;
-	else
-		s->mru[f->in_ns] = f->prev;
-	f->prev = f->next = NULL;
+	struct list_node *n = s->lru[in_ns].head;
+
+	return n ? (struct usplice_flow *)((char *)n -
+	                                   offsetof(struct usplice_flow, lru))
+	         : NULL;
 }
 
 /**
@@ -132,13 +127,8 @@ static void flow_used(struct usplice_state *s, struct usplice_flow *f,
 {
 	f->last_s = clock_s();
 	if (linked)
-		lru_unlink(s, f);
-	f->prev = s->mru[f->in_ns];
-	if (f->prev)
-		f->prev->next = f;
-	else
-		s->lru[f->in_ns] = f;
-	s->mru[f->in_ns] = f;
+		list_unlink(&s->lru[f->in_ns], &f->lru);
+	list_append(&s->lru[f->in_ns], &f->lru);
 }
 
 /**
@@ -155,7 +145,7 @@ static void flow_free(struct ctx *c, struct usplice_flow *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	if (f->flow.hashed)
-		lru_unlink(c->usplice, f);
+		list_unlink(&c->usplice->lru[f->in_ns], &f->lru);
 	c->usplice->flows[f->in_ns]--;
 	flow_release(c->flows, &fc);
 }
@@ -324,8 +314,8 @@ static struct usplice_flow *flow_new(struct ctx *c, const struct flow_key *k,
 		 * user's sockets must not lock every other client out for
 		 * USPLICE_TIMEOUT.
 		 */
-		if (s->lru[in_ns])
-			flow_free(c, s->lru[in_ns]);
+		if (oldest(s, in_ns))
+			flow_free(c, oldest(s, in_ns));
 	}
 	f = (struct usplice_flow *)flow_alloc(c->flows, FLOW_USPLICE);
 	if (!f) {

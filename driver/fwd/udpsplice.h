@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-#include "ctx.h"
-#include "fwd.h"
+#include "driver/core/ctx.h"
+#include "driver/flow/fwd.h"
 
 /* Idle seconds before a spliced UDP flow is closed (pasta's 180). */
 #define USPLICE_TIMEOUT 180

@@ -12,12 +12,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "clock.h"
-#include "outbound.h"
-#include "dns.h"
-#include "inany.h"
-#include "log.h"
-#include "opts.h"
+#include "driver/core/clock.h"
+#include "driver/host/outbound.h"
+#include "driver/host/dns.h"
+#include "driver/core/inany.h"
+#include "driver/core/log.h"
+#include "driver/core/opts.h"
 
 /* Syscalls the resolver cache makes once running: re-reading resolv.conf,
  * if_nametoindex() for a scoped server (an AF_INET socket and

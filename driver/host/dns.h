@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <netinet/in.h>
 
-#include "ctx.h"
-#include "inany.h"
+#include "driver/core/ctx.h"
+#include "driver/core/inany.h"
 
 /* As glibc (MAXNS): later nameserver lines are ignored. */
 #define DNS_MAX_SERVERS 3

@@ -27,8 +27,8 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "fdlimit.h"
-#include "log.h"
+#include "driver/host/fdlimit.h"
+#include "driver/core/log.h"
 
 /* Syscalls of the spare fd's refusals, once running. */
 const char *const fdlimit_syscalls[] = {

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct event;
 

@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 #include <event2/event.h>
 
-#include "janitor.h"
-#include "lifecycle.h"
-#include "log.h"
+#include "driver/sandbox/janitor.h"
+#include "driver/host/lifecycle.h"
+#include "driver/core/log.h"
 
 /* Syscalls of the exit fd, signals and the target's exit, once running. */
 const char *const lifecycle_syscalls[] = {

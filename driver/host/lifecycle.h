@@ -6,7 +6,7 @@
 
 #include <sys/types.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 int lifecycle_target_exists(const struct opts *o);
 pid_t lifecycle_target_pid(const struct opts *o);

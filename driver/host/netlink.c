@@ -12,7 +12,7 @@
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
 
-#include "netlink.h"
+#include "driver/host/netlink.h"
 
 /* MNL_SOCKET_BUFFER_SIZE depends on the page size at run time (a VLA). */
 #define NL_BUF_SIZE 8192

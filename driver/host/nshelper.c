@@ -24,13 +24,13 @@
 #include <sys/wait.h>
 
 #include "ipc/channel.h"
-#include "ctx.h"
-#include "fds.h"
-#include "inany.h"
-#include "log.h"
-#include "netlink.h"
-#include "nshelper.h"
-#include "tap.h"
+#include "driver/core/ctx.h"
+#include "driver/sandbox/fds.h"
+#include "driver/core/inany.h"
+#include "driver/core/log.h"
+#include "driver/host/netlink.h"
+#include "driver/host/nshelper.h"
+#include "driver/host/tap.h"
 
 _Static_assert(NS_TABLES == CTX_NS_TABLES, "ctx.h counts the tables too");
 

@@ -4,7 +4,7 @@
 #ifndef TAPIR_NSHELPER_H
 #define TAPIR_NSHELPER_H
 
-#include "opts.h"
+#include "driver/core/opts.h"
 #include "ipc/msg.h"
 
 /* pasta mode: the namespace's socket tables, opened by the helper in it

@@ -36,13 +36,13 @@
 #include <sys/wait.h>
 #include <event2/event.h>
 
-#include "clock.h"
+#include "driver/core/clock.h"
 #include "ipc/channel.h"
-#include "isolation.h"
-#include "log.h"
-#include "nshelper.h"
-#include "nssock.h"
-#include "seccomp.h"
+#include "driver/sandbox/isolation.h"
+#include "driver/core/log.h"
+#include "driver/host/nshelper.h"
+#include "driver/host/nssock.h"
+#include "driver/sandbox/seccomp.h"
 
 /* Syscalls of the pool's side, once running: requests to the helper,
  * sockets received, a helper reaped.

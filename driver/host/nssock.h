@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 /* TCP sockets kept per address family; one helper reply carries every
  * row, and a message takes at most 253 fds (SCM_MAX_FD).

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <sys/socket.h>
 
-#include "inany.h"
-#include "outbound.h"
+#include "driver/core/inany.h"
+#include "driver/host/outbound.h"
 
 /**
  * outbound_bind() - bind a new host socket to --outbound-addr{,6}

@@ -4,7 +4,7 @@
 #ifndef TAPIR_OUTBOUND_H
 #define TAPIR_OUTBOUND_H
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 int outbound_bind(const struct ctx *c, int fd, int family);
 

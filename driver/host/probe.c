@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "probe.h"
+#include "driver/host/probe.h"
 
 /**
  * probe_tcp_peek_off() - whether this kernel has SO_PEEK_OFF for TCP

@@ -8,8 +8,8 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
-#include "netlink.h"
-#include "tap.h"
+#include "driver/host/netlink.h"
+#include "driver/host/tap.h"
 
 /**
  * tap_attach() - open /dev/net/tun and attach one queue to @ifname

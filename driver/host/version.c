@@ -6,8 +6,8 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "probe.h"
-#include "version.h"
+#include "driver/host/probe.h"
+#include "driver/host/version.h"
 
 /* "conditions": docs/conditions.md, unless built without (`make nocond`). */
 const char tapir_features[] =

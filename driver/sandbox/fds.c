@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <sys/resource.h>
 
-#include "fds.h"
-#include "log.h"
+#include "driver/sandbox/fds.h"
+#include "driver/core/log.h"
 
 /**
  * kept() - whether @fd is in @keep

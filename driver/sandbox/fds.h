@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "opts.h"
+#include "driver/core/opts.h"
 
 /* The most fds one process keeps: stdio, a few of the caller's, its own. */
 #define FDS_KEEP_MAX 64

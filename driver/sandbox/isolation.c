@@ -43,9 +43,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "isolation.h"
-#include "log.h"
-#include "runas.h"
+#include "driver/sandbox/isolation.h"
+#include "driver/core/log.h"
+#include "driver/sandbox/runas.h"
 
 /* Where the new root is built, in our own mount namespace only. */
 #define NEWROOT "/tmp"

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "opts.h"
+#include "driver/core/opts.h"
 
 bool isolation_sanitized(void);
 int isolation_sandbox(const struct opts *o);

@@ -43,11 +43,11 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "clock.h"
-#include "fds.h"
-#include "janitor.h"
-#include "log.h"
-#include "seccomp.h"
+#include "driver/core/clock.h"
+#include "driver/sandbox/fds.h"
+#include "driver/sandbox/janitor.h"
+#include "driver/core/log.h"
+#include "driver/sandbox/seccomp.h"
 
 /* tapir's side once running: the request at exit, the answer, the reaping
  * (and a janitor that doesn't answer killed).

@@ -22,8 +22,8 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 
-#include "log.h"
-#include "runas.h"
+#include "driver/core/log.h"
+#include "driver/sandbox/runas.h"
 
 /* Debian's and most distributions' nobody and nogroup. */
 #define NOBODY_UID 65534

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "opts.h"
+#include "driver/core/opts.h"
 
 void runas_default(struct opts *o, bool quiet);
 int runas_switch(const struct opts *o);

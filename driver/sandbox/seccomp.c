@@ -41,9 +41,9 @@
 #include <sys/socket.h>
 #include <seccomp.h>
 
-#include "isolation.h"
-#include "log.h"
-#include "seccomp.h"
+#include "driver/sandbox/isolation.h"
+#include "driver/core/log.h"
+#include "driver/sandbox/seccomp.h"
 
 /* What any running C program with glibc and libevent needs; tgkill() is
  * abort()'s (allow_abort()).

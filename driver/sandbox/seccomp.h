@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 int seccomp_allow_kill(pid_t pid);
 int seccomp_apply(const char *const *const *lists, size_t n);

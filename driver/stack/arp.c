@@ -7,9 +7,9 @@
 #include <net/if_arp.h>
 #include <netinet/if_ether.h>
 
-#include "arp.h"
-#include "eth.h"
-#include "tap_write.h"
+#include "driver/stack/arp.h"
+#include "driver/stack/eth.h"
+#include "driver/stack/tap_write.h"
 
 /**
  * arp_we_answer() - whether @ip is one of our virtual hosts

@@ -4,7 +4,7 @@
 #ifndef TAPIR_ARP_H
 #define TAPIR_ARP_H
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct frame;
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "csum.h"
+#include "driver/stack/csum.h"
 
 /**
  * csum_add() - add @len bytes of @buf to a running 32-bit one's sum

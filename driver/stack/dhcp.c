@@ -6,13 +6,13 @@
 #include <time.h>
 #include <arpa/inet.h>
 
-#include "clock.h"
-#include "csum.h"
-#include "dhcp.h"
-#include "inany.h"
-#include "ip.h"
-#include "log.h"
-#include "opts.h"
+#include "driver/core/clock.h"
+#include "driver/stack/csum.h"
+#include "driver/stack/dhcp.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/core/log.h"
+#include "driver/core/opts.h"
 
 #define DHCP_SERVER_PORT 67
 #define DHCP_CLIENT_PORT 68

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct pkt;
 

@@ -4,12 +4,12 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "arp.h"
-#include "eth.h"
-#include "ip4.h"
-#include "ip6.h"
-#include "opts.h"
-#include "tap_write.h"
+#include "driver/stack/arp.h"
+#include "driver/stack/eth.h"
+#include "driver/stack/ip4.h"
+#include "driver/stack/ip6.h"
+#include "driver/core/opts.h"
+#include "driver/stack/tap_write.h"
 
 const uint8_t eth_router6_mac[6] = {0x52, 0x56, 0, 0, 0, 2};
 

@@ -8,7 +8,7 @@
 #include <netinet/in.h>
 #include <net/ethernet.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct frame;
 

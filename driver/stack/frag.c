@@ -26,15 +26,15 @@
 #include <netinet/ip.h>
 #include <netinet/ip6.h>
 
-#include "clock.h"
-#include "seed.h"
-#include "csum.h"
-#include "frag.h"
-#include "frag_reasm.h"
-#include "inany.h"
-#include "ip.h"
-#include "ip6.h"
-#include "log.h"
+#include "driver/core/clock.h"
+#include "driver/core/seed.h"
+#include "driver/stack/csum.h"
+#include "driver/stack/frag.h"
+#include "driver/stack/frag_reasm.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/stack/ip6.h"
+#include "driver/core/log.h"
 
 /* Room in front of the payload for the header of the reassembled packet. */
 #define FRAG_HDR_ROOM 60

@@ -10,7 +10,7 @@
 #include <sys/uio.h>
 #include <netinet/in.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct pkt;
 

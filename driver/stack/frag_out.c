@@ -12,14 +12,14 @@
 #include <netinet/ip.h>
 #include <netinet/ip6.h>
 
-#include "csum.h"
-#include "eth.h"
-#include "frag.h"
-#include "frag_reasm.h"
-#include "inany.h"
-#include "ip4.h"
-#include "ip6.h"
-#include "tap_write.h"
+#include "driver/stack/csum.h"
+#include "driver/stack/eth.h"
+#include "driver/stack/frag.h"
+#include "driver/stack/frag_reasm.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip4.h"
+#include "driver/stack/ip6.h"
+#include "driver/stack/tap_write.h"
 
 /**
  * iov_slice() - describe bytes [@off, @off + @len) of an iovec array

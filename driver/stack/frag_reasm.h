@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct pkt;
 

@@ -6,15 +6,15 @@
 #include <netinet/icmp6.h>
 #include <netinet/ip_icmp.h>
 
-#include "clock.h"
-#include "csum.h"
-#include "icmp.h"
-#include "inany.h"
-#include "ip.h"
-#include "ndp.h"
-#include "opts.h"
-#include "ping.h"
-#include "thread.h"
+#include "driver/core/clock.h"
+#include "driver/stack/csum.h"
+#include "driver/stack/icmp.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/stack/ndp.h"
+#include "driver/core/opts.h"
+#include "driver/udp/ping.h"
+#include "driver/thread/thread.h"
 
 /* Most bytes of the offending packet an ICMPv6 error quotes: the whole
  * error fits the minimum IPv6 MTU (RFC 4443 2.4 (c)). An ICMP error quotes

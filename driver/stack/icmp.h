@@ -4,7 +4,7 @@
 #ifndef TAPIR_ICMP_H
 #define TAPIR_ICMP_H
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct pkt;
 

@@ -4,19 +4,19 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "csum.h"
-#include "eth.h"
-#include "icmp.h"
-#include "inany.h"
-#include "ip.h"
-#include "ip4.h"
-#include "ip6.h"
-#include "ndp.h"
-#include "opts.h"
-#include "frag.h"
-#include "tap_write.h"
-#include "tcp.h"
-#include "udp.h"
+#include "driver/stack/csum.h"
+#include "driver/stack/eth.h"
+#include "driver/stack/icmp.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/stack/ip4.h"
+#include "driver/stack/ip6.h"
+#include "driver/stack/ndp.h"
+#include "driver/core/opts.h"
+#include "driver/stack/frag.h"
+#include "driver/stack/tap_write.h"
+#include "driver/tcp/tcp.h"
+#include "driver/udp/udp.h"
 
 /**
  * ip_is_gateway() - whether @a is the gateway tapir stands in for (net+2,

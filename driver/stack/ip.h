@@ -10,7 +10,7 @@
 #include <netinet/in.h>
 #include <linux/virtio_net.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct frame;
 

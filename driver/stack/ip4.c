@@ -4,13 +4,13 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "csum.h"
-#include "eth.h"
-#include "frag.h"
-#include "inany.h"
-#include "ip.h"
-#include "ip4.h"
-#include "tap_write.h"
+#include "driver/stack/csum.h"
+#include "driver/stack/eth.h"
+#include "driver/stack/frag.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/stack/ip4.h"
+#include "driver/stack/tap_write.h"
 
 /**
  * ip4_input() - validate an IPv4 packet from the guest and pass it on

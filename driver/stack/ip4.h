@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <netinet/ip.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct frame;
 

@@ -4,12 +4,12 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "eth.h"
-#include "frag.h"
-#include "inany.h"
-#include "ip.h"
-#include "ip6.h"
-#include "tap_write.h"
+#include "driver/stack/eth.h"
+#include "driver/stack/frag.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/stack/ip6.h"
+#include "driver/stack/tap_write.h"
 
 /* Extension headers we step over; anything else is the L4 header. */
 static bool ext_header(uint8_t nh)

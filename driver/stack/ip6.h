@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <netinet/ip6.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct frame;
 

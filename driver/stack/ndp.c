@@ -10,13 +10,13 @@
 #include <netinet/ip6.h>
 #include <event2/event.h>
 
-#include "csum.h"
-#include "eth.h"
-#include "inany.h"
-#include "ip.h"
-#include "log.h"
-#include "ndp.h"
-#include "opts.h"
+#include "driver/stack/csum.h"
+#include "driver/stack/eth.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/core/log.h"
+#include "driver/stack/ndp.h"
+#include "driver/core/opts.h"
 
 /* Router lifetime and RDNSS lifetime in adverts, as libslirp: 30 min. */
 #define NDP_ROUTER_LIFETIME 1800

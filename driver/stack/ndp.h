@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <netinet/in.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct pkt;
 

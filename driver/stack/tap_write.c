@@ -13,10 +13,10 @@
 #include <sys/uio.h>
 #include <linux/virtio_net.h>
 
-#include "cond.h"
-#include "log.h"
-#include "pcap.h"
-#include "tap_write.h"
+#include "driver/cond/cond.h"
+#include "driver/core/log.h"
+#include "driver/core/pcap.h"
+#include "driver/stack/tap_write.h"
 
 /* Syscalls of writing frames, once running. */
 const char *const tap_write_syscalls[] = {

@@ -9,7 +9,7 @@
 #include <sys/uio.h>
 #include <linux/virtio_net.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 #ifndef VIRTIO_NET_HDR_GSO_UDP_L4
 #define VIRTIO_NET_HDR_GSO_UDP_L4 5

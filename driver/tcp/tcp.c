@@ -25,19 +25,19 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "clock.h"
-#include "outbound.h"
-#include "fwd.h"
-#include "icmp.h"
-#include "inany.h"
-#include "ip.h"
-#include "log.h"
-#include "probe.h"
-#include "tcp.h"
-#include "thread.h"
-#include "tcp_conn.h"
-#include "tcp_internal.h"
-#include "tcp_seg.h"
+#include "driver/core/clock.h"
+#include "driver/host/outbound.h"
+#include "driver/flow/fwd.h"
+#include "driver/stack/icmp.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/core/log.h"
+#include "driver/host/probe.h"
+#include "driver/tcp/tcp.h"
+#include "driver/thread/thread.h"
+#include "driver/tcp/tcp_conn.h"
+#include "driver/tcp/tcp_internal.h"
+#include "driver/tcp/tcp_seg.h"
 
 /* Syscalls of TCP translation, once running (tcp*.c, fwd.c's bind). */
 const char *const tcp_syscalls[] = {

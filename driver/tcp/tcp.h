@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct pkt;
 

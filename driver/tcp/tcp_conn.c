@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "clock.h"
-#include "tcp_conn.h"
+#include "driver/core/clock.h"
+#include "driver/tcp/tcp_conn.h"
 
 _Static_assert(TCP_CONN_DEAD_FROM % 8 == 0,
                "ASan poisons whole 8-byte granules");

@@ -9,7 +9,8 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-#include "flow.h"
+#include "driver/core/list.h"
+#include "driver/flow/flow.h"
 
 struct event;
 
@@ -91,8 +92,7 @@ enum tcp_conn_flag {
  *		first SACK block (D-SACK, RFC 2883), with CONN_DSACK
  * @dsack_right: the byte after its last
  * @ooo:	the first of them, in sequence order
- * @later_next:	next on the later list (tcp_later.c)
- * @later_prev:	previous on it, NULL at its head
+ * @later:	its links on the later list (tcp_later.c)
  * @later_at:	when it joined the list (clock_ns())
  * @peek_inq:	what the last peek's TCP_INQ said the receive queue holds
  *		(its FIN counts 1), -1 if it said nothing
@@ -143,8 +143,7 @@ struct tcp_conn {
 	uint32_t dsack_left;
 	uint32_t dsack_right;
 	struct tcp_ooo_seg *ooo;
-	struct tcp_conn *later_next;
-	struct tcp_conn *later_prev;
+	struct list_node later;
 	uint64_t later_at;
 	int32_t peek_inq;
 	uint32_t wnd_est;

@@ -22,9 +22,9 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "log.h"
-#include "tcp_internal.h"
-#include "tcp_seg.h"
+#include "driver/core/log.h"
+#include "driver/tcp/tcp_internal.h"
+#include "driver/tcp/tcp_seg.h"
 
 /**
  * tcp_cond() - what network conditions mean for this connection

@@ -9,9 +9,9 @@
 #include <sys/uio.h>
 #include <event2/util.h>
 
-#include "cond.h"
-#include "ctx.h"
-#include "tcp_conn.h"
+#include "driver/cond/cond.h"
+#include "driver/core/ctx.h"
+#include "driver/tcp/tcp_conn.h"
 
 struct tcp_seg;
 
@@ -119,9 +119,8 @@ struct tcp_owed {
  * struct tcp_state - the TCP module's part of the context (its
  *		      connections are in the context's flow table)
  * @flush_head:	connections owing an ACK at the end of the tap batch
- * @later_head:	connections with something to do TCP_LATER_MS after they
+ * @later:	connections with something to do TCP_LATER_MS after they
  *		joined (tcp_later.c), oldest first
- * @later_tail:	the newest of them
  * @later_timer: does it
  * @peek_off4:	the kernel has SO_PEEK_OFF for TCP over IPv4 (Linux 6.10),
  *		probed at start; connections use it where it has
@@ -143,8 +142,7 @@ struct tcp_owed {
  */
 struct tcp_state {
 	struct tcp_conn *flush_head;
-	struct tcp_conn *later_head;
-	struct tcp_conn *later_tail;
+	struct list later;
 	struct event *later_timer;
 	bool peek_off4;
 	bool peek_off6;

@@ -28,28 +28,25 @@
 
 #include <event2/event.h>
 
-#include "clock.h"
-#include "log.h"
-#include "tcp.h"
-#include "tcp_internal.h"
-#include "tcp_seg.h"
+#include "driver/core/clock.h"
+#include "driver/core/log.h"
+#include "driver/tcp/tcp.h"
+#include "driver/tcp/tcp_internal.h"
+#include "driver/tcp/tcp_seg.h"
 
 /**
- * later_remove() - take a connection out of its thread's list
+ * later_oldest() - the connection that joined the later list first
  * @ts:		the thread's TCP state
- * @conn:	connection on the list
+ *
+ * Return: it, or NULL if the list is empty
  */
-static void later_remove(struct tcp_state *ts, struct tcp_conn *conn)
+static struct tcp_conn *later_oldest(const struct tcp_state *ts)
 {
-	if (conn->later_prev)
-		conn->later_prev->later_next = conn->later_next;
-	else
-		ts->later_head = conn->later_next;
-	if (conn->later_next)
-		conn->later_next->later_prev = conn->later_prev;
-	else
-		ts->later_tail = conn->later_prev;
-	conn->later_next = conn->later_prev = NULL;
+	struct list_node *n = ts->later.head;
+
+	return n ? (struct tcp_conn *)((char *)n -
+	                               offsetof(struct tcp_conn, later))
+	         : NULL;
 }
 
 /**
@@ -60,9 +57,9 @@ static void later_remove(struct tcp_state *ts, struct tcp_conn *conn)
  */
 static void later_unlink(struct tcp_state *ts, struct tcp_conn *conn)
 {
-	later_remove(ts, conn);
+	list_unlink(&ts->later, &conn->later);
 	conn->flags &= ~CONN_LATER;
-	if (!ts->later_head)
+	if (!ts->later.head)
 		evtimer_del(ts->later_timer);
 }
 
@@ -122,15 +119,9 @@ int tcp_later_add(struct ctx *c, struct tcp_conn *conn, uint32_t reason)
 	    later_arm(ts, TCP_LATER_MS * 1000000ULL))
 		return -1;
 	if (conn->flags & CONN_LATER)
-		later_remove(ts, conn);
+		list_unlink(&ts->later, &conn->later);
 	conn->later_at = clock_ns();
-	conn->later_next = NULL;
-	conn->later_prev = ts->later_tail;
-	if (ts->later_tail)
-		ts->later_tail->later_next = conn;
-	else
-		ts->later_head = conn;
-	ts->later_tail = conn;
+	list_append(&ts->later, &conn->later);
 	conn->flags |= CONN_LATER | reason;
 	return 0;
 }
@@ -268,14 +259,14 @@ static void later_fired(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	/* Signed: an entry that joined during this loop is not due. */
-	while ((conn = c->tcp->later_head) &&
+	while ((conn = later_oldest(c->tcp)) &&
 	       (int64_t)(now - conn->later_at) >= (int64_t)delay) {
 		later_unlink(c->tcp, conn);
 		flags = conn->flags & LATER_REASONS;
 		conn->flags &= ~flags;
 		later_one(flow_enter(&conn->flow), conn, flags);
 	}
-	conn = c->tcp->later_head;
+	conn = later_oldest(c->tcp);
 	/* Should libevent fail (later_arm() says so), the next
 	 * tcp_later_add() finds no timer pending and arms it; the entries
 	 * meanwhile wait for a segment or a send.

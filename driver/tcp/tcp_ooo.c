@@ -36,7 +36,7 @@
 #include <arpa/inet.h>
 #include <netinet/tcp.h>
 
-#include "tcp_internal.h"
+#include "driver/tcp/tcp_internal.h"
 
 /* What a held segment costs besides its bytes: the allocator's header. */
 #define OOO_MALLOC_OVERHEAD 32U

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <event2/event.h>
 
-#include "log.h"
-#include "tcp_internal.h"
-#include "tcp_seg.h"
+#include "driver/core/log.h"
+#include "driver/tcp/tcp_internal.h"
+#include "driver/tcp/tcp_seg.h"
 
 /* How often the list is looked at while it holds resets. */
 #define TCP_OWED_CHECK_MS 1000

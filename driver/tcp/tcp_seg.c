@@ -5,13 +5,13 @@
 #include <arpa/inet.h>
 #include <netinet/tcp.h>
 
-#include "csum.h"
-#include "icmp.h"
-#include "inany.h"
-#include "ip.h"
-#include "tap_write.h"
-#include "tcp_internal.h"
-#include "tcp_seg.h"
+#include "driver/stack/csum.h"
+#include "driver/stack/icmp.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/stack/tap_write.h"
+#include "driver/tcp/tcp_internal.h"
+#include "driver/tcp/tcp_seg.h"
 
 /* Largest TCP payload in one IPv4 packet (65535 - 20 - 20); IPv6 could do
  * 20 bytes more, but one limit keeps the arithmetic shared.

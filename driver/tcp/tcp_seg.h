@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctx.h"
-#include "tcp_conn.h"
+#include "driver/core/ctx.h"
+#include "driver/tcp/tcp_conn.h"
 
 struct pkt;
 

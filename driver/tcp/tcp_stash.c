@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tcp_internal.h"
+#include "driver/tcp/tcp_internal.h"
 
 /* A chunk's bytes: one GSO frame's worth, at most. */
 #define STASH_CHUNK (64U << 10)

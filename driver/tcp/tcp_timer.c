@@ -3,10 +3,10 @@
 
 #include <event2/event.h>
 
-#include "clock.h"
-#include "log.h"
-#include "tcp_internal.h"
-#include "tcp_seg.h"
+#include "driver/core/clock.h"
+#include "driver/core/log.h"
+#include "driver/tcp/tcp_internal.h"
+#include "driver/tcp/tcp_seg.h"
 
 /**
  * tcp_arm_timer() - (re)start the connection's timer

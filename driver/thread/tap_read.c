@@ -17,14 +17,14 @@
 #include <netinet/in.h>
 #include <event2/event.h>
 
-#include "cond.h"
-#include "eth.h"
-#include "log.h"
-#include "pcap.h"
-#include "tcp.h"
-#include "tap_read.h"
-#include "tap_write.h"
-#include "thread.h"
+#include "driver/cond/cond.h"
+#include "driver/stack/eth.h"
+#include "driver/core/log.h"
+#include "driver/core/pcap.h"
+#include "driver/tcp/tcp.h"
+#include "driver/thread/tap_read.h"
+#include "driver/stack/tap_write.h"
+#include "driver/thread/thread.h"
 
 /* Syscalls of reading frames, once running. */
 const char *const tap_read_syscalls[] = {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 int tapio_start(struct ctx *c);
 void tapio_stop_reading(struct ctx *c);

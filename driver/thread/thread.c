@@ -23,22 +23,22 @@
 #include <sys/prctl.h>
 #include <event2/event.h>
 
-#include "cond.h"
-#include "dhcp.h"
-#include "eth.h"
-#include "flow.h"
-#include "flow_owner.h"
-#include "frag.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "ping.h"
-#include "seed.h"
-#include "tap_read.h"
-#include "tap_write.h"
-#include "tcp.h"
-#include "thread_internal.h"
-#include "udp.h"
-#include "udp_flow.h"
+#include "driver/cond/cond.h"
+#include "driver/stack/dhcp.h"
+#include "driver/stack/eth.h"
+#include "driver/flow/flow.h"
+#include "driver/flow/flow_owner.h"
+#include "driver/stack/frag.h"
+#include "driver/host/lifecycle.h"
+#include "driver/core/log.h"
+#include "driver/udp/ping.h"
+#include "driver/core/seed.h"
+#include "driver/thread/tap_read.h"
+#include "driver/stack/tap_write.h"
+#include "driver/tcp/tcp.h"
+#include "driver/thread/thread_internal.h"
+#include "driver/udp/udp.h"
+#include "driver/udp/udp_flow.h"
 
 /* Syscalls of starting, waking and stopping threads, once running, but
  * clone() and clone3(), which seccomp.c allows for threads only. glibc's

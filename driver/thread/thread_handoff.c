@@ -14,11 +14,11 @@
 
 #include <string.h>
 
-#include "eth.h"
-#include "flow_owner.h"
-#include "ip.h"
-#include "tap_write.h"
-#include "thread_internal.h"
+#include "driver/stack/eth.h"
+#include "driver/flow/flow_owner.h"
+#include "driver/stack/ip.h"
+#include "driver/stack/tap_write.h"
+#include "driver/thread/thread_internal.h"
 
 /**
  * frame_msg() - a copy of what @c is handling, as a frame

@@ -16,10 +16,10 @@
 #include <sys/eventfd.h>
 #include <event2/event.h>
 
-#include "lifecycle.h"
-#include "log.h"
-#include "tcp.h"
-#include "thread_internal.h"
+#include "driver/host/lifecycle.h"
+#include "driver/core/log.h"
+#include "driver/tcp/tcp.h"
+#include "driver/thread/thread_internal.h"
 
 /* Bytes of messages queued in one inbox at most. Beyond it, frames are
  * dropped and accepted connections opened by their accepter.

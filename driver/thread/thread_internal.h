@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctx.h"
-#include "flow.h"
-#include "stats.h"
-#include "thread.h"
+#include "driver/core/ctx.h"
+#include "driver/flow/flow.h"
+#include "driver/core/stats.h"
+#include "driver/thread/thread.h"
 
 struct event;
 

@@ -15,10 +15,10 @@
 
 #include <limits.h>
 
-#include "flow_owner.h"
-#include "fwd.h"
-#include "tcp.h"
-#include "thread_internal.h"
+#include "driver/flow/flow_owner.h"
+#include "driver/flow/fwd.h"
+#include "driver/tcp/tcp.h"
+#include "driver/thread/thread_internal.h"
 
 /**
  * pick_thread() - the thread a new TCP connection goes to: the one with

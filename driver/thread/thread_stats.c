@@ -17,8 +17,8 @@
 #include <string.h>
 #include <event2/event.h>
 
-#include "log.h"
-#include "thread_internal.h"
+#include "driver/core/log.h"
+#include "driver/thread/thread_internal.h"
 
 /* How long a round waits for the workers' copies at most, by default. */
 #define STATS_WAIT_MS 200

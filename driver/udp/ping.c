@@ -12,16 +12,16 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "clock.h"
-#include "outbound.h"
-#include "csum.h"
-#include "flow.h"
-#include "fwd.h"
-#include "icmp.h"
-#include "inany.h"
-#include "ip.h"
-#include "log.h"
-#include "ping.h"
+#include "driver/core/clock.h"
+#include "driver/host/outbound.h"
+#include "driver/stack/csum.h"
+#include "driver/flow/flow.h"
+#include "driver/flow/fwd.h"
+#include "driver/stack/icmp.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/core/log.h"
+#include "driver/udp/ping.h"
 
 /* Syscalls of ping sockets, once running. */
 const char *const ping_syscalls[] = {

@@ -11,21 +11,21 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "csum.h"
-#include "outbound.h"
-#include "dhcp.h"
-#include "dns.h"
-#include "icmp.h"
-#include "inany.h"
-#include "ip.h"
-#include "log.h"
-#include "opts.h"
-#include "tap_write.h"
-#include "thread.h"
-#include "udp.h"
-#include "udp_err.h"
-#include "udp_flow.h"
-#include "udpsplice.h"
+#include "driver/stack/csum.h"
+#include "driver/host/outbound.h"
+#include "driver/stack/dhcp.h"
+#include "driver/host/dns.h"
+#include "driver/stack/icmp.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/core/log.h"
+#include "driver/core/opts.h"
+#include "driver/stack/tap_write.h"
+#include "driver/thread/thread.h"
+#include "driver/udp/udp.h"
+#include "driver/udp/udp_err.h"
+#include "driver/udp/udp_flow.h"
+#include "driver/fwd/udpsplice.h"
 
 /* Syscalls of UDP flows, once running. */
 const char *const udp_syscalls[] = {
@@ -692,11 +692,11 @@ void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
  */
 void udp_listener_closed(struct ctx *c, int lfd)
 {
-	struct udp_flow *f = c->udp ? c->udp->lru_head : NULL;
+	struct udp_flow *f = c->udp ? udp_flow_of(c->udp->lru.head) : NULL;
 
 	usplice_listener_closed(c, lfd);
 	while (f) {
-		struct udp_flow *next = f->lnext;
+		struct udp_flow *next = udp_flow_of(f->lru.next);
 
 		if (f->inbound && f->fd == lfd)
 			udp_flow_free(c, &f);

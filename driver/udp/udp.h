@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctx.h"
-#include "fwd.h"
+#include "driver/core/ctx.h"
+#include "driver/flow/fwd.h"
 
 struct pkt;
 

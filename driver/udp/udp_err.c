@@ -34,12 +34,12 @@
 #include <netinet/ip_icmp.h>
 #include <sys/socket.h>
 
-#include "icmp.h"
-#include "inany.h"
-#include "ip.h"
-#include "log.h"
-#include "udp_err.h"
-#include "udp_flow.h"
+#include "driver/stack/icmp.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/core/log.h"
+#include "driver/udp/udp_err.h"
+#include "driver/udp/udp_flow.h"
 
 /* Payload of the guest's datagram that an error can carry back: as much as
  * an ICMPv6 error may quote, less the IPv6 and UDP headers. */

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <linux/errqueue.h>
 
-#include "ctx.h"
+#include "driver/core/ctx.h"
 
 struct pkt;
 struct udp_flow;

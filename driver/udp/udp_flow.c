@@ -8,11 +8,11 @@
 #include <unistd.h>
 #include <event2/event.h>
 
-#include "clock.h"
-#include "inany.h"
-#include "log.h"
-#include "flow_owner.h"
-#include "udp_flow.h"
+#include "driver/core/clock.h"
+#include "driver/core/inany.h"
+#include "driver/core/log.h"
+#include "driver/flow/flow_owner.h"
+#include "driver/udp/udp_flow.h"
 
 /**
  * peer_key() - the flow table key of a host peer on a listener
@@ -52,40 +52,6 @@ static uint64_t flow_timeout(const struct udp_flow *f)
 	if (f->dns)
 		return UDP_TIMEOUT_DNS;
 	return f->from_guest && f->from_host ? UDP_TIMEOUT_STREAM : UDP_TIMEOUT;
-}
-
-/**
- * lru_unlink() - take a flow out of the LRU list
- * @s:		table
- * @f:		flow
- */
-static void lru_unlink(struct udp_state *s, struct udp_flow *f)
-{
-	if (f->lprev)
-		f->lprev->lnext = f->lnext;
-	else
-		s->lru_head = f->lnext;
-	if (f->lnext)
-		f->lnext->lprev = f->lprev;
-	else
-		s->lru_tail = f->lprev;
-	f->lprev = f->lnext = NULL;
-}
-
-/**
- * lru_append() - make a flow the most recently used
- * @s:		table
- * @f:		flow, not in the list
- */
-static void lru_append(struct udp_state *s, struct udp_flow *f)
-{
-	f->lprev = s->lru_tail;
-	f->lnext = NULL;
-	if (s->lru_tail)
-		s->lru_tail->lnext = f;
-	else
-		s->lru_head = f;
-	s->lru_tail = f;
 }
 
 /**
@@ -139,9 +105,9 @@ void udp_flow_touch(struct udp_state *s, struct udp_flow *f, bool from_guest)
 	else
 		f->from_host = true;
 	f->last = clock_s();
-	if (s->lru_tail != f) {
-		lru_unlink(s, f);
-		lru_append(s, f);
+	if (s->lru.tail != &f->lru) {
+		list_unlink(&s->lru, &f->lru);
+		list_append(&s->lru, &f->lru);
 	}
 }
 
@@ -156,7 +122,7 @@ void udp_flow_free(struct ctx *c, struct udp_flow **fp)
 	struct udp_state *s = c->udp;
 	struct udp_flow *f = *fp;
 
-	lru_unlink(s, f);
+	list_unlink(&s->lru, &f->lru);
 	if (f->ev)
 		event_free(f->ev);
 	if (f->own_fd && f->fd >= 0)
@@ -181,7 +147,7 @@ void udp_flow_free(struct ctx *c, struct udp_flow **fp)
  */
 static bool make_room(struct ctx *c)
 {
-	struct udp_flow *oldest = c->udp->lru_head;
+	struct udp_flow *oldest = udp_flow_of(c->udp->lru.head);
 
 	if (!flow_full(c->flows, FLOW_UDP))
 		return true;
@@ -239,7 +205,7 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct flow_key *k, bool dns)
 	f->fd = -1;
 	f->dns = dns;
 	f->last = clock_s();
-	lru_append(s, f);
+	list_append(&s->lru, &f->lru);
 	c->stats.flows[dns ? PROTO_DNS : PROTO_UDP]++;
 	return f;
 }
@@ -338,10 +304,10 @@ struct udp_flow *udp_flow_add_inbound(struct ctx *c, struct flow_key *k,
  */
 void udp_flow_expire(struct ctx *c, uint64_t now)
 {
-	struct udp_flow *f = c->udp->lru_head;
+	struct udp_flow *f = udp_flow_of(c->udp->lru.head);
 
 	while (f && now - f->last >= UDP_TIMEOUT_DNS) {
-		struct udp_flow *next = f->lnext;
+		struct udp_flow *next = udp_flow_of(f->lru.next);
 
 		if (now - f->last >= flow_timeout(f))
 			udp_flow_free(c, &f);
@@ -396,8 +362,8 @@ void udp_flow_table_cleanup(struct ctx *c)
 
 	if (!s)
 		return;
-	while (s->lru_head) {
-		struct udp_flow *f = s->lru_head;
+	while (s->lru.head) {
+		struct udp_flow *f = udp_flow_of(s->lru.head);
 
 		udp_flow_free(c, &f);
 	}

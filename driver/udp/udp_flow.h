@@ -5,12 +5,14 @@
 #define TAPIR_UDP_FLOW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
 
-#include "ctx.h"
-#include "flow.h"
-#include "fwd.h"
+#include "driver/core/list.h"
+#include "driver/core/ctx.h"
+#include "driver/flow/flow.h"
+#include "driver/flow/fwd.h"
 
 /* Flows at once (the flow table's UDP entries); beyond that the least
  * recently used idle one goes.
@@ -53,8 +55,7 @@
  * @quote:	IP and UDP header of the guest's last datagram, to quote in
  *		ICMP errors (udp_err.c)
  * @quote_l3len: IP header bytes in @quote, 0 if nothing to quote
- * @lprev:	less recently used neighbour
- * @lnext:	more recently used neighbour
+ * @lru:	its links in the recency list, least recently used first
  */
 struct udp_flow {
 	struct flow_common flow;
@@ -72,8 +73,7 @@ struct udp_flow {
 	uint32_t rxq_ovfl;
 	uint8_t quote[UDP_QUOTE_MAX];
 	size_t quote_l3len;
-	struct udp_flow *lprev;
-	struct udp_flow *lnext;
+	struct list_node lru;
 };
 
 _Static_assert(sizeof(struct udp_flow) <= FLOW_ENTRY_SIZE,
@@ -81,17 +81,28 @@ _Static_assert(sizeof(struct udp_flow) <= FLOW_ENTRY_SIZE,
 
 /**
  * struct udp_state - UDP state besides the flows in the flow table
- * @lru_head:	least recently used flow
- * @lru_tail:	most recently used flow
+ * @lru:	the flows, least recently used first
  * @timer:	1 s expiry sweep, pending while flows exist
  * @bufs:	receive and send buffers (udp.c)
  */
 struct udp_state {
-	struct udp_flow *lru_head;
-	struct udp_flow *lru_tail;
+	struct list lru;
 	struct event *timer;
 	struct udp_bufs *bufs;
 };
+
+/**
+ * udp_flow_of() - the flow a recency-list node is inside
+ * @n:		node, or NULL
+ *
+ * Return: the flow, or NULL for NULL
+ */
+static inline struct udp_flow *udp_flow_of(const struct list_node *n)
+{
+	return n ? (struct udp_flow *)((char *)n -
+	                               offsetof(struct udp_flow, lru))
+	         : NULL;
+}
 
 int udp_flow_table_init(struct ctx *c);
 void udp_flow_table_cleanup(struct ctx *c);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - unit tests for the command line parsers of driver/cli.c */
+/* tapir - unit tests for the command line parsers of driver/front/cli.c */
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "driver/cli.h"
-#include "driver/tap.h"
+#include "driver/front/cli.h"
+#include "driver/host/tap.h"
 #include "tests/unit/unit.h"
 
 /* Large (PATH_MAX buffers, publish table): keep it off the stack. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - unit tests for network conditions (driver/cond.c, cond_spec.c):
+/* tapir - unit tests for network conditions (driver/cond/cond.c, cond_spec.c):
  * what the rule syntax takes and refuses, field by field; and what the
  * delay line does to frames tap_send() writes, on a fake clock: delay and
  * its order, loss within a binomial bound and repeatable by seed, the
@@ -17,13 +17,13 @@
 #include <event2/event.h>
 #include <linux/virtio_net.h>
 
-#include "driver/clock.h"
-#include "driver/cond_internal.h"
-#include "driver/thread.h"
-#include "driver/inany.h"
-#include "driver/pcap.h"
-#include "driver/tap_read.h"
-#include "driver/tap_write.h"
+#include "driver/core/clock.h"
+#include "driver/cond/cond_internal.h"
+#include "driver/thread/thread.h"
+#include "driver/core/inany.h"
+#include "driver/core/pcap.h"
+#include "driver/thread/tap_read.h"
+#include "driver/stack/tap_write.h"
 #include "tests/unit/fakectx.h"
 #include "tests/unit/unit.h"
 

@@ -25,9 +25,9 @@
 #include <sys/wait.h>
 #include <seccomp.h>
 
-#include "driver/dns.h"
-#include "driver/seccomp.h"
-#include "driver/syscalls.h"
+#include "driver/host/dns.h"
+#include "driver/sandbox/seccomp.h"
+#include "driver/front/syscalls.h"
 #include "tests/unit/unit.h"
 
 /**

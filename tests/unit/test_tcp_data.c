@@ -16,12 +16,12 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "driver/cond.h"
-#include "driver/thread.h"
-#include "driver/ctx.h"
-#include "driver/inany.h"
-#include "driver/tcp_internal.h"
-#include "driver/tcp_seg.h"
+#include "driver/cond/cond.h"
+#include "driver/thread/thread.h"
+#include "driver/core/ctx.h"
+#include "driver/core/inany.h"
+#include "driver/tcp/tcp_internal.h"
+#include "driver/tcp/tcp_seg.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"
 
