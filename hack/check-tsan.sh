@@ -33,7 +33,7 @@
 #   something to report, and by then --enable-sandbox (the default of
 #   `tapir run`) has put it in an empty root that holds /etc, read-only,
 #   and little else. A sanitizer build's sandbox binds the directory of
-#   log_path at its own path, writable (driver/isolation.c). As root the
+#   log_path at its own path, writable (driver/sandbox/isolation.c). As root the
 #   reports go to a tmpfs of their own at /run/tapir-tsan.XXXXXX, which
 #   every test namespace inherits (/tmp would not do: the sandbox builds
 #   its root on a tmpfs there). It is unmounted at exit. Not as root (unit

@@ -18,7 +18,7 @@ load lib
 	# The whole text, not a pointer to it.
 	grep -q "END OF TERMS AND CONDITIONS" LICENSE
 	# Every C source says which licence, and every SPDX line the same.
-	for f in driver/*.[ch] ipc/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
+	for f in driver/*/*.[ch] ipc/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] \
 		tests/tools/*.c benchmark/*.c; do
 		grep -q "SPDX-License-Identifier: GPL-2.0-or-later" "$f" ||
 			bad+=("$f")

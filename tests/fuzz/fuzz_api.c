@@ -3,7 +3,7 @@
  *
  * Input: one byte choosing the size of each read (1-256 bytes, as a client
  * may trickle a request), then the request bytes. They go through
- * api_request_scan() after every read, exactly as driver/api.c's read_cb()
+ * api_request_scan() after every read, exactly as driver/api/api.c's read_cb()
  * does, then EOF; a complete request is answered by api_respond() with the
  * real forward table, whose listeners open on the fuzzer's own loopback.
  * Every reply must be one JSON value. Forwards accumulate across inputs
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "driver/api.h"
-#include "driver/hostfwd.h"
+#include "driver/api/api.h"
+#include "driver/fwd/hostfwd.h"
 #include "tests/fuzz/fuzzenv.h"
 
 #define RESET_EVERY 64

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/cli.h"
-#include "driver/pasta_cli.h"
-#include "driver/pasta_ports.h"
+#include "driver/front/cli.h"
+#include "driver/front/pasta_cli.h"
+#include "driver/front/pasta_ports.h"
 #include "tests/fuzz/fuzzenv.h"
 
 #define MAX_ARGS 64

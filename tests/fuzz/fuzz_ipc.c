@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "driver/nshelper.h"
-#include "driver/pasta_cli.h"
+#include "driver/host/nshelper.h"
+#include "driver/front/pasta_cli.h"
 #include "ipc/channel.h"
 #include "ipc/msg.h"
 #include "tests/fuzz/fuzzenv.h"

@@ -5,7 +5,7 @@
  * is the namespace's own loopback, which fuzz_sandbox() brings up, so every
  * host socket tapir opens for the guest ends at the peers below or fails
  * with ENETUNREACH. The clock and the keys are the fake ones of
- * driver/clock.c and driver/seed.c: an input replays exactly.
+ * driver/core/clock.c and driver/core/seed.c: an input replays exactly.
  */
 
 #define _GNU_SOURCE /* accept4() */
@@ -27,19 +27,20 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "driver/clock.h"
-#include "driver/csum.h"
-#include "driver/flow.h"
-#include "driver/dhcp.h"
-#include "driver/eth.h"
-#include "driver/frag.h"
-#include "driver/log.h"
-#include "driver/ndp.h"
-#include "driver/ping.h"
-#include "driver/seed.h"
-#include "driver/tapio.h"
-#include "driver/tcp.h"
-#include "driver/udp.h"
+#include "driver/core/clock.h"
+#include "driver/stack/csum.h"
+#include "driver/flow/flow.h"
+#include "driver/stack/dhcp.h"
+#include "driver/stack/eth.h"
+#include "driver/stack/frag.h"
+#include "driver/core/log.h"
+#include "driver/stack/ndp.h"
+#include "driver/udp/ping.h"
+#include "driver/core/seed.h"
+#include "driver/thread/tap_read.h"
+#include "driver/stack/tap_write.h"
+#include "driver/tcp/tcp.h"
+#include "driver/udp/udp.h"
 #include "tests/fuzz/fuzzenv.h"
 #include "tests/unit/fakectx.h"
 

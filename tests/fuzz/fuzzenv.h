@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver/ctx.h"
+#include "driver/core/ctx.h"
 
 /* The tap's vnet header length with IFF_VNET_HDR and mergeable buffers. */
 #define FUZZ_VNET_LEN 12

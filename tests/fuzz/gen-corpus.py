@@ -9,7 +9,7 @@ the top of tests/fuzz/fuzz_<harness>.c. Frames use the addresses of a fuzz
 context (10.0.2.0/24, fd00::/64) and the host peers of tests/fuzz/fuzzenv.c
 (TCP 8080, UDP 7, DNS). Checksums are left at zero and the seeds set the
 harness's "fix checksums" bit (and, for TCP after the SYN, "fix numbers"),
-so the harness, not this script, computes them with driver/csum.c.
+so the harness, not this script, computes them with driver/stack/csum.c.
 The output is committed; run this again after changing it.
 """
 

@@ -9,9 +9,10 @@
 
 #include <event2/event.h>
 
-#include "driver/flow.h"
-#include "driver/frag.h"
-#include "driver/udp.h"
+#include "driver/front/cli.h"
+#include "driver/flow/flow.h"
+#include "driver/stack/frag.h"
+#include "driver/udp/udp.h"
 #include "fakectx.h"
 
 /**

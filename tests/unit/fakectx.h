@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "driver/ctx.h"
+#include "driver/core/ctx.h"
 
 int fake_ctx_init(struct ctx *c, struct opts *o, bool ipv6,
                   const uint8_t guest_mac[6]);

@@ -15,12 +15,13 @@
 #include <linux/virtio_net.h>
 #include <event2/event.h>
 
-#include "driver/csum.h"
-#include "driver/flow.h"
-#include "driver/tapio.h"
-#include "driver/tcp.h"
-#include "driver/tcp_internal.h"
-#include "driver/thread.h"
+#include "driver/stack/csum.h"
+#include "driver/flow/flow.h"
+#include "driver/thread/tap_read.h"
+#include "driver/stack/tap_write.h"
+#include "driver/tcp/tcp.h"
+#include "driver/tcp/tcp_internal.h"
+#include "driver/thread/thread.h"
 #include "tests/unit/fakectx.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <netinet/tcp.h>
 
-#include "driver/ctx.h"
+#include "driver/core/ctx.h"
 
 #define GUEST_IP "10.0.2.100"
 #define GW_IP "10.0.2.2"

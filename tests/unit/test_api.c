@@ -13,8 +13,8 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "driver/api.h"
-#include "driver/inany.h"
+#include "driver/api/api.h"
+#include "driver/core/inany.h"
 #include "tests/unit/unit.h"
 
 #define FAKE_MAX 8

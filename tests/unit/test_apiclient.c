@@ -23,8 +23,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "driver/apiclient.h"
-#include "driver/clock.h"
+#include "driver/front/apiclient.h"
+#include "driver/core/clock.h"
 #include "tests/unit/unit.h"
 
 /* How long the server waits for the client to do its part. */

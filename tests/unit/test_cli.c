@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - unit tests for the command line parsers of driver/cli.c */
+/* tapir - unit tests for the command line parsers of driver/front/cli.c */
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "driver/cli.h"
+#include "driver/front/cli.h"
+#include "driver/host/tap.h"
 #include "tests/unit/unit.h"
 
 /* Large (PATH_MAX buffers, publish table): keep it off the stack. */
@@ -251,7 +252,7 @@ static void test_auto_txqueuelen(void)
 	unsigned int prev = ~0U;
 
 	for (size_t i = 0; i < sizeof(mtus) / sizeof(mtus[0]); i++) {
-		unsigned int q = cli_auto_txqueuelen(mtus[i]);
+		unsigned int q = tap_auto_txqueuelen(mtus[i]);
 		unsigned int mss = mtus[i] > 576 ? mtus[i] - 40 : 536;
 
 		CHECK(q >= 2048 && q <= 65536);
@@ -262,8 +263,8 @@ static void test_auto_txqueuelen(void)
 		CHECK(q <= prev);
 		prev = q;
 	}
-	CHECK(cli_auto_txqueuelen(1500) > 1000);
-	CHECK(cli_auto_txqueuelen(65520) > 1000);
+	CHECK(tap_auto_txqueuelen(1500) > 1000);
+	CHECK(tap_auto_txqueuelen(65520) > 1000);
 }
 
 /**

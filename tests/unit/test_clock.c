@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver/clock.h"
-#include "driver/seed.h"
+#include "driver/core/clock.h"
+#include "driver/core/seed.h"
 #include "tests/unit/unit.h"
 
 /* The three units read one clock, and it never goes back. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - unit tests for network conditions (driver/cond.c, cond_spec.c):
+/* tapir - unit tests for network conditions (driver/cond/cond.c, cond_spec.c):
  * what the rule syntax takes and refuses, field by field; and what the
  * delay line does to frames tap_send() writes, on a fake clock: delay and
  * its order, loss within a binomial bound and repeatable by seed, the
@@ -17,11 +17,13 @@
 #include <event2/event.h>
 #include <linux/virtio_net.h>
 
-#include "driver/clock.h"
-#include "driver/cond_internal.h"
-#include "driver/inany.h"
-#include "driver/pcap.h"
-#include "driver/tapio.h"
+#include "driver/core/clock.h"
+#include "driver/cond/cond_internal.h"
+#include "driver/thread/thread.h"
+#include "driver/core/inany.h"
+#include "driver/core/pcap.h"
+#include "driver/thread/tap_read.h"
+#include "driver/stack/tap_write.h"
 #include "tests/unit/fakectx.h"
 #include "tests/unit/unit.h"
 
@@ -232,7 +234,7 @@ static void line_open(struct line *l, const char *const *rules)
 
 	l->peer = fake_ctx_init(&l->c, &l->o, false, mac);
 	l->c.base = event_base_new();
-	CHECK(l->c.base && !cond_init(&l->c));
+	CHECK(l->c.base && !cond_init(&l->c, &thread_cond_out));
 	for (; *rules; rules++)
 		CHECK(!cond_parse_add(&s, *rules, why, sizeof(why)));
 	clock_set_fake(1000000000ULL);
@@ -417,7 +419,7 @@ static void loss_any_thread(void)
 		b.peer = fake_ctx_init(&b.c, &b.o, false, mac);
 		b.c.thread = 1;
 		b.c.base = event_base_new();
-		CHECK(b.c.base && !cond_init(&b.c));
+		CHECK(b.c.base && !cond_init(&b.c, &thread_cond_out));
 		for (uint32_t i = 0; i < 1000; i++) {
 			struct line *l = round && i % 2 ? &b : &a;
 

@@ -18,16 +18,17 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "driver/ctx.h"
-#include "driver/flow.h"
-#include "driver/dhcp.h"
-#include "driver/eth.h"
-#include "driver/frag.h"
-#include "driver/ndp.h"
-#include "driver/ping.h"
-#include "driver/tapio.h"
-#include "driver/tcp.h"
-#include "driver/udp.h"
+#include "driver/core/ctx.h"
+#include "driver/flow/flow.h"
+#include "driver/stack/dhcp.h"
+#include "driver/stack/eth.h"
+#include "driver/stack/frag.h"
+#include "driver/stack/ndp.h"
+#include "driver/udp/ping.h"
+#include "driver/thread/tap_read.h"
+#include "driver/stack/tap_write.h"
+#include "driver/tcp/tcp.h"
+#include "driver/udp/udp.h"
 #include "tests/unit/fakectx.h"
 #include "tests/unit/unit.h"
 
@@ -177,7 +178,7 @@ static void feed_tap(const void *buf, size_t len)
  * @b:		data
  * @len:	bytes; an odd last byte is padded with zero
  *
- * Independent of driver/csum.c on purpose: the tests check its results.
+ * Independent of driver/stack/csum.c on purpose: the tests check its results.
  *
  * Return: new running sum
  */

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 
 /* The parser and builders are file-local; test them where they live. */
-#include "driver/dhcp.c"
+#include "driver/stack/dhcp.c"
 
 #include "fakectx.h"
 #include "unit.h"

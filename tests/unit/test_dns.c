@@ -7,9 +7,9 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "driver/clock.h"
-#include "driver/dns.h"
-#include "driver/inany.h"
+#include "driver/core/clock.h"
+#include "driver/host/dns.h"
+#include "driver/core/inany.h"
 #include "tests/unit/unit.h"
 
 /**

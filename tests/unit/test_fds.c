@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-#include "driver/cli.h"
-#include "driver/fds.h"
+#include "driver/front/cli.h"
+#include "driver/sandbox/fds.h"
 #include "tests/unit/unit.h"
 
 /**

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "driver/ctx.h"
-#include "driver/flow.h"
+#include "driver/core/ctx.h"
+#include "driver/flow/flow.h"
 #include "tests/unit/unit.h"
 
 /**

@@ -4,8 +4,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "driver/flow.h"
-#include "driver/flow_owner.h"
+#include "driver/flow/flow.h"
+#include "driver/flow/flow_owner.h"
 #include "tests/unit/unit.h"
 
 /**

@@ -9,11 +9,11 @@
 #include <netinet/ip6.h>
 #include <sys/socket.h>
 
-#include "driver/csum.h"
-#include "driver/frag.h"
-#include "driver/frag_reasm.h"
-#include "driver/inany.h"
-#include "driver/ip.h"
+#include "driver/stack/csum.h"
+#include "driver/stack/frag.h"
+#include "driver/stack/frag_reasm.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
 #include "tests/unit/unit.h"
 
 /* Room for fragments that claim to reach past 65535. */

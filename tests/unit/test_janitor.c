@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "driver/janitor.h"
+#include "driver/sandbox/janitor.h"
 #include "tests/unit/unit.h"
 
 /**

@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "driver/clock.h"
-#include "driver/log.h"
+#include "driver/core/clock.h"
+#include "driver/core/log.h"
 #include "tests/unit/unit.h"
 
 /* Threads logging at once: more than a pipe's free slot holds (four of

@@ -9,11 +9,12 @@
 #include <event2/event.h>
 
 /* The parser and builders are file-local; test them where they live. */
-#include "driver/ndp.c"
+#include "driver/stack/ndp.c"
 
-#include "driver/frag.h"
-#include "driver/ip6.h"
-#include "driver/tapio.h"
+#include "driver/stack/frag.h"
+#include "driver/stack/ip6.h"
+#include "driver/thread/tap_read.h"
+#include "driver/stack/tap_write.h"
 #include "fakectx.h"
 #include "unit.h"
 

@@ -9,7 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
-#include "driver/nshelper.h"
+#include "driver/host/nshelper.h"
 #include "tests/unit/unit.h"
 
 /*

@@ -25,9 +25,9 @@
 #include <sys/wait.h>
 #include <event2/event.h>
 
-#include "driver/clock.h"
+#include "driver/core/clock.h"
 
-#include "driver/nssock.h"
+#include "driver/host/nssock.h"
 #include "tests/unit/unit.h"
 
 /* How long the helper may take to get rid of our fds. */

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "driver/cli.h"
-#include "driver/pasta_cli.h"
+#include "driver/front/cli.h"
+#include "driver/front/pasta_cli.h"
 #include "tests/unit/unit.h"
 
 /* Large (four port tables, paths): keep it off the stack. */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "driver/pasta_ports.h"
+#include "driver/front/pasta_ports.h"
 #include "tests/unit/unit.h"
 
 static struct pasta_ports pp;

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <event2/event.h>
 
-#include "driver/pcap.h"
+#include "driver/core/pcap.h"
 #include "tests/unit/unit.h"
 
 /**

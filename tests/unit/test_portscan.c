@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
-#include "driver/portscan.h"
+#include "driver/fwd/portscan.h"
 #include "tests/unit/unit.h"
 
 static struct portscan ps;

@@ -14,10 +14,11 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "driver/cli.h"
-#include "driver/isolation.h"
-#include "driver/runas.h"
-#include "driver/seccomp.h"
+#include "driver/front/cli.h"
+#include "driver/sandbox/isolation.h"
+#include "driver/sandbox/runas.h"
+#include "driver/sandbox/seccomp.h"
+#include "driver/front/syscalls.h"
 #include "tests/unit/unit.h"
 
 /* A file only uid 0 (and group shadow) may read, as /etc/shadow is. */
@@ -105,7 +106,7 @@ static int served_child(bool sandbox)
 		status = served_creds();
 		if (status)
 			_exit(status);
-		if (seccomp_apply())
+		if (seccomp_apply(syscall_lists, syscall_lists_n))
 			_exit(12);
 		_exit(served_reads());
 	}

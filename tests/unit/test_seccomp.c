@@ -25,19 +25,10 @@
 #include <sys/wait.h>
 #include <seccomp.h>
 
-#include "driver/dns.h"
-#include "driver/seccomp.h"
+#include "driver/host/dns.h"
+#include "driver/sandbox/seccomp.h"
+#include "driver/front/syscalls.h"
 #include "tests/unit/unit.h"
-
-static const char *const *const lists[] = {
-        api_syscalls,     clock_syscalls,     seed_syscalls,
-        dns_syscalls,     fdlimit_syscalls,   hostfwd_syscalls,
-        janitor_syscalls, lifecycle_syscalls, log_syscalls,
-        loop_syscalls,    nssock_syscalls,    pcap_syscalls,
-        ping_syscalls,    run_syscalls,       splice_syscalls,
-        tapio_syscalls,   tcp_syscalls,       thread_syscalls,
-        udp_syscalls,     usplice_syscalls,
-};
 
 /**
  * listed() - whether @list names @name
@@ -62,7 +53,8 @@ static void test_names_resolve(void)
 {
 	unsigned int unknown = 1;
 
-	CHECK(seccomp_check_lists(&unknown) > 40);
+	CHECK(seccomp_check_lists(syscall_lists, syscall_lists_n, &unknown) >
+	      40);
 	CHECK(unknown == 0);
 }
 
@@ -79,10 +71,10 @@ static void test_aarch64_successors(void)
 	        {"accept", "accept4"},
 	};
 
-	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+	for (size_t i = 0; i < syscall_lists_n; i++)
 		for (size_t j = 0; j < sizeof(pairs) / sizeof(pairs[0]); j++)
-			CHECK(!listed(lists[i], pairs[j][0]) ||
-			      listed(lists[i], pairs[j][1]));
+			CHECK(!listed(syscall_lists[i], pairs[j][0]) ||
+			      listed(syscall_lists[i], pairs[j][1]));
 	for (size_t j = 0; j < sizeof(pairs) / sizeof(pairs[0]); j++)
 		CHECK(seccomp_syscall_resolve_name_arch(SCMP_ARCH_AARCH64,
 		                                        pairs[j][1]) >= 0);
@@ -112,7 +104,7 @@ static int filtered_child(void (*body)(void))
 		/* abort_body() dumps no core. */
 		if (setrlimit(RLIMIT_CORE, &no_core) ||
 		    (known_child > 0 && seccomp_allow_kill(known_child)) ||
-		    seccomp_apply())
+		    seccomp_apply(syscall_lists, syscall_lists_n))
 			_exit(3);
 		body();
 		_exit(0);

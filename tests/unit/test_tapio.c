@@ -5,7 +5,8 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "driver/tapio.h"
+#include "driver/thread/tap_read.h"
+#include "driver/stack/tap_write.h"
 #include "tests/unit/fakectx.h"
 #include "tests/unit/unit.h"
 

@@ -19,10 +19,10 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "driver/ctx.h"
-#include "driver/inany.h"
-#include "driver/tcp.h"
-#include "driver/tcp_internal.h"
+#include "driver/core/ctx.h"
+#include "driver/core/inany.h"
+#include "driver/tcp/tcp.h"
+#include "driver/tcp/tcp_internal.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"
 

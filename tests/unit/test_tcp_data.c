@@ -16,11 +16,12 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "driver/cond.h"
-#include "driver/ctx.h"
-#include "driver/inany.h"
-#include "driver/tcp_internal.h"
-#include "driver/tcp_seg.h"
+#include "driver/cond/cond.h"
+#include "driver/thread/thread.h"
+#include "driver/core/ctx.h"
+#include "driver/core/inany.h"
+#include "driver/tcp/tcp_internal.h"
+#include "driver/tcp/tcp_seg.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"
 
@@ -593,7 +594,7 @@ static void kept_flight(bool discard)
 
 	CHECK(flight_open_with(&f, 40080, FLIGHT_WS, FLIGHT_WIN_4M, discard,
 	                       false));
-	CHECK(!cond_init(&f.g.c));
+	CHECK(!cond_init(&f.g.c, &thread_cond_out));
 	cond_rule("delay=1ms");
 	flight_pump(&f, total, total);
 	CHECK(f.got == total);
@@ -624,7 +625,7 @@ static void kept_bound_body(void)
 	struct flight f;
 
 	CHECK(flight_open_with(&f, 40081, 8, 65535, false, false));
-	CHECK(!cond_init(&f.g.c));
+	CHECK(!cond_init(&f.g.c, &thread_cond_out));
 	cond_rule("delay=1ms");
 	flight_pump(&f, total, (8U << 20) + 65536);
 	CHECK(f.got >= (8U << 20) + 65536);
@@ -695,7 +696,7 @@ static void window_each_ack_body(void)
 	int fd;
 
 	CHECK(!guest_open(&g, false));
-	CHECK(!cond_init(&g.c));
+	CHECK(!cond_init(&g.c, &thread_cond_out));
 	cond_rule("delay=1ms");
 	fd = handshake_opts(&g, 40095, 1460, 7, 65535, 65535, &isn);
 	CHECK(fd >= 0);
@@ -781,7 +782,7 @@ static void partition_body(void)
 	uint32_t isn, isn2;
 
 	CHECK(!guest_open(&g, false));
-	CHECK(!cond_init(&g.c));
+	CHECK(!cond_init(&g.c, &thread_cond_out));
 	fd = handshake(&g, 40090, 65535, &isn);
 	fd2 = handshake(&g, 40091, 65535, &isn2);
 	CHECK(fd >= 0 && fd2 >= 0);

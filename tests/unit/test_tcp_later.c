@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - unit tests: what waits a little (driver/tcp_later.c), on real
+/* tapir - unit tests: what waits a little (driver/tcp/tcp_later.c), on real
  * host sockets: the ACK for the guest's data rides on the host's answer,
  * or goes alone after the delay; a reset hidden behind the host's last
  * data still reaches the guest; ACKed bytes discarded in batches never
@@ -13,9 +13,9 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "driver/ctx.h"
-#include "driver/tcp_internal.h"
-#include "driver/tcp_seg.h"
+#include "driver/core/ctx.h"
+#include "driver/tcp/tcp_internal.h"
+#include "driver/tcp/tcp_seg.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"
 

@@ -13,8 +13,8 @@
 #include <arpa/inet.h>
 #include <netinet/tcp.h>
 
-#include "driver/ctx.h"
-#include "driver/tcp_internal.h"
+#include "driver/core/ctx.h"
+#include "driver/tcp/tcp_internal.h"
 #include "tests/unit/unit.h"
 
 /* The guest's next byte: ranges after it cross 2^32. */

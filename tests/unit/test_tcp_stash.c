@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/ctx.h"
-#include "driver/tcp_internal.h"
+#include "driver/core/ctx.h"
+#include "driver/tcp/tcp_internal.h"
 #include "tests/unit/unit.h"
 
 /* Connections a test thread has: more than the thread's bound allows at

@@ -21,11 +21,11 @@
 #include <sys/un.h>
 #include <jansson.h>
 
-#include "driver/api.h"
-#include "driver/ctx.h"
-#include "driver/flow.h"
-#include "driver/stats.h"
-#include "driver/thread.h"
+#include "driver/api/api.h"
+#include "driver/core/ctx.h"
+#include "driver/flow/flow.h"
+#include "driver/core/stats.h"
+#include "driver/thread/thread.h"
 #include "tests/unit/tcpguest.h"
 #include "tests/unit/unit.h"
 

@@ -17,17 +17,18 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 
-#include "driver/clock.h"
-#include "driver/csum.h"
-#include "driver/flow.h"
-#include "driver/frag.h"
-#include "driver/frag_reasm.h"
-#include "driver/inany.h"
-#include "driver/ip.h"
-#include "driver/ip4.h"
-#include "driver/tapio.h"
-#include "driver/udp.h"
-#include "driver/udp_flow.h"
+#include "driver/core/clock.h"
+#include "driver/stack/csum.h"
+#include "driver/flow/flow.h"
+#include "driver/stack/frag.h"
+#include "driver/stack/frag_reasm.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/stack/ip4.h"
+#include "driver/thread/tap_read.h"
+#include "driver/stack/tap_write.h"
+#include "driver/udp/udp.h"
+#include "driver/udp/udp_flow.h"
 #include "tests/unit/fakectx.h"
 #include "tests/unit/unit.h"
 
@@ -788,7 +789,7 @@ static void test_flow_limit(void)
 	key_n(&k, UDP_FLOW_MAX);
 	CHECK(udp_flow_add(&f.c, &k, false) == NULL);
 	/* Once the least recently used is idle, it makes room. */
-	f.c.udp->lru_head->last -= 2;
+	udp_flow_of(f.c.udp->lru.head)->last -= 2;
 	CHECK(udp_flow_add(&f.c, &k, true) != NULL);
 	CHECK(udp_flow_lookup(f.c.flows, &k) != NULL);
 	key_n(&k, 0);
@@ -809,7 +810,8 @@ static void test_flow_limit(void)
  */
 static void age_all(struct fake *f, uint64_t now, uint64_t secs)
 {
-	for (struct udp_flow *u = f->c.udp->lru_head; u; u = u->lnext)
+	for (struct udp_flow *u = udp_flow_of(f->c.udp->lru.head); u;
+	     u = udp_flow_of(u->lru.next))
 		u->last = now - secs;
 }
 

@@ -18,16 +18,16 @@
 #include <netinet/udp.h>
 #include <event2/event.h>
 
-#include "driver/clock.h"
-#include "driver/csum.h"
-#include "driver/flow.h"
-#include "driver/frag.h"
-#include "driver/inany.h"
-#include "driver/ip.h"
-#include "driver/ip4.h"
-#include "driver/udp.h"
-#include "driver/udp_err.h"
-#include "driver/udp_flow.h"
+#include "driver/core/clock.h"
+#include "driver/stack/csum.h"
+#include "driver/flow/flow.h"
+#include "driver/stack/frag.h"
+#include "driver/core/inany.h"
+#include "driver/stack/ip.h"
+#include "driver/stack/ip4.h"
+#include "driver/udp/udp.h"
+#include "driver/udp/udp_err.h"
+#include "driver/udp/udp_flow.h"
 #include "tests/unit/fakectx.h"
 #include "tests/unit/unit.h"
 
