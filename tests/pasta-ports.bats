@@ -13,8 +13,12 @@
 
 load lib
 
-@test "pasta ports: -t and -u over 1024-65535 (or as far as RLIMIT_NOFILE lets, and one line past it): first, middle and last port answer, TCP and UDP, 127.0.0.1 and ::1" {
+@test "pasta ports: -t and -u over 1024-65535: first, middle and last port answer, TCP and UDP, 127.0.0.1 and ::1; under a lower RLIMIT_NOFILE, one line says how far it got" {
 	run in_sandbox '
+		# A systemd user session may open 524288 files
+		# (DefaultLimitNOFILE=1024:524288); this machine gives 20000.
+		# As a session would, this sandbox lets the user have 140000.
+		ulimit -Hn 140000 || echo "cannot raise RLIMIT_NOFILE"
 		# One socket a port and protocol (:: takes IPv4 too); 2048
 		# fds left for everything else.
 		hard=$(as_user bash -c "ulimit -Hn")
@@ -45,13 +49,11 @@ load lib
 		done
 		bg_stop tapir
 		# Past the limit: one line that says how far it got and why.
-		if ((last < 65535)); then
-			rc=0
-			as_user "$TAPIR_BIN" pasta --config-net -t 1024-65535 \
-				-u 1024-65535 -- true 2>"$SCEN_DIR/err" || rc=$?
-			echo "full: rc $rc, $(wc -l <"$SCEN_DIR/err") line"
-			echo "full: $(cat "$SCEN_DIR/err")"
-		fi
+		rc=0
+		(ulimit -Hn 4096 && as_user "$TAPIR_BIN" pasta --config-net \
+			-t 1024-65535 -u 1024-65535 -- true) 2>"$SCEN_DIR/err" || rc=$?
+		echo "full: rc $rc, $(wc -l <"$SCEN_DIR/err") line"
+		echo "full: $(cat "$SCEN_DIR/err")"
 	'
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -65,12 +67,10 @@ load lib
 		has_line "udp $p: udp-$p"
 		has_line "udp6 $p: udp-$p"
 	done
-	if ((last < 65535)); then
-		hard=$(grep -o "RLIMIT_NOFILE is [0-9]*" <<<"$output")
-		[ -n "$hard" ]
-		has_line "full: rc 125, 1 line"
-		grep -Eq "^full: tapir: -t: [0-9]+ of 64512 ports forwarded, then no more files: RLIMIT_NOFILE is [0-9]+" <<<"$output"
-	fi
+	# The acceptance: the whole range, both protocols.
+	[ "$last" -eq 65535 ]
+	has_line "full: rc 125, 1 line"
+	grep -Eq "^full: tapir: -t: [0-9]+ of 64512 ports forwarded, then no more files: RLIMIT_NOFILE is [0-9]+" <<<"$output"
 }
 
 @test "pasta ports: -T and -U auto answer before the command starts, and before --pid is written (a command; a daemon on a PID; a command with --pid)" {

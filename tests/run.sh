@@ -124,7 +124,7 @@ if ((${#bats_files[@]} > 0)); then
 		failures+=("integration tests: not run (not root)")
 	else
 		hack/test-user.sh
-		bats_args=(--tap --print-output-on-failure)
+		bats_args=(--tap --timing --print-output-on-failure)
 		if [[ -n "${TESTS_FILTER:-}" ]]; then
 			bats_args+=(--filter "$TESTS_FILTER")
 		fi
