@@ -541,7 +541,8 @@ static int remove_pidfile(int pidfd, const char *pidfile)
  * @pidfd:	the --pid file, or -2
  * @pidfile:	its name
  *
- * Return: exit status, in the first process and the daemon alike
+ * Return: the daemon's exit status, in the daemon; the first process exits
+ *	   here with 0 once the daemon is ready, or 1
  */
 static int background(struct opts *o, int pidfd, const char *pidfile)
 {
@@ -570,7 +571,13 @@ static int background(struct opts *o, int pidfd, const char *pidfile)
 		/* Ours to remove: the daemon never got as far. */
 		if (ret)
 			remove_pidfile(pidfd, pidfile);
-		return ret;
+		/* Done, and out at once: any process we started now would
+		 * be born in the daemon's PID namespace, where it cannot see
+		 * us. LeakSanitizer's exit check is one (an ASan build): it
+		 * could not stop us, and waited for ever.
+		 */
+		fflush(NULL);
+		_exit(ret);
 	}
 	close(p[0]);
 	/* Out of the caller's session: its terminal and process group. A
