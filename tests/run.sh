@@ -14,6 +14,7 @@
 # Environment:
 #   TAPIR_BUILD    build directory (default: build)
 #   TESTS_FILTER   regex passed to `bats --filter` (integration tests only)
+#   TESTS_FILES    bats files to run, by name without .bats (default: all)
 #   UNIT_TIMEOUT   seconds per unit-test binary (default 120)
 #   BATS_TIMEOUT   seconds for the whole bats run (default 3600)
 # Exported to the tests:
@@ -117,6 +118,16 @@ done
 shopt -s nullglob
 bats_files=(tests/*.bats)
 shopt -u nullglob
+if [[ -n "${TESTS_FILES:-}" ]]; then
+	bats_files=()
+	for f in $TESTS_FILES; do
+		if [[ ! -f "tests/$f.bats" ]]; then
+			echo "tests/run.sh: TESTS_FILES names tests/$f.bats, which does not exist" >&2
+			exit 1
+		fi
+		bats_files+=("tests/$f.bats")
+	done
+fi
 if ((${#bats_files[@]} > 0)); then
 	if ((EUID != 0)); then
 		echo "integration tests need root (they create network namespaces)"
