@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <netinet/in.h>
 
 /**
@@ -64,7 +65,59 @@ struct flow_key {
 void flow_key_guest(struct flow_key *k, enum flow_type type,
                     const struct in6_addr *gaddr, uint16_t gport,
                     const struct in6_addr *faddr, uint16_t fport);
-uint64_t flow_key_mix(uint64_t seed, const struct flow_key *k);
-bool flow_key_equal(const struct flow_key *a, const struct flow_key *b);
+/**
+ * flow_key_mix64() - finalise a 64-bit hash (splitmix64's mixer)
+ * @x:		value
+ *
+ * Return: well-mixed value
+ */
+static inline uint64_t flow_key_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/**
+ * flow_key_mix() - keyed 64-bit hash of a flow key
+ * @seed:	secret
+ * @k:		key
+ *
+ * Fields are read one by one, never padding, so that equal keys hash
+ * alike however they were built.
+ *
+ * Return: hash value
+ */
+static inline uint64_t flow_key_mix(uint64_t seed, const struct flow_key *k)
+{
+	uint64_t w[6], h = seed;
+
+	memcpy(w, &k->gaddr, 16);
+	memcpy(w + 2, &k->faddr, 16);
+	w[4] = (uint64_t)k->gport << 48 | (uint64_t)k->fport << 32 |
+	       (uint64_t)k->type << 8 | k->side;
+	w[5] = (uint64_t)(uint32_t)k->disc << 32 | k->scope;
+	for (int i = 0; i < 6; i++)
+		h = flow_key_mix64(h ^ w[i]);
+	return h;
+}
+
+/**
+ * flow_key_equal() - compare two keys, field by field
+ * @a:		one
+ * @b:		other
+ *
+ * Return: true if equal
+ */
+static inline bool flow_key_equal(const struct flow_key *a,
+                                  const struct flow_key *b)
+{
+	return a->gport == b->gport && a->fport == b->fport &&
+	       a->type == b->type && a->side == b->side && a->disc == b->disc &&
+	       a->scope == b->scope && !memcmp(&a->faddr, &b->faddr, 16) &&
+	       !memcmp(&a->gaddr, &b->gaddr, 16);
+}
 
 #endif /* TAPIR_FLOW_KEY_H */
