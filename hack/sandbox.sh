@@ -23,8 +23,14 @@
 # handler (e.g. SIGTERM, SIGINT) are ignored by it; SIGKILL from outside
 # always works.
 #
-# Environment given to CMD: SANDBOX=1, SANDBOX_HOST_IP4, SANDBOX_HOST_IP6,
-# SANDBOX_IFACE. The exit status is CMD's. Inside a sandbox already
+# With SANDBOX_IPV6_ONLY=1 the host is IPv6-only, as some clouds give
+# them: sbx0 has no IPv4 address and there is no IPv4 route (loopback
+# keeps 127.0.0.1, as on any host), and resolv.conf names ::1 where it
+# named 127.0.0.1.
+#
+# Environment given to CMD: SANDBOX=1, SANDBOX_HOST_IP4 (empty when
+# IPv6-only), SANDBOX_HOST_IP6, SANDBOX_IFACE, SANDBOX_IPV6_ONLY. The exit
+# status is CMD's. Inside a sandbox already
 # (SANDBOX=1, and sbx0 really is there) it just runs CMD.
 set -euo pipefail
 
@@ -46,17 +52,19 @@ stage2() {
 
 	# Keep every mount made here out of the parent mount namespace.
 	mount --make-rprivate /
+	local v6only=0
+	[[ "${SANDBOX_IPV6_ONLY:-}" == 1 ]] && v6only=1
 
 	ip link set lo up
 	# The kernel here has no dummy module; a veth pair works, and keeping
 	# both ends in this namespace means there is nowhere to send packets.
 	ip link add "$IFACE" type veth peer name "$PEER"
-	ip addr add "$HOST_IP4/24" dev "$IFACE"
+	((v6only)) || ip addr add "$HOST_IP4/24" dev "$IFACE"
 	# nodad: the address is usable at once instead of after DAD (~1 s).
 	ip -6 addr add "$HOST_IP6/64" dev "$IFACE" nodad
 	ip link set "$IFACE" up
 	ip link set "$PEER" up
-	ip route add default via "$GW_IP4" dev "$IFACE"
+	((v6only)) || ip route add default via "$GW_IP4" dev "$IFACE"
 	ip -6 route add default via "$GW_IP6" dev "$IFACE"
 
 	# A private copy of resolv.conf on a tmpfs that exists only in this
@@ -66,7 +74,8 @@ stage2() {
 	local dir=/mnt
 	[[ -d "$dir" ]] || dir=/media
 	mount -t tmpfs -o size=64k,mode=0755 tapir-sandbox "$dir"
-	printf 'nameserver fe80::1%%lo\nnameserver 127.0.0.1\n' >"$dir/resolv.conf"
+	printf 'nameserver fe80::1%%lo\nnameserver %s\n' \
+		"$( ((v6only)) && echo ::1 || echo 127.0.0.1)" >"$dir/resolv.conf"
 	chmod 0644 "$dir/resolv.conf"
 	mount --bind "$dir/resolv.conf" /etc/resolv.conf
 
@@ -76,7 +85,8 @@ stage2() {
 
 	export SANDBOX=1
 	export SANDBOX_HOST_IP4=$HOST_IP4 SANDBOX_HOST_IP6=$HOST_IP6
-	export SANDBOX_IFACE=$IFACE
+	((v6only)) && SANDBOX_HOST_IP4=
+	export SANDBOX_IFACE=$IFACE SANDBOX_IPV6_ONLY=$v6only
 	exec "$@"
 }
 
@@ -95,10 +105,10 @@ fi
 # on the real machine must not let CMD loose there, so check that this
 # network namespace really is one of ours.
 if [[ "${SANDBOX:-}" == 1 ]]; then
-	if ip -o -4 addr show dev "$IFACE" 2>/dev/null | grep -qF " $HOST_IP4/"; then
+	if ip -o -6 addr show dev "$IFACE" 2>/dev/null | grep -qF " $HOST_IP6/"; then
 		exec "$@"
 	fi
-	die "SANDBOX=1 is set, but this is no sandbox (no $HOST_IP4 on $IFACE); unset it"
+	die "SANDBOX=1 is set, but this is no sandbox (no $HOST_IP6 on $IFACE); unset it"
 fi
 
 ((EUID == 0)) || die "must run as root: it creates network, mount and pid namespaces (try sudo)"
