@@ -212,6 +212,30 @@ static void __attribute__((noreturn)) serve(int sock)
 }
 
 /**
+ * drop_stdio() - put /dev/null over the helper's stdin, stdout and stderr
+ *
+ * The helper lives as long as tapir, and says what fails over its socket:
+ * holding the caller's stdout would keep `x=$(pasta ...)` waiting after
+ * the daemon let go of it (pasta's background mode). Without /dev/null
+ * (never so before the sandbox) they stay.
+ *
+ * Return: 0, or -errno of a dup2() that failed
+ */
+static int drop_stdio(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return 0;
+	for (int i = 0; i <= STDERR_FILENO && !ret; i++)
+		if (fd != i && dup2(fd, i) < 0)
+			ret = -errno;
+	if (fd > STDERR_FILENO)
+		close(fd);
+	return ret;
+}
+
+/**
  * helper_main() - body of the forked helper; never returns
  * @o:		options naming the target
  * @sock:	our end of the socketpair
@@ -221,6 +245,7 @@ helper_main(const struct opts *o, int sock)
 {
 	struct ipc_error e = {0};
 	char body[sizeof(e.op) + sizeof(e.text) + 4];
+	int r;
 
 	/* Neither may be missing once we are inside the container: without
 	 * the first the helper could outlive tapir, without the second it
@@ -231,6 +256,8 @@ helper_main(const struct opts *o, int sock)
 	if (prctl(PR_SET_DUMPABLE, 0))
 		helper_fail(sock, "prctl(PR_SET_DUMPABLE)", errno);
 	nshelper_close_other_fds(sock);
+	if ((r = drop_stdio()))
+		helper_fail(sock, "put /dev/null over stdio", -r);
 	if (nshelper_join(o, &e)) {
 		snprintf(body, sizeof(body), "%s: %s", e.op, e.text);
 		ipc_send(sock, body, strlen(body), NULL, 0);
