@@ -12,10 +12,16 @@
  * IPv4 as the options resolved it (cli_derive_addresses(), or pasta's -a,
  * -g and --dns-forward); IPv6 is fixed at fd00::/64 whatever --cidr says,
  * unless pasta mode copied the host's, which has no DNS forwarder of ours.
+ * The guest's IPv6 address is known only where tapir gave it (an MTU
+ * below IPv6's minimum leaves the interface without IPv6).
  */
 void ctx_set_addresses(struct ctx *c)
 {
 	c->guest4 = c->o->guest4;
+	c->guest6 =
+	        c->o->ipv6 && c->o->configure && c->o->mtu >= TAPIR_IPV6_MTU_MIN
+	                ? c->o->guest6
+	                : in6addr_any;
 	c->gw4 = c->o->gw4;
 	c->dns4 = c->o->dns4;
 	c->mask4.s_addr = htonl(~0U << (32 - c->o->prefix));

@@ -78,6 +78,8 @@ enum handoff {
  * @gw4:		gateway and host alias (net+2)
  * @dns4:		DNS forwarder (net+3)
  * @mask4:		netmask of the virtual network
+ * @guest6:		the guest's IPv6 address forwards reach (o->guest6)
+ *			where tapir configured it, else ::
  * @gw6:		gateway in IPv6 (fd00::2)
  * @dns6:		DNS forwarder in IPv6 (fd00::3)
  * @guest_mac:		last source MAC seen from the guest
@@ -145,6 +147,7 @@ struct ctx {
 	struct in_addr gw4;
 	struct in_addr dns4;
 	struct in_addr mask4;
+	struct in6_addr guest6;
 	struct in6_addr gw6;
 	struct in6_addr dns6;
 	uint8_t guest_mac[6];

@@ -256,13 +256,16 @@ enum cli_mode {
 /**
  * struct publish - one -p/--publish request
  * @udp:	UDP rather than TCP
- * @host_addr:	host address to listen on (INADDR_ANY by default)
+ * @dual:	no address given: every address of both families (::
+ *		taking IPv4 too, or 0.0.0.0 on a host without IPv6)
+ * @host_addr:	host address to listen on (IPv4 as v4-mapped IPv6)
  * @host_port:	host port, 1..65535
  * @guest_port:	port in the namespace, 1..65535
  */
 struct publish {
 	bool udp;
-	struct in_addr host_addr;
+	bool dual;
+	struct in6_addr host_addr;
 	uint16_t host_port;
 	uint16_t guest_port;
 };
@@ -280,6 +283,9 @@ struct publish {
  * @ready_fd:		-r, or -1
  * @mtu:		-m, 68..65521
  * @ipv6:		-6
+ * @ipv6_only:		the guest has no IPv4 (pasta's -6, or a host
+ *			without IPv4): none configured or answered, and
+ *			forwards listen on IPv6 only
  * @api_socket:		-a, or empty
  * @net:		--cidr network address (network byte order)
  * @prefix:		--cidr prefix length, 1..25 (pasta's -n: 1..30)
@@ -300,8 +306,9 @@ struct publish {
  *			the host's own, routed via @gw6, the host's gateway;
  *			the prefix stands for the host's network (NDP), and
  *			without it IPv6 is fd00::/64
- * @guest6:		with @copy6, the guest's IPv6 address
- * @prefix6:		with @copy6, its prefix length
+ * @guest6:		the guest's static IPv6 address: the host's with
+ *			@copy6, else fd00::100 (cli_default_guest6())
+ * @prefix6:		its prefix length
  * @gw6:		with @copy6, the IPv6 gateway (link-local or not)
  * @disable_host_loopback:	--disable-host-loopback
  * @host_lo_to_ns_lo:	pasta's --host-lo-to-ns-lo: forwards' clients on
@@ -355,6 +362,7 @@ struct opts {
 	int ready_fd;
 	unsigned int mtu;
 	bool ipv6;
+	bool ipv6_only;
 	char api_socket[API_PATH_MAX];
 	struct in_addr net;
 	unsigned int prefix;

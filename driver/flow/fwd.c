@@ -196,8 +196,10 @@ static struct in_addr host_alias(const struct ctx *c)
  * @port:	filled with the port, host order
  *
  * Loopback peers appear as the gateway (net+2, or fd00::2), as in
- * slirp4netns; everyone else keeps their address. IPv4-mapped IPv6 peers
- * are unwrapped to IPv4.
+ * slirp4netns; so do the host's own addresses that pasta's addressing
+ * gave the guest, which would drop a packet from its own address.
+ * Everyone else keeps their address. IPv4-mapped IPv6 peers are
+ * unwrapped to IPv4.
  */
 void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
                       struct in6_addr *addr, uint16_t *port)
@@ -215,7 +217,8 @@ void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
 	}
 	*port = ntohs(sa->sa6.sin6_port);
 	*addr = sa->sa6.sin6_addr;
-	if (IN6_IS_ADDR_LOOPBACK(addr)) {
+	if (IN6_IS_ADDR_LOOPBACK(addr) ||
+	    (c->o->copy6 && inany_equal(addr, &c->o->guest6))) {
 		*addr = c->gw6;
 	} else if (inany_is_v4(addr)) {
 		/* An IPv4 client of a socket that takes both families. */
@@ -227,6 +230,35 @@ void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
 		v4.sa4.sin_addr = inany_v4(addr);
 		fwd_guest_source(c, &v4, addr, port);
 	}
+}
+
+/**
+ * fwd_guest_target() - the guest address a forward's client reaches
+ * @c:		context
+ * @peer:	the client (of an accepted or receiving socket)
+ * @gaddr:	the forward's guest address
+ * @dst:	filled: @gaddr, or the guest's IPv6 address
+ *
+ * As pasta: a client that came over IPv6 reaches the guest's IPv6
+ * address, so that a service listening on IPv6 only answers it. That
+ * holds where the forward goes to the guest's own IPv4 address (not to
+ * one the caller named) and tapir gave the guest an IPv6 address; a
+ * service that listens on IPv4 only is then not reached over IPv6, as
+ * with pasta (docs/engines.md). A guest without IPv4 (-6) is reached at
+ * its IPv6 address by clients of both families.
+ */
+void fwd_guest_target(const struct ctx *c, const union sockaddr_inany *peer,
+                      const struct in6_addr *gaddr, struct in6_addr *dst)
+{
+	bool v6_client = peer->sa.sa_family == AF_INET6 &&
+	                 !inany_is_v4(&peer->sa6.sin6_addr);
+
+	*dst = *gaddr;
+	if ((!v6_client && !c->o->ipv6_only) ||
+	    IN6_IS_ADDR_UNSPECIFIED(&c->guest6) || !inany_is_v4(gaddr) ||
+	    inany_v4(gaddr).s_addr != c->guest4.s_addr)
+		return;
+	*dst = c->guest6;
 }
 
 /**

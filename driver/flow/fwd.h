@@ -26,6 +26,8 @@ int fwd_outbound_or_reject(struct ctx *c, const struct pkt *p, uint16_t dport,
                            union sockaddr_inany *sa, socklen_t *salen);
 void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
                       struct in6_addr *addr, uint16_t *port);
+void fwd_guest_target(const struct ctx *c, const union sockaddr_inany *peer,
+                      const struct in6_addr *gaddr, struct in6_addr *dst);
 bool fwd_ns_loopback(const union sockaddr_inany *sa, struct in6_addr *lo);
 
 void fwd_reset_close(int fd);

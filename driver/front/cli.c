@@ -16,6 +16,7 @@
 #include "driver/front/cli.h"
 #include "driver/cond/cond_spec.h"
 #include "driver/cond/cond.h"
+#include "driver/core/inany.h"
 #include "driver/core/log.h"
 #include "driver/core/parse.h"
 #include "driver/host/version.h"
@@ -271,8 +272,30 @@ int cli_parse_mac(const char *s, uint8_t mac[6])
 }
 
 /**
+ * parse_publish_addr() - -p's HOSTIP: dotted quad, or IPv6 in brackets
+ * @s:		the address, brackets and all (modified)
+ * @a:		result, IPv4 as v4-mapped
+ *
+ * Return: 0, or -1 if it is neither
+ */
+static int parse_publish_addr(char *s, struct in6_addr *a)
+{
+	struct in_addr v4;
+	size_t len = strlen(s);
+
+	if (inet_pton(AF_INET, s, &v4) == 1) {
+		inany_from_v4(a, v4);
+		return 0;
+	}
+	if (len < 3 || s[0] != '[' || s[len - 1] != ']')
+		return -1;
+	s[len - 1] = '\0';
+	return inet_pton(AF_INET6, s + 1, a) == 1 && !inany_is_v4(a) ? 0 : -1;
+}
+
+/**
  * cli_parse_publish() - parse [HOSTIP:]HOSTPORT:GUESTPORT[/tcp|/udp]
- * @s:		input
+ * @s:		input; an IPv6 HOSTIP in brackets, as Docker's -p takes it
  * @p:		result
  * @why:	on failure, the reason
  * @whylen:	size of @why
@@ -282,11 +305,11 @@ int cli_parse_mac(const char *s, uint8_t mac[6])
 int cli_parse_publish(const char *s, struct publish *p, char *why,
                       size_t whylen)
 {
-	char buf[64], *proto, *gport, *hport;
+	char buf[80], *proto, *gport, *hport;
 	unsigned long v;
 
 	memset(p, 0, sizeof(*p));
-	p->host_addr.s_addr = htonl(INADDR_ANY);
+	p->dual = true;
 	if (strlen(s) >= sizeof(buf))
 		goto bad;
 	strcpy(buf, s);
@@ -305,8 +328,9 @@ int cli_parse_publish(const char *s, struct publish *p, char *why,
 	hport = strrchr(buf, ':');
 	if (hport) {
 		*hport++ = '\0';
-		if (inet_pton(AF_INET, buf, &p->host_addr) != 1)
+		if (parse_publish_addr(buf, &p->host_addr))
 			goto bad;
+		p->dual = false;
 	} else {
 		hport = buf;
 	}
@@ -416,6 +440,20 @@ void cli_derive_addresses(struct opts *o)
 	o->guest4.s_addr = htonl(net + 100);
 	o->gw4.s_addr = htonl(net + 2);
 	o->dns4.s_addr = htonl(net + 3);
+}
+
+/**
+ * cli_default_guest6() - the guest's static IPv6 address where no host's
+ *			  is copied: fd00::100/64 (SLAAC adds another)
+ * @o:		options: guest6 and prefix6 set
+ *
+ * --configure gives it to the interface; forwards reach it from IPv6
+ * clients (fwd_guest_target()).
+ */
+void cli_default_guest6(struct opts *o)
+{
+	inet_pton(AF_INET6, "fd00::100", &o->guest6);
+	o->prefix6 = 64;
 }
 
 /**
@@ -888,6 +926,7 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 		return -1;
 	}
 	cli_derive_addresses(o);
+	cli_default_guest6(o);
 	if (o->mac_set && !o->configure) {
 		err_msg("--macaddress cannot be specified when --configure or "
 		        "-c is not specified");

@@ -23,6 +23,7 @@ int cli_parse_publish(const char *s, struct publish *p, char *why,
 void cli_opts_defaults(struct opts *o, enum cli_mode mode);
 int cli_queues_from_env(struct opts *o);
 void cli_derive_addresses(struct opts *o);
+void cli_default_guest6(struct opts *o);
 unsigned int cli_auto_queues(long online);
 void cli_getopt_error(int c, const char *arg, const char *help);
 

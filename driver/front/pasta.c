@@ -141,30 +141,80 @@ static int host_outbound(struct host_if *h, int ifindex, bool quiet)
  *		  them
  * @o:		tapir's options: copy6, guest6, prefix6 and gw6 set if so
  * @ifindex:	the interface to copy (pasta's -i), or 0 for the route's
+ * @name:	filled with the IPv6 default route's interface, or empty
  *
  * The address is the first global one of the IPv6 default route's
  * interface; a host without either (or with an on-link default route)
  * leaves the guest tapir's fd00::/64, through which it still reaches
  * IPv6 hosts.
+ *
+ * Return: true if the host has an IPv6 default route (copied or not)
  */
-static void copy_host6(struct opts *o, int ifindex)
+static bool copy_host6(struct opts *o, int ifindex, char name[IFNAMSIZ])
 {
 	struct route_default r;
 	struct nl nl;
 	int ret;
 
+	name[0] = '\0';
 	if (nl_open(&nl))
-		return;
+		return false;
 	ret = route_get_default_on(&nl, AF_INET6, ifindex, &r);
-	if (!ret)
-		ret = addr_get(&nl, r.ifindex, AF_INET6, &o->guest6,
-		               &o->prefix6);
+	if (ret) {
+		nl_close(&nl);
+		return false;
+	}
+	if (!if_indextoname((unsigned int)r.ifindex, name))
+		name[0] = '\0';
+	ret = addr_get(&nl, r.ifindex, AF_INET6, &o->guest6, &o->prefix6);
 	nl_close(&nl);
 	if (ret || IN6_IS_ADDR_UNSPECIFIED(&r.gw.v6) || !o->prefix6 ||
 	    o->prefix6 > 128)
-		return;
+		return true;
 	o->gw6 = r.gw.v6;
 	o->copy6 = true;
+	return true;
+}
+
+/**
+ * ipv6_only_layout() - a guest without IPv4: pasta's -6, or a host with
+ *			no IPv4 default route
+ * @po:		pasta's options
+ * @o:		tapir's options
+ * @if6:	the interface to copy (pasta's -i), or 0 for the route's
+ * @given:	-6 was given; else the host must have an IPv6 default route
+ *
+ * IPv6 is the host's, copied as in every mode; IPv4 is neither configured
+ * nor answered (no DHCP), and forwards listen on IPv6 only. The IPv4
+ * layout tapir keeps inside is slirp4netns's, which no packet uses.
+ *
+ * Return: 0, or -1 (quietly, unless -6 was given) if IPv6 can't serve
+ */
+static int ipv6_only_layout(const struct pasta_opts *po, struct opts *o,
+                            int if6, bool given)
+{
+	char name[IFNAMSIZ];
+	struct opts copy = *o;
+
+	if (!copy_host6(&copy, if6, name) && !given)
+		return -1;
+	if (o->mtu < TAPIR_IPV6_MTU_MIN) {
+		err_msg("-m %u: IPv6 only needs an MTU of %d or more", o->mtu,
+		        TAPIR_IPV6_MTU_MIN);
+		return -1;
+	}
+	if (po->config_net)
+		*o = copy;
+	if (!o->copy6)
+		cli_default_guest6(o);
+	o->ipv6_only = true;
+	o->no_dhcp = true;
+	o->disable_dns = true;
+	o->pasta_net = true;
+	cli_derive_addresses(o);
+	if (!po->ifname[0] && name[0])
+		snprintf(o->ifname, sizeof(o->ifname), "%s", name);
+	return 0;
 }
 
 /**
@@ -258,10 +308,22 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 		        "copied");
 		return -1;
 	}
+	if (po->ipv6_only)
+		return ipv6_only_layout(po, o, if6, true);
 	bool need_host = !po->addr.v4_set || po->map_guest.v4_set;
 
-	if (need_host && host_outbound(&h, if4, false))
+	/* As pasta, a host without IPv4 serves IPv6 alone. */
+	if (need_host && host_outbound(&h, if4, true)) {
+		if (o->ipv6 && !po->addr.v4_set &&
+		    !ipv6_only_layout(po, o, if6, false)) {
+			if (!po->quiet)
+				info_msg("the host has no IPv4 default route: "
+				         "IPv6 only, as with -6");
+			return 0;
+		}
+		host_outbound(&h, if4, false);
 		return -1;
+	}
 	/* With -a, only the name is copied; without such an interface, as
 	 * pasta, tap0.
 	 */
@@ -273,7 +335,9 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 	 * has IPv4 only (it passes --ipv4-only anyway).
 	 */
 	if (o->ipv6 && po->config_net)
-		copy_host6(o, if6);
+		copy_host6(o, if6, (char[IFNAMSIZ]){0});
+	if (!o->copy6)
+		cli_default_guest6(o);
 	if (!po->ifname[0] && h.name[0])
 		snprintf(o->ifname, sizeof(o->ifname), "%s", h.name);
 	o->pasta_net = true;
@@ -396,11 +460,6 @@ static int check_ports(const struct pasta_opts *po)
  */
 static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 {
-	if (po->ipv6_only) {
-		err_msg("-6: IPv6 only is not supported; tapir always "
-		        "serves IPv4");
-		return -1;
-	}
 	if (check_ports(po))
 		return -1;
 	if (po->cmd && po->userns[0]) {

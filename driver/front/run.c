@@ -21,6 +21,7 @@
 #include "driver/host/lifecycle.h"
 #include "driver/core/log.h"
 #include "driver/front/loop.h"
+#include "driver/host/netlink.h"
 #include "driver/front/run.h"
 #include "driver/sandbox/runas.h"
 #include "driver/sandbox/seccomp.h"
@@ -237,6 +238,33 @@ static pid_t start_child(const struct opts *o, const char *resolv, int *go_fd)
 }
 
 /**
+ * ipv6_where_no_ipv4() - turn IPv6 on where the host has no IPv4 route
+ * @o:		options of CLI_RUN, parsed
+ *
+ * On an IPv6-only host the command could reach nothing without -6, and
+ * pasta would serve it IPv6 by itself: so does tapir run, where the MTU
+ * allows. The host's routes are read once; a failure to read them leaves
+ * the options as they were.
+ */
+static void ipv6_where_no_ipv4(struct opts *o)
+{
+	struct route_default r;
+	struct nl nl;
+	bool v4, v6;
+
+	if (o->ipv6 || o->mtu < TAPIR_IPV6_MTU_MIN || nl_open(&nl))
+		return;
+	v4 = route_get_default(&nl, AF_INET, &r) != -ENETUNREACH;
+	v6 = !route_get_default(&nl, AF_INET6, &r);
+	nl_close(&nl);
+	if (v4 || !v6)
+		return;
+	info_msg("run: the host has no IPv4 default route: IPv6 on, as with "
+	         "-6");
+	o->ipv6 = true;
+}
+
+/**
  * run_main() - tapir run [OPTION]... [--] CMD [ARG]...
  * @argc:	argument count, argv[0] being "run"
  * @argv:	arguments
@@ -254,6 +282,7 @@ int run_main(int argc, char **argv)
 		return ret == CLI_EXIT_OK ? 0 : 125;
 	if (cli_check_fds(&o))
 		return 125;
+	ipv6_where_no_ipv4(&o);
 	runas_default(&o, false);
 	return run_command(&o);
 }

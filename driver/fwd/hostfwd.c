@@ -236,20 +236,25 @@ fail:
  * @dst:	the forward's guest_addr
  * @dport:	the forward's guest_port
  *
- * The guest sees the client's address (loopback as the gateway). The guest
- * address is IPv4, so an IPv6 client on an IPv6 forward appears as the
- * IPv4 gateway: its address has no IPv4 form.
+ * The guest sees the client's address (loopback as the gateway), at its
+ * address of the client's family where it has one (fwd_guest_target());
+ * else an IPv6 client appears as the IPv4 gateway, its address having no
+ * IPv4 form, and an IPv4 client of a guest without IPv4 as the IPv6
+ * gateway.
  */
 static void to_tap(struct ctx *c, int fd, const union sockaddr_inany *peer,
-                   const struct in6_addr *dst, uint16_t dport)
+                   const struct in6_addr *gaddr, uint16_t dport)
 {
-	struct in6_addr src;
+	struct in6_addr src, dst;
 	uint16_t sport;
 
 	fwd_guest_source(c, peer, &src, &sport);
-	if (inany_is_v4(dst) && !inany_is_v4(&src))
+	fwd_guest_target(c, peer, gaddr, &dst);
+	if (inany_is_v4(&dst) && !inany_is_v4(&src))
 		inany_from_v4(&src, c->gw4);
-	thread_accept(c, fd, &src, sport, dst, dport);
+	else if (!inany_is_v4(&dst) && inany_is_v4(&src))
+		src = c->gw6;
+	thread_accept(c, fd, &src, sport, &dst, dport);
 }
 
 /**
@@ -771,13 +776,22 @@ int hostfwd_publish(struct ctx *c)
 		const struct publish *p = &c->o->publish[i];
 		struct hostfwd_spec s = {
 		        .udp = p->udp,
+		        .host_addr = p->dual ? in6addr_any : p->host_addr,
 		        .host_port = p->host_port,
 		        .guest_port = p->guest_port,
+		        .dual = p->dual,
 		};
+		int ret;
 
-		inany_from_v4(&s.host_addr, p->host_addr);
 		inany_from_v4(&s.guest_addr, c->guest4);
-		if (hostfwd_add(c, &s, why, sizeof(why))) {
+		ret = hostfwd_add(c, &s, why, sizeof(why));
+		/* A kernel without IPv6 (ipv6.disable=1): IPv4 alone. */
+		if (ret == -EAFNOSUPPORT && p->dual) {
+			inany_from_v4(&s.host_addr, (struct in_addr){0});
+			s.dual = false;
+			ret = hostfwd_add(c, &s, why, sizeof(why));
+		}
+		if (ret) {
 			err_msg("publish: %s", why);
 			return -1;
 		}

@@ -3,13 +3,14 @@
  *
  * pasta's default, which rootlesskit and Docker rely on: a port bound on
  * the host (on its loopback or on every address) is reachable from the
- * namespace at 127.0.0.1. With "auto", at each scan (pasta_fwd.c's timer)
- * the host's /proc/net tables, opened before the sandbox, say which ports
- * are bound; with a list, its ports are wanted whatever the host has. For
- * each, a socket made in the namespace (the pool of hostfwd.c) is bound
- * to the namespace's 127.0.0.1: TCP connections it accepts are spliced to
- * the host's 127.0.0.1 (splice_outward()), UDP datagrams it receives are
- * relayed there (udpsplice.c). Ports tapir itself listens on, its -t and
+ * namespace at 127.0.0.1, and with IPv6 at ::1 too. With "auto", at each
+ * scan (pasta_fwd.c's timer) the host's /proc/net tables, opened before
+ * the sandbox, say which ports are bound; with a list, its ports are
+ * wanted whatever the host has. For each, sockets made in the namespace
+ * (the pool of hostfwd.c) are bound to the namespace's 127.0.0.1 and ::1:
+ * TCP connections they accept are spliced to the host's loopback of the
+ * same family (splice_outward()), UDP datagrams they receive are relayed
+ * there (udpsplice.c), as pasta keeps the family. Ports tapir itself listens on, its -t and
  * -u forwards, are left out of "auto": a connection would come straight
  * back. The first scan's ports are bound before tapir says it is ready
  * (nsfwd_settle()), so that a command or container started then finds
@@ -55,8 +56,11 @@
  * @udp:	UDP (-U) rather than TCP (-T)
  * @port:	the port in the namespace
  * @dport:	the host's port it reaches (@port, unless a list maps it)
- * @fd:		listening TCP or bound UDP socket, in the namespace
- * @ev:		its read event
+ * @fams:	the families it was made for: NS_V4 and NS_V6 bits
+ * @starved:	those of @fams the pool had no socket for yet
+ * @fd:		per family (NS_V4's 127.0.0.1, NS_V6's ::1), listening TCP
+ *		or bound UDP socket in the namespace, or -1 if not bound
+ * @ev:		per family, its read event, or NULL
  * @paused:	accept() ran out of fds: not watched until the next scan
  */
 struct ns_listener {
@@ -64,10 +68,16 @@ struct ns_listener {
 	bool udp;
 	uint16_t port;
 	uint16_t dport;
-	int fd;
-	struct event *ev;
+	unsigned int fams;
+	unsigned int starved;
+	int fd[2];
+	struct event *ev[2];
 	bool paused;
 };
+
+/* Bits of a family mask, and indexes of ns_listener's fd and ev. */
+#define NS_V4 1U
+#define NS_V6 2U
 
 /**
  * struct nsfwd_state - what -T and -U keep between scans
@@ -77,8 +87,8 @@ struct ns_listener {
  *		unset) or PASTA_PORTS_LIST
  * @target:	per protocol and namespace port: the host port a list maps
  *		it to, or 0 if it is not listed
- * @spare:	per protocol, a pool socket whose bind failed, unbound
- *		still: the next port takes it before the pool, or -1
+ * @spare:	per protocol and family, a pool socket whose bind failed,
+ *		unbound still: the next port takes it before the pool, or -1
  * @retry:	one-shot timer: the pool had no socket for a port
  * @starved:	this sync found the pool empty
  * @retries:	retries since the last scan
@@ -99,7 +109,7 @@ struct nsfwd_state {
 	const struct pasta_ports *ports[2];
 	enum pasta_ports_mode mode[2];
 	uint16_t target[2][65536];
-	int spare[2];
+	int spare[2][2];
 	struct event *retry;
 	bool starved;
 	unsigned int retries;
@@ -116,15 +126,18 @@ struct nsfwd_state {
 };
 
 /**
- * host_lo() - the host's 127.0.0.1, as inany
+ * host_lo() - the host's loopback of the family a listener's socket has
+ * @l:		listener
+ * @fd:		one of its sockets
  *
- * Return: the address
+ * Return: 127.0.0.1 (as inany) or ::1
  */
-static struct in6_addr host_lo(void)
+static struct in6_addr host_lo(const struct ns_listener *l, int fd)
 {
-	struct in6_addr lo;
+	struct in6_addr lo = in6addr_loopback;
 
-	inany_from_v4(&lo, (struct in_addr){htonl(INADDR_LOOPBACK)});
+	if (fd != l->fd[1])
+		inany_from_v4(&lo, (struct in_addr){htonl(INADDR_LOOPBACK)});
 	return lo;
 }
 
@@ -141,7 +154,7 @@ static void accept_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static struct log_limit lim;
 	struct ns_listener *l = arg;
-	struct in6_addr lo = host_lo();
+	struct in6_addr lo = host_lo(l, (int)fd);
 	int conn;
 
 	(void)what;
@@ -158,7 +171,7 @@ static void accept_cb(evutil_socket_t fd, short what, void *arg)
 			err_limited(&lim, errno,
 			            "-T: accept on the namespace's port %u",
 			            l->port);
-			event_del(l->ev);
+			event_del(l->ev[fd == l->fd[1]]);
 			l->paused = true;
 		}
 		return;
@@ -174,7 +187,7 @@ static void accept_cb(evutil_socket_t fd, short what, void *arg)
 static void recv_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct ns_listener *l = arg;
-	struct in6_addr lo = host_lo();
+	struct in6_addr lo = host_lo(l, (int)fd);
 
 	(void)what;
 	usplice_listener_read(l->st->c, (int)fd, false, &lo, l->dport);
@@ -188,33 +201,38 @@ static void recv_cb(evutil_socket_t fd, short what, void *arg)
  */
 static bool bound(int fd)
 {
-	struct sockaddr_in sa;
+	union sockaddr_inany sa;
 	socklen_t len = sizeof(sa);
 
-	return getsockname(fd, (struct sockaddr *)&sa, &len) || sa.sin_port;
+	if (getsockname(fd, &sa.sa, &len))
+		return true;
+	return sa.sa.sa_family == AF_INET6 ? sa.sa6.sin6_port : sa.sa4.sin_port;
 }
 
 /**
- * bind_in_ns() - a namespace socket bound to 127.0.0.1:@port there
+ * bind_in_ns() - a namespace socket bound to 127.0.0.1:@port or ::1:@port
+ *		  there
  * @st:		state
  * @udp:	a UDP socket, else a listening TCP one
+ * @v6:		::1 (IPv6 only), else 127.0.0.1
  * @port:	port
  *
  * Return: the socket, -EAGAIN if the pool has none now, or -errno
  */
-static int bind_in_ns(struct nsfwd_state *st, bool udp, uint16_t port)
+static int bind_in_ns(struct nsfwd_state *st, bool udp, bool v6, uint16_t port)
 {
-	struct sockaddr_in sa = {
-	        .sin_family = AF_INET,
-	        .sin_port = htons(port),
-	        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
 	const int one = 1;
-	int fd = st->spare[udp], err;
+	int fd = st->spare[udp][v6], err;
+	union sockaddr_inany sa;
+	struct in6_addr lo = in6addr_loopback;
+	socklen_t salen;
 
-	st->spare[udp] = -1;
+	if (!v6)
+		inany_from_v4(&lo, (struct in_addr){htonl(INADDR_LOOPBACK)});
+	sockaddr_from_inany(&sa, &salen, &lo, port);
+	st->spare[udp][v6] = -1;
 	if (fd < 0)
-		fd = nssock_get(hostfwd_pool(st->c), AF_INET,
+		fd = nssock_get(hostfwd_pool(st->c), v6 ? AF_INET6 : AF_INET,
 		                udp ? SOCK_DGRAM : SOCK_STREAM);
 	if (fd < 0)
 		return -EAGAIN;
@@ -227,15 +245,16 @@ static int bind_in_ns(struct nsfwd_state *st, bool udp, uint16_t port)
 	 */
 	if ((!udp &&
 	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one))) ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    (!udp && listen(fd, HOSTFWD_BACKLOG))) {
+	    (v6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(fd, &sa.sa, salen) || (!udp && listen(fd, HOSTFWD_BACKLOG))) {
 		err = errno;
 		/* Unbound still (the bind failed): worth keeping, as a
 		 * container holding the host's ports could otherwise drain
 		 * the pool, a socket per port every few scans.
 		 */
 		if (err != 0 && !bound(fd))
-			st->spare[udp] = fd;
+			st->spare[udp][v6] = fd;
 		else
 			close(fd);
 		return -err;
@@ -268,16 +287,93 @@ static void no_room(struct nsfwd_state *st, bool udp, unsigned int port,
 }
 
 /**
+ * listener_bind() - bind the sockets a listener still lacks, of @which
+ *		     families
+ * @st:		state
+ * @l:		listener
+ * @which:	NS_V4 and NS_V6 bits
+ *
+ * A family the pool had no socket for stays in @l->starved, for the next
+ * sync; one whose bind failed (the port taken in the namespace) is left
+ * out until the listener is made again.
+ *
+ * Return: 0, or -1 if the fds or memory ran out (@st->full set)
+ */
+static int listener_bind(struct nsfwd_state *st, struct ns_listener *l,
+                         unsigned int which)
+{
+	const char opt = l->udp ? 'U' : 'T';
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		int fd;
+
+		if (!(which & (1U << v6)) || l->fd[v6] >= 0)
+			continue;
+		fd = bind_in_ns(st, l->udp, v6, l->port);
+		l->starved &= ~(1U << v6);
+		if (fd == -EAGAIN) {
+			st->starved = true; /* the pool refills: retry soon */
+			l->starved |= 1U << v6;
+			continue;
+		}
+		if (fd == -EMFILE || fd == -ENOMEM) {
+			no_room(st, l->udp, l->port, -fd);
+			return -1;
+		}
+		if (fd < 0) {
+			debug_msg("-%c: port %u on the namespace's %s: %s", opt,
+			          l->port, v6 ? "::1" : "127.0.0.1",
+			          strerror(-fd));
+			continue;
+		}
+		l->ev[v6] = event_new(st->c->base, fd, EV_READ | EV_PERSIST,
+		                      l->udp ? recv_cb : accept_cb, l);
+		if (!l->ev[v6] || event_add(l->ev[v6], NULL)) {
+			err_msg("-%c: port %u: out of memory, or libevent "
+			        "failed",
+			        opt, l->port);
+			if (l->ev[v6])
+				event_free(l->ev[v6]);
+			l->ev[v6] = NULL;
+			close(fd);
+			continue;
+		}
+		l->fd[v6] = fd;
+	}
+	return 0;
+}
+
+/**
+ * listener_close() - close a listener's sockets and free it
+ * @st:		state
+ * @l:		listener, out of @st->l
+ *
+ * Connections already spliced stay up; UDP flows of the port go with it.
+ */
+static void listener_close(struct nsfwd_state *st, struct ns_listener *l)
+{
+	for (int v6 = 0; v6 < 2; v6++) {
+		if (l->fd[v6] < 0)
+			continue;
+		event_free(l->ev[v6]);
+		if (l->udp)
+			usplice_listener_closed(st->c, l->fd[v6]);
+		close(l->fd[v6]);
+	}
+	free(l);
+}
+
+/**
  * add_listener() - make a host port answer on the namespace's loopback
  * @st:		state
  * @udp:	protocol
  * @port:	port in the namespace
+ * @fams:	on which of the namespace's 127.0.0.1 (NS_V4) and ::1 (NS_V6)
  */
-static void add_listener(struct nsfwd_state *st, bool udp, unsigned int port)
+static void add_listener(struct nsfwd_state *st, bool udp, unsigned int port,
+                         unsigned int fams)
 {
-	const char opt = udp ? 'U' : 'T';
 	struct ns_listener *l;
-	int fd;
 
 	if (st->n == st->cap) {
 		unsigned int cap = st->cap ? st->cap * 2 : 64;
@@ -290,33 +386,9 @@ static void add_listener(struct nsfwd_state *st, bool udp, unsigned int port)
 		st->l = n;
 		st->cap = cap;
 	}
-	fd = bind_in_ns(st, udp, (uint16_t)port);
-	if (fd == -EAGAIN) {
-		st->starved = true; /* the pool refills: retry soon */
-		return;
-	}
-	if (fd == -EMFILE) {
-		no_room(st, udp, port, EMFILE);
-		return;
-	}
-	if (fd < 0) {
-		debug_msg("-%c: port %u in the namespace: %s", opt, port,
-		          strerror(-fd));
-		port_set_add(&st->failed[udp], port);
-		return;
-	}
 	l = calloc(1, sizeof(*l));
-	if (l)
-		l->ev = event_new(st->c->base, fd, EV_READ | EV_PERSIST,
-		                  udp ? recv_cb : accept_cb, l);
-	if (!l || !l->ev || event_add(l->ev, NULL)) {
-		err_msg("-%c: port %u: out of memory, or libevent failed", opt,
-		        port);
-		if (l && l->ev)
-			event_free(l->ev);
-		free(l);
-		close(fd);
-		port_set_add(&st->failed[udp], port);
+	if (!l) {
+		no_room(st, udp, port, ENOMEM);
 		return;
 	}
 	l->st = st;
@@ -324,7 +396,17 @@ static void add_listener(struct nsfwd_state *st, bool udp, unsigned int port)
 	l->port = (uint16_t)port;
 	l->dport = st->mode[udp] == PASTA_PORTS_LIST ? st->target[udp][port]
 	                                             : (uint16_t)port;
-	l->fd = fd;
+	l->fams = fams;
+	l->fd[0] = l->fd[1] = -1;
+	if (listener_bind(st, l, fams) || (l->fd[0] < 0 && l->fd[1] < 0)) {
+		/* Bound nowhere: tried again later, unless the pool only
+		 * had no socket, which the retries wait for.
+		 */
+		if (!st->full && !l->starved)
+			port_set_add(&st->failed[udp], port);
+		listener_close(st, l);
+		return;
+	}
 	st->l[st->n++] = l;
 	port_set_add(&st->on[udp], port);
 }
@@ -333,19 +415,13 @@ static void add_listener(struct nsfwd_state *st, bool udp, unsigned int port)
  * remove_listener() - the host let the port go: stop listening for it
  * @st:		state
  * @i:		its index
- *
- * Connections already spliced stay up; UDP flows of the port go with it.
  */
 static void remove_listener(struct nsfwd_state *st, unsigned int i)
 {
 	struct ns_listener *l = st->l[i];
 
 	port_set_del(&st->on[l->udp], l->port);
-	event_free(l->ev);
-	if (l->udp)
-		usplice_listener_closed(st->c, l->fd);
-	close(l->fd);
-	free(l);
+	listener_close(st, l);
 	st->l[i] = st->l[--st->n];
 }
 
@@ -376,34 +452,44 @@ static int read_host(struct nsfwd_state *st)
 }
 
 /**
- * wanted() - should the namespace's loopback answer for this port
+ * wanted() - on which of its loopback addresses the namespace should
+ *	      answer for this port
  * @st:		state, after read_host()
  * @udp:	protocol
  * @port:	port
  *
- * With a list, its ports. With "auto", only where a connection to
- * 127.0.0.1 reaches the port: bound to it, or to every address (0.0.0.0,
- * or :: which takes IPv4 too unless IPV6_V6ONLY, which /proc does not
- * show). Not 127.0.0.53 (systemd-resolved's), say: the namespace's
- * 127.0.0.1:53 would only reset. Never to one of tapir's own forwards:
- * with --host-lo-to-ns-lo it would bring the client straight back here,
- * a loop.
+ * With a list, its ports, on 127.0.0.1 and, with IPv6, on ::1. With
+ * "auto", only where a connection to the host's loopback of that family
+ * reaches the port: 127.0.0.1 where it is bound to 127.0.0.1 or to every
+ * address (0.0.0.0, or :: which takes IPv4 too unless IPV6_V6ONLY, which
+ * /proc does not show), ::1 where it is bound to ::1 or ::. Not
+ * 127.0.0.53 (systemd-resolved's), say: the namespace's 127.0.0.1:53
+ * would only reset. Never to one of tapir's own forwards: with
+ * --host-lo-to-ns-lo it would bring the client straight back here, a
+ * loop.
  *
- * Return: true if so
+ * Return: NS_V4 and NS_V6 bits, 0 for none
  */
-static bool wanted(const struct nsfwd_state *st, bool udp, unsigned int port)
+static unsigned int wanted(const struct nsfwd_state *st, bool udp,
+                           unsigned int port)
 {
+	const struct portscan *seen = &st->seen[udp];
+	unsigned int v6 = st->c->o->ipv6 ? NS_V6 : 0, m = 0;
 	uint16_t to;
 
 	if (!st->ports[udp])
-		return false;
+		return 0;
 	if (st->mode[udp] == PASTA_PORTS_LIST) {
 		to = st->target[udp][port];
-		return to && !port_set_has(&st->ours[udp], to);
+		return to && !port_set_has(&st->ours[udp], to) ? NS_V4 | v6 : 0;
 	}
-	return (port_set_has(&st->seen[udp].any, port) ||
-	        port_set_has(&st->seen[udp].lo1, port)) &&
-	       !port_set_has(&st->ours[udp], port);
+	if (port_set_has(&st->ours[udp], port))
+		return 0;
+	if (port_set_has(&seen->any, port) || port_set_has(&seen->lo1, port))
+		m |= NS_V4;
+	if (port_set_has(&seen->lo6, port))
+		m |= v6;
+	return m;
 }
 
 static void sync_listeners(struct nsfwd_state *st);
@@ -500,6 +586,20 @@ void nsfwd_settle(struct ctx *c)
 }
 
 /**
+ * resume_listener() - watch a listener's sockets again after a pause
+ * @l:		listener, paused
+ *
+ * A socket that can't be watched again stays paused until the next sync.
+ */
+static void resume_listener(struct ns_listener *l)
+{
+	l->paused = false;
+	for (int v6 = 0; v6 < 2; v6++)
+		if (l->ev[v6] && event_add(l->ev[v6], NULL))
+			l->paused = true;
+}
+
+/**
  * sync_listeners() - listeners to match the last read of the host
  * @st:		state, @seen and @ours as read_host() left them
  *
@@ -507,28 +607,34 @@ void nsfwd_settle(struct ctx *c)
  */
 static void sync_listeners(struct nsfwd_state *st)
 {
+	st->full = false;
+	st->starved = false;
 	for (unsigned int i = st->n; i-- > 0;) {
 		struct ns_listener *l = st->l[i];
 
-		if (!wanted(st, l->udp, l->port))
-			remove_listener(st, i);
-		else if (l->paused && !event_add(l->ev, NULL))
-			l->paused = false;
+		if (wanted(st, l->udp, l->port) != l->fams) {
+			remove_listener(st, i); /* made again below */
+			continue;
+		}
+		if (l->starved)
+			listener_bind(st, l, l->starved);
+		if (l->paused)
+			resume_listener(l);
 	}
-	st->full = false;
-	st->starved = false;
 	for (int udp = 0; udp < 2 && !st->full; udp++) {
 		if (!st->ports[udp])
 			continue;
 		for (unsigned int p = 1; p < 65536 && !st->full; p++) {
-			if (!wanted(st, udp, p)) {
+			unsigned int fams = wanted(st, udp, p);
+
+			if (!fams) {
 				port_set_del(&st->failed[udp], p);
 				continue;
 			}
 			if (port_set_has(&st->failed[udp], p) ||
 			    port_set_has(&st->on[udp], p))
 				continue;
-			add_listener(st, udp, p);
+			add_listener(st, udp, p, fams);
 		}
 	}
 }
@@ -622,7 +728,7 @@ int nsfwd_start(struct ctx *c, const struct pasta_ports *tcp,
 		return -1;
 	}
 	st->c = c;
-	st->spare[0] = st->spare[1] = -1;
+	memset(st->spare, -1, sizeof(st->spare));
 	set_ports(st, false, tcp);
 	set_ports(st, true, udp);
 	memset(st->tables, -1, sizeof(st->tables));
@@ -661,8 +767,9 @@ void nsfwd_stop(struct ctx *c)
 		for (int i = 0; i < 2; i++)
 			if (st->tables[udp][i] >= 0)
 				close(st->tables[udp][i]);
-		if (st->spare[udp] >= 0)
-			close(st->spare[udp]);
+		for (int v6 = 0; v6 < 2; v6++)
+			if (st->spare[udp][v6] >= 0)
+				close(st->spare[udp][v6]);
 	}
 	free(st);
 	c->nsfwd = NULL;

@@ -77,6 +77,7 @@ void portscan_mask(struct portscan *ps, const struct port_set *own)
 	for (size_t i = 0; i < sizeof(own->bits); i++) {
 		ps->loopback.bits[i] &= (uint8_t)~own->bits[i];
 		ps->lo1.bits[i] &= (uint8_t)~own->bits[i];
+		ps->lo6.bits[i] &= (uint8_t)~own->bits[i];
 	}
 }
 
@@ -92,6 +93,7 @@ void portscan_merge(struct portscan *to, const struct portscan *from)
 		to->loopback.bits[i] |= from->loopback.bits[i];
 		to->other.bits[i] |= from->other.bits[i];
 		to->lo1.bits[i] |= from->lo1.bits[i];
+		to->lo6.bits[i] |= from->lo6.bits[i];
 	}
 }
 
@@ -225,6 +227,8 @@ static void parse_line(const char *line, const char *end,
 	port_set_add(classify(ps, &a), port);
 	if (inany_is_v4(&a) && ntohl(inany_v4(&a).s_addr) == INADDR_LOOPBACK)
 		port_set_add(&ps->lo1, port);
+	else if (IN6_IS_ADDR_LOOPBACK(&a) || IN6_IS_ADDR_UNSPECIFIED(&a))
+		port_set_add(&ps->lo6, port);
 }
 
 /**

@@ -22,12 +22,15 @@ struct port_set {
  * @other:	any other single address
  * @lo1:	127.0.0.1 itself (also in @loopback), where pasta's -T
  *		connects
+ * @lo6:	reachable at ::1: bound to ::1 itself or to :: (also in
+ *		@loopback or @any), where -T connects for IPv6 clients
  */
 struct portscan {
 	struct port_set any;
 	struct port_set loopback;
 	struct port_set other;
 	struct port_set lo1;
+	struct port_set lo6;
 };
 
 /* What portscan_read() counts as bound. */

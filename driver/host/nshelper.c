@@ -34,9 +34,6 @@
 
 _Static_assert(NS_TABLES == CTX_NS_TABLES, "ctx.h counts the tables too");
 
-/* The guest's static IPv6 address with --configure; SLAAC adds another. */
-static const struct in6_addr guest_addr6 = {
-        .s6_addr = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0}};
 static const struct in6_addr router_ll6 = {
         .s6_addr = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}};
 
@@ -219,6 +216,35 @@ static int configure_copy6(struct nl *nl, const struct opts *o,
 }
 
 /**
+ * configure_ipv4() - the guest's IPv4 address and default route
+ * @nl:		netlink socket
+ * @o:		options
+ * @info:	reply being built (ifname and ifindex set)
+ * @e:		filled on failure
+ *
+ * A gateway outside the guest's network (pasta's copy of a /32 host) is
+ * on-link.
+ *
+ * Return: 0 on success, -1 on failure
+ */
+static int configure_ipv4(struct nl *nl, const struct opts *o,
+                          struct ipc_tap_info *info, struct ipc_error *e)
+{
+	struct in_addr gw = o->gw4;
+	uint32_t mask;
+	bool onlink;
+	int ret;
+
+	if (add_addr(nl, info, AF_INET, &o->guest4, o->prefix, e))
+		return -1;
+	mask = o->prefix >= 32 ? ~0U : htonl(~0U << (32 - o->prefix));
+	onlink = (gw.s_addr & mask) != (o->guest4.s_addr & mask);
+	if ((ret = route_add_default(nl, info->ifindex, AF_INET, &gw, onlink)))
+		return fail(e, ret, "add default route via %s", inet_ntoa(gw));
+	return 0;
+}
+
+/**
  * configure_links() - --configure: lo up, tap up, addresses, routes
  * @nl:		netlink socket
  * @o:		options
@@ -230,10 +256,7 @@ static int configure_copy6(struct nl *nl, const struct opts *o,
 static int configure_links(struct nl *nl, const struct opts *o,
                            struct ipc_tap_info *info, struct ipc_error *e)
 {
-	struct in_addr gw = o->gw4;
 	struct link_state lo;
-	uint32_t mask;
-	bool onlink;
 	int ret;
 
 	if ((ret = link_get(nl, "lo", &lo)) ||
@@ -241,12 +264,8 @@ static int configure_links(struct nl *nl, const struct opts *o,
 		return fail(e, ret, "set lo up");
 	if ((ret = link_set_up(nl, info->ifindex)))
 		return fail(e, ret, "set %s up", info->ifname);
-	if (add_addr(nl, info, AF_INET, &o->guest4, o->prefix, e))
+	if (!o->ipv6_only && configure_ipv4(nl, o, info, e))
 		return -1;
-	mask = o->prefix >= 32 ? ~0U : htonl(~0U << (32 - o->prefix));
-	onlink = (gw.s_addr & mask) != (o->guest4.s_addr & mask);
-	if ((ret = route_add_default(nl, info->ifindex, AF_INET, &gw, onlink)))
-		return fail(e, ret, "add default route via %s", inet_ntoa(gw));
 	if (!o->ipv6)
 		return 0;
 	/* Else the kernel refuses the address with a bare EINVAL. */
@@ -257,7 +276,7 @@ static int configure_links(struct nl *nl, const struct opts *o,
 		            info->ifname, o->mtu, TAPIR_IPV6_MTU_MIN);
 	if (o->copy6)
 		return configure_copy6(nl, o, info, e);
-	if (add_addr(nl, info, AF_INET6, &guest_addr6, 64, e))
+	if (add_addr(nl, info, AF_INET6, &o->guest6, o->prefix6, e))
 		return -1;
 	if ((ret = route_add_default(nl, info->ifindex, AF_INET6, &router_ll6,
 	                             false)))

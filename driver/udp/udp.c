@@ -638,13 +638,13 @@ static void inbound_key(const struct ctx *c, const union sockaddr_inany *peer,
                         struct flow_key *k)
 {
 	fwd_guest_source(c, peer, &k->faddr, &k->fport);
+	fwd_guest_target(c, peer, gaddr, &k->gaddr);
 	/* A peer the guest's family can't express appears as the gateway,
 	 * as for TCP forwards; replies still reach it through the listener. */
-	if (inany_is_v4(gaddr) && !inany_is_v4(&k->faddr))
+	if (inany_is_v4(&k->gaddr) && !inany_is_v4(&k->faddr))
 		inany_from_v4(&k->faddr, c->gw4);
-	else if (!inany_is_v4(gaddr) && inany_is_v4(&k->faddr))
+	else if (!inany_is_v4(&k->gaddr) && inany_is_v4(&k->faddr))
 		k->faddr = c->gw6;
-	k->gaddr = *gaddr;
 	k->gport = gport;
 }
 

@@ -12,7 +12,39 @@
 #include <sys/socket.h>
 
 /**
- * main() - udpecho PORT: send every datagram to 0.0.0.0:PORT back
+ * bind_any() - a UDP socket on every address of both families
+ * @port:	port
+ *
+ * One socket on :: that takes IPv4 too, as servers in containers have;
+ * 0.0.0.0 where there is no IPv6.
+ *
+ * Return: the socket, or -1
+ */
+static int bind_any(uint16_t port)
+{
+	struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6,
+	                           .sin6_port = htons(port)};
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons(port)};
+	const int off = 0;
+	int fd = socket(AF_INET6, SOCK_DGRAM, 0);
+
+	if (fd >= 0 &&
+	    !setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) &&
+	    !bind(fd, (struct sockaddr *)&sa6, sizeof(sa6)))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/**
+ * main() - udpecho PORT: send every datagram to [::]:PORT back
  * @argc:	argument count
  * @argv:	arguments
  *
@@ -22,7 +54,6 @@
  */
 int main(int argc, char **argv)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET};
 	struct sockaddr_storage peer;
 	static char buf[65536];
 	socklen_t plen;
@@ -35,9 +66,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: udpecho PORT\n");
 		return 1;
 	}
-	sa.sin_port = htons((uint16_t)port);
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	fd = bind_any((uint16_t)port);
+	if (fd < 0) {
 		perror("udpecho: socket or bind");
 		return 1;
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "driver/core/inany.h"
 #include "driver/front/cli.h"
 #include "driver/host/tap.h"
 #include "tests/unit/unit.h"
@@ -188,14 +189,19 @@ static void test_mac(void)
 static bool publish_ok(const char *s, bool udp, const char *addr,
                        uint16_t hport, uint16_t gport)
 {
+	struct in6_addr want = IN6ADDR_ANY_INIT;
 	struct publish p;
 	struct in_addr a;
 	char why[256];
 
-	inet_pton(AF_INET, addr, &a);
+	if (inet_pton(AF_INET, addr, &a) == 1)
+		inany_from_v4(&want, a);
+	else if (addr[0] && inet_pton(AF_INET6, addr, &want) != 1)
+		return false;
 	return !cli_parse_publish(s, &p, why, sizeof(why)) && p.udp == udp &&
-	       p.host_addr.s_addr == a.s_addr && p.host_port == hport &&
-	       p.guest_port == gport;
+	       p.dual == !addr[0] &&
+	       (!addr[0] || inany_equal(&p.host_addr, &want)) &&
+	       p.host_port == hport && p.guest_port == gport;
 }
 
 /**
@@ -218,9 +224,13 @@ static bool publish_bad(const char *s)
  */
 static void test_publish(void)
 {
-	CHECK(publish_ok("8080:80", false, "0.0.0.0", 8080, 80));
-	CHECK(publish_ok("8080:80/tcp", false, "0.0.0.0", 8080, 80));
-	CHECK(publish_ok("5353:53/udp", true, "0.0.0.0", 5353, 53));
+	CHECK(publish_ok("8080:80", false, "", 8080, 80));
+	CHECK(publish_ok("8080:80/tcp", false, "", 8080, 80));
+	CHECK(publish_ok("5353:53/udp", true, "", 5353, 53));
+	CHECK(publish_ok("0.0.0.0:8080:80", false, "0.0.0.0", 8080, 80));
+	CHECK(publish_ok("[::1]:8080:80", false, "::1", 8080, 80));
+	CHECK(publish_ok("[::]:53:53/udp", true, "::", 53, 53));
+	CHECK(publish_ok("[fd18::1]:1:2", false, "fd18::1", 1, 2));
 	CHECK(publish_ok("127.0.0.1:18081:80", false, "127.0.0.1", 18081, 80));
 	CHECK(publish_ok("198.18.0.1:1:65535/udp", true, "198.18.0.1", 1,
 	                 65535));
@@ -236,6 +246,11 @@ static void test_publish(void)
 	CHECK(publish_bad("-1:80"));
 	CHECK(publish_bad("localhost:8080:80"));
 	CHECK(publish_bad("::1:8080:80"));
+	CHECK(publish_bad("[::1:8080:80"));
+	CHECK(publish_bad("[]:8080:80"));
+	CHECK(publish_bad("[127.0.0.1]:8080:80"));
+	CHECK(publish_bad("[::ffff:127.0.0.1]:8080:80"));
+	CHECK(publish_bad("[::1]8080:80"));
 	CHECK(publish_bad("1.2.3.4:8080:80:90"));
 	CHECK(publish_bad(""));
 	CHECK(publish_bad("127.0.0.1:8080:80/tcp/"

@@ -190,6 +190,8 @@ static void live_body(void)
 	CHECK(portscan_read_pair(t4, t6, PORTSCAN_TCP, &ps) == 0);
 	CHECK(port_set_has(&ps.lo1, p1) && port_set_has(&ps.any, p2) &&
 	      !port_set_has(&ps.lo1, p2) && !port_set_has(&ps.other, p1));
+	/* :: is reached at ::1 (-T's IPv6 side); 127.0.0.1 is not. */
+	CHECK(port_set_has(&ps.lo6, p2) && !port_set_has(&ps.lo6, p1));
 	CHECK(portscan_read_pair(t4, -1, PORTSCAN_TCP, &ps) == 0 &&
 	      port_set_has(&ps.lo1, p1) && !port_set_has(&ps.any, p2));
 	memset(&ps, 0, sizeof(ps));
