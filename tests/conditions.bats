@@ -765,3 +765,23 @@ wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
 	((BASH_REMATCH[1] >= 75 && BASH_REMATCH[1] < 200))
 	has_line "overflow 0"
 }
+
+@test "conditions: a delay scoped to an IPv6 host (host=fd18::1) slows that host's traffic only (run -6)" {
+	run in_sandbox '
+		ip -6 addr add fd18::2/64 dev sbx0 nodad
+		as_user "$TAPIR_BIN" run -6 --conditions delay=100ms,host=fd18::1 -- sh -c "
+			for a in fd18::1 fd18::2; do
+				ms=\$(setpriv --no-new-privs ping -n -c1 -W3 \$a |
+					sed -n \"s/.*time=\\([0-9]*\\).* ms/\\1/p\")
+				echo \"\$a \$ms\"
+			done"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# 100 ms each way for fd18::1; nothing for fd18::2.
+	local slow fast
+	slow=$(awk '$1 == "fd18::1" { print $2 }' <<<"$output")
+	fast=$(awk '$1 == "fd18::2" { print $2 }' <<<"$output")
+	[ "$slow" -ge 200 ] && [ "$slow" -lt 400 ]
+	[ "$fast" -lt 50 ]
+}

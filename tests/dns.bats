@@ -21,11 +21,14 @@ timeout "${3:-3}" dd bs=4096 count=1 status=none <&3 | od -An -tx1 | tr -d " \n"
 echo
 '
 
-# Sets up, inside the sandbox: dnsmasq as the host's resolver (it logs each
+# Sets up, inside the sandbox: dnsmasq as the host's resolver, on 127.0.0.1
+# or, on an IPv6-only host (SANDBOX_IPV6_ONLY=1), ::1 (it logs each
 # query to $SCEN_DIR/dnsmasq.log), $SCEN_DIR/dnsquery from $1 run by
 # $query, and $SCEN_DIR/resolv.conf naming 10.0.2.3 with short timeouts.
 SETUP='
-bg_start dnsmasq dnsmasq --no-daemon --port=53 --listen-address=127.0.0.1 \
+lo=127.0.0.1
+[ "$SANDBOX_IPV6_ONLY" = 1 ] && lo=::1
+bg_start dnsmasq dnsmasq --no-daemon --port=53 --listen-address=$lo \
 	--bind-interfaces --no-resolv --no-hosts --user=root \
 	--address=/tapir.test/198.18.0.77 --log-queries --log-facility=-
 printf "%s" "$1" >"$SCEN_DIR/dnsquery"
@@ -33,7 +36,7 @@ printf "nameserver 10.0.2.3\noptions timeout:1 attempts:1\n" \
 	>"$SCEN_DIR/resolv.conf"
 chmod a+r "$SCEN_DIR"/*
 query="bash $SCEN_DIR/dnsquery"
-wait_for 5 bash -c "ss -Hlun | grep -q 127.0.0.1:53"
+wait_for 5 bash -c "ss -Hlun | grep -q :53"
 '
 
 # The answer's address, 198.18.0.77, as it appears in a hex dump.
@@ -51,22 +54,49 @@ ANSWER=c612004d
 	[[ "${lines[-1]}" =~ ^198\.18\.0\.77[[:space:]]+tapir\.test$ ]]
 }
 
-@test "dns: raw queries over UDP and TCP to 10.0.2.3, and over UDP to fd00::3" {
+# QUERIES (run in a guest, SETUP's $query given as $Q): queries over UDP
+# and TCP to 10.0.2.3 and fd00::3, each printed as "ADDR PROTO HEX".
+QUERIES='for a in 10.0.2.3 fd00::3; do for p in udp tcp; do
+	echo "$a $p $($Q $a $p)"
+done; done'
+
+# check_answers PREFIX: each of QUERIES' lines under PREFIX has our id
+# (after the length prefix over TCP) and the answer.
+check_answers() {
+	local a
+	for a in 10.0.2.3 fd00::3; do
+		grep -qE "^$1$a udp 1234[0-9a-f]*$ANSWER$" <<<"$output"
+		grep -qE "^$1$a tcp [0-9a-f]{4}1234[0-9a-f]*$ANSWER$" <<<"$output"
+	done
+}
+
+@test "dns: run -6 names 10.0.2.3 and fd00::3; queries over UDP and TCP to both reach the host's resolver, in run -6 and attach -6 -c" {
 	run in_sandbox "$SETUP"'
-		as_user "$TAPIR_BIN" run --enable-ipv6 -- sh -c "
-			ip -6 addr add fd00::100/64 dev tap0 nodad 2>/dev/null
-			ip -6 neigh replace fd00::2 lladdr 52:56:00:00:00:02 dev tap0
-			ip -6 neigh replace fd00::3 lladdr 52:56:00:00:00:02 dev tap0
-			echo udp4=\$($query 10.0.2.3 udp)
-			echo tcp4=\$($query 10.0.2.3 tcp)
-			echo udp6=\$($query fd00::3 udp)"
-	' "$DNSQUERY"
+		as_user "$TAPIR_BIN" run -6 -- sh -c "
+			grep nameserver /etc/resolv.conf
+			Q=\"$query\"; $2" | sed "s/^/run: /"
+		pid=$(userns_holder)
+		nsrun "$pid" sysctl -qw net.ipv6.conf.default.accept_dad=0
+		start_tapir t -6 -c "$pid" tap0
+		nsrun "$pid" sh -c "Q=\"$query\"; $2" | sed "s/^/attach: /"
+	' "$DNSQUERY" "$QUERIES"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	# Our id 1234 comes back (after the length prefix over TCP).
-	[[ "$output" =~ udp4=1234[0-9a-f]*$ANSWER ]]
-	[[ "$output" =~ tcp4=[0-9a-f]{4}1234[0-9a-f]*$ANSWER ]]
-	[[ "$output" =~ udp6=1234[0-9a-f]*$ANSWER ]]
+	has_line "run: nameserver 10.0.2.3"
+	has_line "run: nameserver fd00::3"
+	check_answers "run: "
+	check_answers "attach: "
+}
+
+@test "dns: an IPv6-only host, its resolver on ::1: queries over UDP and TCP to 10.0.2.3 and fd00::3 are answered" {
+	SANDBOX_IPV6_ONLY=1 run in_sandbox "$SETUP"'
+		grep nameserver /etc/resolv.conf | sed "s/^/host: /"
+		as_user "$TAPIR_BIN" run -6 -- sh -c "Q=\"$query\"; $2"
+	' "$DNSQUERY" "$QUERIES"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "host: nameserver ::1"
+	check_answers ""
 }
 
 @test "dns: --disable-dns: queries to 10.0.2.3 get no answer and reach no resolver" {

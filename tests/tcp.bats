@@ -261,3 +261,42 @@ transfer_exact() {
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "still-alive" ]
 }
+
+# CONNECT HOST... (python3): connect to port 80 of each HOST, print
+# "HOST err: TEXT SECONDS" or "HOST connected".
+CONNECT='
+import socket, sys, time
+for host in sys.argv[1:]:
+    s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    s.settimeout(8)
+    t = time.time()
+    try:
+        s.connect((host, 80))
+        print(host, "connected")
+    except OSError as e:
+        print(host, "err:", e.strerror or e, "%.0f" % (time.time() - t))
+'
+
+@test "tcp: no route on the host (IPv4 and IPv6), or a neighbour that never answers: the guest's connect fails at once with the host's error, not Connection refused" {
+	run in_sandbox '
+		# No default routes: 203.0.113.1 and fd19::1 have no route at
+		# all. Nobody has .66 on the link: ARP and NDP give up after one
+		# probe of 0.2 s, and the host says host unreachable.
+		ip route del default
+		ip -6 route del default
+		for v in ipv4 ipv6; do
+			sysctl -qw net.$v.neigh.sbx0.mcast_solicit=1 \
+				net.$v.neigh.sbx0.retrans_time_ms=200
+		done
+		printf "%s" "$1" >"$SCEN_DIR/connect.py"
+		chmod a+r "$SCEN_DIR/connect.py"
+		as_user "$TAPIR_BIN" run -6 -- python3 "$SCEN_DIR/connect.py" \
+			203.0.113.1 fd19::1 198.18.0.66 fd18::66
+	' "$CONNECT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "203.0.113.1 err: Network is unreachable 0"
+	has_line "fd19::1 err: Network is unreachable 0"
+	has_line "198.18.0.66 err: No route to host 0"
+	has_line "fd18::66 err: No route to host 0"
+}

@@ -299,3 +299,54 @@ print("in-dest-unreachs=%d" % (unreachs() - before))
 	[ "$status" -eq 0 ]
 	[ "$(grep -c '^echo-ok 198.18.0.1 7777 ' <<<"$output")" -eq 3 ]
 }
+
+# PMTU (python3): from the guest, three 1400-byte datagrams to the echo on
+# [fd19::1]:7781, each answered or not, and the path MTU the guest then
+# has for it (IPV6_MTU, 24): "try N echo|err: TEXT|timeout mtu M".
+PMTU='
+import socket
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IPV6, 25, 1)  # IPV6_RECVERR
+s.settimeout(2)
+s.connect(("fd19::1", 7781))
+for i in range(3):
+    try:
+        s.send(b"x" * 1400)
+        r = "echo %d" % len(s.recv(65535))
+    except socket.timeout:
+        r = "timeout"
+    except OSError as e:
+        r = "err: " + e.strerror
+    print("try", i, r, "mtu", s.getsockopt(socket.IPPROTO_IPV6, 24))
+'
+
+@test "udp: an IPv6 datagram too big for the host's path: the guest gets packet too big with the path's MTU, and its next datagrams arrive" {
+	run in_sandbox '
+		# fd19::1 is a host behind a 1280-byte link, in a namespace of
+		# its own; the guest'"'"'s MTU is 1500.
+		bg_start far unshare -n sleep 600
+		far=$(bg_pid far)
+		wait_for 5 _scen_other_netns "$far"
+		ip link add v6a mtu 1280 type veth peer name v6b mtu 1280 \
+			netns "/proc/$far/ns/net"
+		ip -6 addr add fd19::2/64 dev v6a nodad
+		ip link set v6a up
+		nsenter -t "$far" -n sh -c "ip link set lo up; ip link set v6b up
+			ip -6 addr add fd19::1/64 dev v6b nodad"
+		bg_start echo nsenter -t "$far" -n \
+			socat -b 65535 UDP6-RECVFROM:7781,bind=[fd19::1],fork PIPE
+		wait_for 5 nsenter -t "$far" -n sh -c "ss -Hlun | grep -q :7781"
+		printf "%s" "$1" >"$SCEN_DIR/pmtu.py"
+		chmod a+r "$SCEN_DIR/pmtu.py"
+		as_user "$TAPIR_BIN" run -6 -- sh -c "
+			python3 $SCEN_DIR/pmtu.py
+			grep Icmp6InPktTooBigs /proc/net/snmp6 | tr -s \" \t\" \" \""
+	' "$PMTU"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# The first one is lost, as behind a router, and says why.
+	has_line "try 0 err: Message too long mtu 1280"
+	has_line "try 1 echo 1400 mtu 1280"
+	has_line "try 2 echo 1400 mtu 1280"
+	has_line "Icmp6InPktTooBigs 1"
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - ICMP and ICMPv6 from the guest: local echo, NDP, ping sockets */
 
+#include <errno.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/icmp6.h>
@@ -162,21 +163,47 @@ static uint8_t unreach6_code(uint8_t code)
 }
 
 /**
- * icmp_send_unreach() - tell the guest a packet can't be delivered
+ * icmp_unreach_code() - the ICMP unreachable code for a host socket's errno
+ * @err:	errno of a connect or send, or a socket's pending error
+ *
+ * Return: ICMP_*_UNREACH code (IPv4 numbering), or -1 for none
+ */
+int icmp_unreach_code(int err)
+{
+	switch (err) {
+	case ECONNREFUSED:
+		return ICMP_PORT_UNREACH;
+	case ENETUNREACH:
+		return ICMP_NET_UNREACH;
+	case EHOSTUNREACH:
+		return ICMP_HOST_UNREACH;
+	case EACCES:
+	case EPERM:
+		return ICMP_PKT_FILTERED;
+	default:
+		return -1;
+	}
+}
+
+/**
+ * icmp_send_error() - send the guest an ICMP error quoting its packet
  * @c:		context
  * @p:		the offending packet
- * @code:	ICMP_NET_UNREACH, ICMP_PORT_UNREACH, ... (IPv4 codes; mapped
- *		to ICMPv6 destination-unreachable codes for IPv6)
+ * @type:	ICMP or ICMPv6 type, of @p's family
+ * @code:	its code
+ * @info:	the 4 bytes after the checksum (an MTU, or 0), host order
  *
  * At most ICMP_ERR_RATE a second, after a burst of ICMP_ERR_BURST: the
  * rest are not sent.
  *
  * Return: 0 on success, -1 if dropped
  */
-int icmp_send_unreach(struct ctx *c, const struct pkt *p, uint8_t code)
+static int icmp_send_error(struct ctx *c, const struct pkt *p, uint8_t type,
+                           uint8_t code, uint32_t info)
 {
 	size_t quote = p->l3len + (p->l4len < 8 ? p->l4len : 8);
 	uint8_t m[8 + ICMP_QUOTE_MAX];
+	uint32_t be = htonl(info);
 
 	if (!icmp_may_answer(c, p) || !icmp_err_allowed(c))
 		return -1;
@@ -184,16 +211,49 @@ int icmp_send_unreach(struct ctx *c, const struct pkt *p, uint8_t code)
 		quote = p->l3len + p->l4len;
 	if (quote > ICMP_QUOTE_MAX)
 		quote = ICMP_QUOTE_MAX;
-	memset(m, 0, 8);
-	if (p->v6) {
-		m[0] = ICMP6_DST_UNREACH;
-		m[1] = unreach6_code(code);
-	} else {
-		m[0] = ICMP_DEST_UNREACH;
-		m[1] = code;
-	}
+	m[0] = type;
+	m[1] = code;
+	m[2] = m[3] = 0;
+	memcpy(m + 4, &be, 4);
 	memcpy(m + 8, p->l3, quote);
 	return icmp_send(c, &p->dst, &p->src, m, 8 + quote);
+}
+
+/**
+ * icmp_send_unreach() - tell the guest a packet can't be delivered
+ * @c:		context
+ * @p:		the offending packet
+ * @code:	ICMP_NET_UNREACH, ICMP_PORT_UNREACH, ... (IPv4 codes; mapped
+ *		to ICMPv6 destination-unreachable codes for IPv6)
+ *
+ * Return: 0 on success, -1 if dropped (rate limit, or not to be answered)
+ */
+int icmp_send_unreach(struct ctx *c, const struct pkt *p, uint8_t code)
+{
+	if (p->v6)
+		return icmp_send_error(c, p, ICMP6_DST_UNREACH,
+		                       unreach6_code(code), 0);
+	return icmp_send_error(c, p, ICMP_DEST_UNREACH, code, 0);
+}
+
+/**
+ * icmp_send_too_big() - tell the guest its packet is bigger than the path
+ * @c:		context
+ * @p:		the offending packet
+ * @mtu:	the path's MTU, as the host knows it
+ *
+ * ICMPv6 packet too big (RFC 4443 3.2), or for IPv4 fragmentation needed
+ * with the next-hop MTU in its low 16 bits (RFC 1191): the guest lowers
+ * its path MTU to the destination, and its next packets fit.
+ *
+ * Return: 0 on success, -1 if dropped (rate limit, or not to be answered)
+ */
+int icmp_send_too_big(struct ctx *c, const struct pkt *p, uint32_t mtu)
+{
+	if (p->v6)
+		return icmp_send_error(c, p, ICMP6_PACKET_TOO_BIG, 0, mtu);
+	return icmp_send_error(c, p, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
+	                       mtu > 0xffff ? 0xffff : mtu);
 }
 
 /**

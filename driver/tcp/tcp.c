@@ -31,6 +31,8 @@
 #include "driver/stack/icmp.h"
 #include "driver/core/inany.h"
 #include "driver/stack/ip.h"
+#include "driver/stack/ip4.h"
+#include "driver/stack/ip6.h"
 #include "driver/core/log.h"
 #include "driver/host/probe.h"
 #include "driver/tcp/tcp.h"
@@ -344,6 +346,50 @@ static void send_synack(struct ctx *c, struct tcp_conn *conn)
 }
 
 /**
+ * syn_unreach() - tell the guest by ICMP that its SYN can't be delivered
+ * @c:		context
+ * @conn:	connection whose connect failed, SYN received, nothing sent
+ * @code:	ICMP_*_UNREACH code (IPv4 numbering)
+ *
+ * The guest's SYN is gone by now (the connect may fail a second later):
+ * its headers are rebuilt from the connection, which is all the guest's
+ * stack reads of a quote (addresses, ports, and the sequence number, which
+ * must be its SYN's).
+ *
+ * Return: 0 if sent, -1 if not (rate limit)
+ */
+static int syn_unreach(struct ctx *c, const struct tcp_conn *conn, uint8_t code)
+{
+	const struct flow_key *k = &conn->flow.key;
+	_Alignas(struct ip6_hdr) uint8_t buf[40 + 20] = {0};
+	struct tcphdr th = {0};
+	struct pkt q = {0};
+
+	q.v6 = conn->flags & CONN_V6;
+	q.src = k->gaddr;
+	q.dst = k->faddr;
+	q.proto = IPPROTO_TCP;
+	q.l3 = buf;
+	q.l3len = q.v6 ? sizeof(struct ip6_hdr) : sizeof(struct iphdr);
+	q.l4 = buf + q.l3len;
+	q.l4len = sizeof(th);
+	if (q.v6)
+		ip6_build_header((struct ip6_hdr *)(void *)buf, &k->gaddr,
+		                 &k->faddr, IPPROTO_TCP, sizeof(th));
+	else
+		ip4_build_header(c, (struct iphdr *)(void *)buf,
+		                 inany_v4(&k->gaddr), inany_v4(&k->faddr),
+		                 IPPROTO_TCP, sizeof(th));
+	th.source = htons(k->gport);
+	th.dest = htons(k->fport);
+	th.seq = htonl(conn->rcv_nxt - 1);
+	th.doff = sizeof(th) / 4;
+	th.syn = 1;
+	memcpy(q.l4, &th, sizeof(th));
+	return icmp_send_unreach(c, &q, code);
+}
+
+/**
  * connect_failed() - the host refused or couldn't reach the destination
  * @c:		context
  * @conn:	connection, released here
@@ -351,9 +397,16 @@ static void send_synack(struct ctx *c, struct tcp_conn *conn)
  */
 static void connect_failed(struct ctx *c, struct tcp_conn *conn, int err)
 {
+	int code = icmp_unreach_code(err);
+
 	debug_msg("tcp: connect to port %u: %s", conn->flow.key.fport,
 	          strerror(err));
-	tcp_send_flags(c, conn, TH_RST | TH_ACK, 0, 0);
+	/* A refusal is the peer's RST; that the host has no route, or that
+	 * its neighbour never answered, is an ICMP error, as from a router:
+	 * the guest's connect fails with the same errno as the host's.
+	 */
+	if (code < 0 || code == ICMP_PORT_UNREACH || syn_unreach(c, conn, code))
+		tcp_send_flags(c, conn, TH_RST | TH_ACK, 0, 0);
 	tcp_release(c, conn, false);
 }
 

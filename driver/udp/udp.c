@@ -139,7 +139,7 @@ static void flow_error_to_guest(struct ctx *c, struct udp_flow *f, int err)
 	debug_msg("udp: receive from %s port %u: %s",
 	          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,
 	          strerror(err));
-	udp_err_to_guest(c, f, udp_err_errno_code(err), NULL, 0);
+	udp_err_to_guest(c, f, icmp_unreach_code(err), 0, NULL, 0);
 }
 
 /**
@@ -394,7 +394,7 @@ void udp_listener_read(struct ctx *c, int lfd, const struct in6_addr *gaddr,
  */
 static void send_error(struct ctx *c, const struct pkt *p, int err)
 {
-	int code = udp_err_errno_code(err);
+	int code = icmp_unreach_code(err);
 	char buf[INET6_ADDRSTRLEN];
 
 	c->stats.drops[DROP_SOCKET]++;
@@ -404,6 +404,45 @@ static void send_error(struct ctx *c, const struct pkt *p, int err)
 		          strerror(err));
 	if (code >= 0 && icmp_may_answer(c, p))
 		icmp_send_unreach(c, p, (uint8_t)code);
+}
+
+/**
+ * dontfrag_cmsg() - whether the host may not fragment a guest's datagram
+ * @c:		context
+ * @f:		flow it goes on
+ * @p:		the guest's packet
+ * @buf:	filled with an IPV6_DONTFRAG control message if so
+ *
+ * An IPv6 guest fragments its own datagrams (RFC 8200 5): one that came
+ * whole from the tap must reach the path whole, and one too big for it
+ * fails with EMSGSIZE, queued with the path's MTU (udp_err.c), which the
+ * guest hears as packet too big. What came in fragments, or through
+ * another thread (it may have been reassembled there), the guest let be
+ * fragmented: the host fragments it as it must. So does a socket whose
+ * errors are not queued (or a forward's listener, shared by peers): the
+ * guest would never hear why its datagrams vanish. IPv4 has no such
+ * option per datagram, and Linux's default fragments as needed.
+ *
+ * Return: true if @buf is to go with the send
+ */
+static bool dontfrag_cmsg(const struct ctx *c, const struct udp_flow *f,
+                          const struct pkt *p,
+                          uint8_t buf[CMSG_SPACE(sizeof(int))])
+{
+	struct msghdr mh = {.msg_control = buf,
+	                    .msg_controllen = CMSG_SPACE(sizeof(int))};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	const int one = 1;
+
+	if (!p->v6 || c->rx_whole || c->rx_handoff != HANDOFF_NONE ||
+	    !f->own_fd || !f->errqueue)
+		return false;
+	memset(buf, 0, CMSG_SPACE(sizeof(int)));
+	cm->cmsg_level = SOL_IPV6;
+	cm->cmsg_type = IPV6_DONTFRAG;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &one, sizeof(one));
+	return true;
 }
 
 /**
@@ -418,9 +457,11 @@ static void send_error(struct ctx *c, const struct pkt *p, int err)
 static void udp_to_host(struct ctx *c, struct udp_flow *f, const struct pkt *p,
                         const uint8_t *data, size_t len, size_t seg)
 {
+	_Alignas(struct cmsghdr) uint8_t df[CMSG_SPACE(sizeof(int))];
 	struct mmsghdr *msg = c->udp->bufs->tx_msg;
 	struct iovec *iov = c->udp->bufs->tx_iov;
 	size_t nseg = len ? (len + seg - 1) / seg : 1;
+	bool dontfrag = dontfrag_cmsg(c, f, p, df);
 	bool retried = false;
 
 	for (size_t base = 0; base < nseg; base += UDP_TX_BATCH) {
@@ -440,6 +481,10 @@ static void udp_to_host(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 				msg[i].msg_hdr.msg_name = &f->peer;
 				msg[i].msg_hdr.msg_namelen = f->peerlen;
 			}
+			if (dontfrag) {
+				msg[i].msg_hdr.msg_control = df;
+				msg[i].msg_hdr.msg_controllen = sizeof(df);
+			}
 		}
 		while (sent < n) {
 			int r = sendmmsg(f->fd, msg + sent,
@@ -453,7 +498,8 @@ static void udp_to_host(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 			 * this one was not sent, so it gets one more try.
 			 */
 			if (r <= 0 && !retried && err != EAGAIN &&
-			    err != ENOBUFS && (f->errqueue || !f->own_fd)) {
+			    err != ENOBUFS && err != EMSGSIZE &&
+			    (f->errqueue || !f->own_fd)) {
 				retried = true;
 				continue;
 			}

@@ -16,9 +16,13 @@
  * address the guest sent to, quoting the guest's datagram: the IP and UDP
  * headers the flow kept of the guest's last datagram, then the payload
  * the host's error quoted, as much as fits the minimum IPv6 MTU for IPv6
- * (RFC 4443 2.4 (c)); IPv4 quotes the header and 8 bytes (RFC 792). Other
- * errors (time exceeded, packet too big, local ones such as EMSGSIZE) are
- * read and dropped. icmp.c rate-limits what reaches the guest.
+ * (RFC 4443 2.4 (c)); IPv4 quotes the header and 8 bytes (RFC 792). A
+ * datagram too big for the path (a router's packet too big or
+ * fragmentation needed, or the host's own EMSGSIZE for a datagram sent
+ * with IPV6_DONTFRAG) becomes packet too big (fragmentation needed) with
+ * the path's MTU, so that the guest's next datagrams fit. Other errors
+ * (time exceeded, ...) are read and dropped. icmp.c rate-limits what
+ * reaches the guest.
  *
  * A socket whose error queue is not empty stays signalled (EPOLLERR, which
  * libevent reports as readable): the queue is read a bounded batch per
@@ -98,29 +102,6 @@ static int udp_err_disable(int fd)
 }
 
 /**
- * udp_err_errno_code() - the ICMP unreachable code for a socket's errno
- * @err:	errno of a send, or a pending error
- *
- * Return: ICMP_*_UNREACH code (IPv4 numbering), or -1 for none
- */
-int udp_err_errno_code(int err)
-{
-	switch (err) {
-	case ECONNREFUSED:
-		return ICMP_PORT_UNREACH;
-	case ENETUNREACH:
-		return ICMP_NET_UNREACH;
-	case EHOSTUNREACH:
-		return ICMP_HOST_UNREACH;
-	case EACCES:
-	case EPERM:
-		return ICMP_PKT_FILTERED;
-	default:
-		return -1;
-	}
-}
-
-/**
  * icmp6_code() - an ICMPv6 destination-unreachable code in IPv4 numbering
  * @code:	ICMP6_DST_UNREACH_* code
  *
@@ -149,26 +130,32 @@ static int icmp6_code(uint8_t code)
  * Destination-unreachable from either family is kept (its code in IPv4
  * numbering, which icmp_send_unreach() maps back for an IPv6 guest), and
  * so are the host's own refusals and unreachables (SO_EE_ORIGIN_LOCAL).
- * Fragmentation needed and packet too big are not: the guest's datagrams
- * leave the host as they came, and its own MTU bounds them.
+ * So is a datagram too big for the path: a router's fragmentation needed
+ * or packet too big, or the host's own EMSGSIZE for a datagram sent with
+ * IPV6_DONTFRAG, the MTU in @ee->ee_info either way.
  *
- * Return: ICMP_*_UNREACH code, or -1 to tell the guest nothing
+ * Return: ICMP_*_UNREACH code, UDP_ERR_TOO_BIG, or -1 to tell the guest
+ *	   nothing
  */
 int udp_err_code_of(const struct sock_extended_err *ee)
 {
 	switch (ee->ee_origin) {
 	case SO_EE_ORIGIN_ICMP:
 		if (ee->ee_type != ICMP_DEST_UNREACH ||
-		    ee->ee_code == ICMP_FRAG_NEEDED ||
 		    ee->ee_code > NR_ICMP_UNREACH)
 			return -1;
-		return ee->ee_code;
+		return ee->ee_code == ICMP_FRAG_NEEDED ? UDP_ERR_TOO_BIG
+		                                       : ee->ee_code;
 	case SO_EE_ORIGIN_ICMP6:
+		if (ee->ee_type == ICMP6_PACKET_TOO_BIG)
+			return UDP_ERR_TOO_BIG;
 		if (ee->ee_type != ICMP6_DST_UNREACH)
 			return -1;
 		return icmp6_code(ee->ee_code);
 	case SO_EE_ORIGIN_LOCAL:
-		return udp_err_errno_code((int)ee->ee_errno);
+		if (ee->ee_errno == EMSGSIZE)
+			return ee->ee_info ? UDP_ERR_TOO_BIG : -1;
+		return icmp_unreach_code((int)ee->ee_errno);
 	default:
 		return -1;
 	}
@@ -193,14 +180,16 @@ void udp_err_quote(struct udp_flow *f, const struct pkt *p)
  *			of a flow
  * @c:		the flow's context
  * @f:		flow
- * @code:	ICMP_*_UNREACH code (IPv4 numbering), or -1 for nothing
+ * @code:	ICMP_*_UNREACH code (IPv4 numbering), UDP_ERR_TOO_BIG, or -1
+ *		for nothing
+ * @mtu:	the path's MTU, for UDP_ERR_TOO_BIG
  * @data:	the datagram's payload as the error quoted it, or NULL
  * @len:	bytes at @data
  *
  * Nothing is sent before the guest sent a datagram on the flow: there is
  * nothing to quote, and nothing of the guest's that failed.
  */
-void udp_err_to_guest(struct ctx *c, struct udp_flow *f, int code,
+void udp_err_to_guest(struct ctx *c, struct udp_flow *f, int code, uint32_t mtu,
                       const uint8_t *data, size_t len)
 {
 	uint8_t buf[UDP_QUOTE_MAX + UDP_ERR_DATA];
@@ -222,7 +211,10 @@ void udp_err_to_guest(struct ctx *c, struct udp_flow *f, int code,
 	q.l3len = f->quote_l3len;
 	q.l4 = buf + f->quote_l3len;
 	q.l4len = 8 + len;
-	icmp_send_unreach(c, &q, (uint8_t)code);
+	if (code == UDP_ERR_TOO_BIG)
+		icmp_send_too_big(c, &q, mtu);
+	else
+		icmp_send_unreach(c, &q, (uint8_t)code);
 }
 
 /**
@@ -273,7 +265,8 @@ static void one_error(struct ctx *c, int fd, struct udp_flow *f,
 	      mh->msg_namelen >= sizeof(to->sa6))))
 		f = udp_flow_lookup_peer(c->flows, fd, to);
 	if (f)
-		udp_err_to_guest(flow_enter(&f->flow), f, code, data, len);
+		udp_err_to_guest(flow_enter(&f->flow), f, code, ee.ee_info,
+		                 data, len);
 }
 
 /**

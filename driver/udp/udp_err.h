@@ -19,12 +19,14 @@ struct udp_flow;
  * every datagram is answered a batch at a time, and the socket stays
  * signalled for the rest. */
 #define UDP_ERR_BATCH 32
+/* udp_err_code_of(): the datagram was too big for the path; beyond every
+ * ICMP unreachable code. */
+#define UDP_ERR_TOO_BIG 256
 
 bool udp_err_enable(int fd);
 int udp_err_code_of(const struct sock_extended_err *ee);
-int udp_err_errno_code(int err);
 void udp_err_quote(struct udp_flow *f, const struct pkt *p);
-void udp_err_to_guest(struct ctx *c, struct udp_flow *f, int code,
+void udp_err_to_guest(struct ctx *c, struct udp_flow *f, int code, uint32_t mtu,
                       const uint8_t *data, size_t len);
 int udp_err_read(struct ctx *c, int fd, struct udp_flow *f);
 

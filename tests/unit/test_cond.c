@@ -551,6 +551,54 @@ static void down_scoped(void)
 	line_close(&l);
 }
 
+/**
+ * send_udp6() - tap_send() a UDP frame from [fd18::@last]:53 to the guest
+ * @l:		line
+ * @last:	last byte of the host's address
+ */
+static void send_udp6(struct line *l, uint8_t last)
+{
+	uint8_t f[14 + 40 + 8 + 4] = {0};
+	struct iovec iov = {.iov_base = f, .iov_len = sizeof(f)};
+
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	f[14] = 0x60;
+	f[14 + 5] = 12;
+	f[14 + 6] = IPPROTO_UDP;
+	f[14 + 7] = 64;
+	memcpy(f + 14 + 8, (uint8_t[]){0xfd, 0x18}, 2);
+	f[14 + 8 + 15] = last;
+	memcpy(f + 14 + 24, (uint8_t[]){0xfd, 0x00}, 2);
+	f[14 + 24 + 15] = 0x64;
+	f[55] = 53;
+	f[57] = 53;
+	f[59] = 12;
+	CHECK(!tap_send(&l->c, NULL, &iov, 1));
+}
+
+/* A rule scoped to an IPv6 host holds that host's frames only: from
+ * fd18::1, not from fd18::2.
+ */
+static void scoped_v6_host(void)
+{
+	const char *rules[] = {"delay=50ms,host=fd18::1", NULL};
+	uint8_t f[128];
+	struct line l;
+	ssize_t r;
+
+	line_open(&l, rules);
+	send_udp6(&l, 1);
+	send_udp6(&l, 2);
+	r = recv(l.peer, f, sizeof(f), 0);
+	CHECK(r == 66 && f[14 + 8 + 15] == 2);
+	CHECK(recv(l.peer, f, sizeof(f), 0) < 0);
+	advance(&l, 50000000ULL);
+	r = recv(l.peer, f, sizeof(f), 0);
+	CHECK(r == 66 && f[14 + 8 + 15] == 1);
+	line_close(&l);
+}
+
 /* A partition cuts frames held from before it, as a cut link loses what
  * was on it.
  */
@@ -976,6 +1024,7 @@ const struct unit_case unit_cases[] = {
         {"rate: spacing and the queue's bound", rate_spacing},
         {"rate: a GSO frame counted as its segments on the wire", rate_gso},
         {"down: scoped, and lifted", down_scoped},
+        {"delay: scoped to an IPv6 host, not its neighbour", scoped_v6_host},
         {"down: cuts what was held before it", down_cuts_held},
         {"down: healed, it still cut what was on the link, and only that",
          down_cuts_healed},

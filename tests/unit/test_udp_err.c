@@ -234,33 +234,38 @@ static void test_codes(void)
 		uint8_t origin, type, code;
 		uint32_t err;
 		int want;
+		uint32_t info;
 	} t[] = {
 	        {SO_EE_ORIGIN_ICMP, ICMP_DEST_UNREACH, ICMP_PORT_UNREACH,
-	         ECONNREFUSED, ICMP_PORT_UNREACH},
+	         ECONNREFUSED, ICMP_PORT_UNREACH, 0},
 	        {SO_EE_ORIGIN_ICMP, ICMP_DEST_UNREACH, ICMP_HOST_UNREACH,
-	         EHOSTUNREACH, ICMP_HOST_UNREACH},
+	         EHOSTUNREACH, ICMP_HOST_UNREACH, 0},
 	        {SO_EE_ORIGIN_ICMP, ICMP_DEST_UNREACH, ICMP_NET_UNREACH,
-	         ENETUNREACH, ICMP_NET_UNREACH},
+	         ENETUNREACH, ICMP_NET_UNREACH, 0},
 	        {SO_EE_ORIGIN_ICMP, ICMP_DEST_UNREACH, ICMP_PKT_FILTERED,
-	         EHOSTUNREACH, ICMP_PKT_FILTERED},
-	        /* Path MTU is not the guest's business: its MTU bounds it. */
+	         EHOSTUNREACH, ICMP_PKT_FILTERED, 0},
+	        /* Too big for the path: the guest hears the MTU. */
 	        {SO_EE_ORIGIN_ICMP, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
-	         EMSGSIZE, -1},
-	        {SO_EE_ORIGIN_ICMP, ICMP_DEST_UNREACH, 16, EHOSTUNREACH, -1},
-	        {SO_EE_ORIGIN_ICMP, ICMP_TIME_EXCEEDED, 0, EHOSTUNREACH, -1},
+	         EMSGSIZE, UDP_ERR_TOO_BIG, 1400},
+	        {SO_EE_ORIGIN_ICMP, ICMP_DEST_UNREACH, 16, EHOSTUNREACH, -1, 0},
+	        {SO_EE_ORIGIN_ICMP, ICMP_TIME_EXCEEDED, 0, EHOSTUNREACH, -1, 0},
 	        {SO_EE_ORIGIN_ICMP6, ICMP6_DST_UNREACH,
-	         ICMP6_DST_UNREACH_NOPORT, ECONNREFUSED, ICMP_PORT_UNREACH},
+	         ICMP6_DST_UNREACH_NOPORT, ECONNREFUSED, ICMP_PORT_UNREACH, 0},
 	        {SO_EE_ORIGIN_ICMP6, ICMP6_DST_UNREACH, ICMP6_DST_UNREACH_ADDR,
-	         EHOSTUNREACH, ICMP_HOST_UNREACH},
+	         EHOSTUNREACH, ICMP_HOST_UNREACH, 0},
 	        {SO_EE_ORIGIN_ICMP6, ICMP6_DST_UNREACH,
-	         ICMP6_DST_UNREACH_NOROUTE, ENETUNREACH, ICMP_NET_UNREACH},
+	         ICMP6_DST_UNREACH_NOROUTE, ENETUNREACH, ICMP_NET_UNREACH, 0},
 	        {SO_EE_ORIGIN_ICMP6, ICMP6_DST_UNREACH, ICMP6_DST_UNREACH_ADMIN,
-	         EACCES, ICMP_PKT_FILTERED},
-	        {SO_EE_ORIGIN_ICMP6, ICMP6_PACKET_TOO_BIG, 0, EMSGSIZE, -1},
-	        {SO_EE_ORIGIN_LOCAL, 0, 0, EHOSTUNREACH, ICMP_HOST_UNREACH},
-	        {SO_EE_ORIGIN_LOCAL, 0, 0, ECONNREFUSED, ICMP_PORT_UNREACH},
-	        {SO_EE_ORIGIN_LOCAL, 0, 0, EMSGSIZE, -1},
-	        {SO_EE_ORIGIN_NONE, 0, 0, ECONNREFUSED, -1},
+	         EACCES, ICMP_PKT_FILTERED, 0},
+	        {SO_EE_ORIGIN_ICMP6, ICMP6_PACKET_TOO_BIG, 0, EMSGSIZE,
+	         UDP_ERR_TOO_BIG, 1280},
+	        {SO_EE_ORIGIN_LOCAL, 0, 0, EHOSTUNREACH, ICMP_HOST_UNREACH, 0},
+	        {SO_EE_ORIGIN_LOCAL, 0, 0, ECONNREFUSED, ICMP_PORT_UNREACH, 0},
+	        /* IPV6_DONTFRAG's own EMSGSIZE carries the MTU; without
+	         * one there is nothing to tell. */
+	        {SO_EE_ORIGIN_LOCAL, 0, 0, EMSGSIZE, UDP_ERR_TOO_BIG, 1280},
+	        {SO_EE_ORIGIN_LOCAL, 0, 0, EMSGSIZE, -1, 0},
+	        {SO_EE_ORIGIN_NONE, 0, 0, ECONNREFUSED, -1, 0},
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -269,6 +274,7 @@ static void test_codes(void)
 		        .ee_origin = t[i].origin,
 		        .ee_type = t[i].type,
 		        .ee_code = t[i].code,
+		        .ee_info = t[i].info,
 		};
 
 		CHECK(udp_err_code_of(&ee) == t[i].want);
