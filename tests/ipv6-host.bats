@@ -217,6 +217,35 @@ pasta_family() {
 	pasta_family "$REF_PASTA"
 }
 
+# pasta_ifname DRIVER: a forward bound to an address and an interface.
+pasta_ifname() {
+	run in_sandbox '
+		bg_start_user p $1 --config-net -t "[::1]%lo/18080" \
+			-- sh -c "$FAMILY_GUEST"
+		wait_for 10 bash -c "ss -Hltn | grep -q :18080"
+		echo "bound: $(ss -Hltn "sport = :18080" | awk "{print \$4}")"
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			out=$(timeout 3 socat -T2 - TCP6:[::1]:18080 </dev/null 2>/dev/null) &&
+				[ -n "$out" ] && break
+			sleep 0.3
+		done
+		echo "tcp6 [::1]: $out"
+		bg_stop p
+	' "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "bound: [::1]%lo:18080"
+	has_line "tcp6 [::1]: tcp6"
+}
+
+@test "dual-stack host: -t ADDR%IF/PORT binds the forward to the interface too: tapir as pasta" {
+	pasta_ifname "$TAPIR_BIN pasta"
+}
+
+@test "dual-stack host: -t ADDR%IF/PORT binds the forward to the interface too: trixie pasta (reference)" {
+	pasta_ifname "$REF_PASTA"
+}
+
 @test "dual-stack host: -t auto reaches an IPv6-only guest service from IPv6 clients, an IPv4-only one from IPv4 clients: tapir as pasta" {
 	run in_sandbox '
 		bg_start_user p "$TAPIR_BIN" pasta --config-net -t auto -u auto \

@@ -418,8 +418,8 @@ static void set_target(const struct pasta_opts *po, struct opts *o)
  * check_ports() - what of -t, -u, -T and -U tapir can't do
  * @po:		pasta's options
  *
- * -T and -U bind the namespace's 127.0.0.1 and reach the host's: an
- * address or interface of their own is not taken.
+ * -T and -U bind the namespace's loopback and reach the host's: an
+ * address (or interface) of their own is not taken.
  *
  * Return: 0, or -1 after one error line
  */
@@ -433,12 +433,6 @@ static int check_ports(const struct pasta_opts *po)
 		for (unsigned int j = 0; j < pp[i]->n; j++) {
 			const struct pasta_range *r = &pp[i]->r[j];
 
-			if (r->ifname[0]) {
-				err_msg("-%c: %%%s: binding a forward to an "
-				        "interface is not supported",
-				        opt[i], r->ifname);
-				return -1;
-			}
 			if (i >= 2 && r->addr_set) {
 				err_msg("-%c: an address is not supported: "
 				        "the namespace's 127.0.0.1 reaches "

@@ -140,9 +140,9 @@ void hostfwd_spec_str(const struct hostfwd_spec *s, char *buf, size_t len)
 	}
 	v4 = inany_v4(&s->guest_addr);
 	inet_ntop(AF_INET, &v4, g, sizeof(g));
-	snprintf(buf, len, "%s %s%s%s:%u -> %s:%u", s->udp ? "udp" : "tcp",
-	         h6 ? "[" : "", h, h6 ? "]" : "", s->host_port, g,
-	         s->guest_port);
+	snprintf(buf, len, "%s %s%s%s%s%s:%u -> %s:%u", s->udp ? "udp" : "tcp",
+	         h6 ? "[" : "", h, s->ifname[0] ? "%" : "", s->ifname,
+	         h6 ? "]" : "", s->host_port, g, s->guest_port);
 }
 
 /**
@@ -157,8 +157,10 @@ void hostfwd_spec_str(const struct hostfwd_spec *s, char *buf, size_t len)
  * for UDP it would let two sockets share the port. IPv6 sockets are
  * IPV6_V6ONLY, so that "::" and "0.0.0.0" are separate forwards, unless
  * the forward is @s->dual: then one socket takes both families, as pasta's
- * forwards on every address do (one fd a port, not two). A socket past
- * fdlimit.c's ceiling is closed: -EMFILE, as if socket() had failed.
+ * forwards on every address do (one fd a port, not two). A forward bound
+ * to an interface too takes SO_BINDTODEVICE, which needs no privilege
+ * since Linux 5.7. A socket past fdlimit.c's ceiling is closed: -EMFILE,
+ * as if socket() had failed.
  *
  * Return: the socket, or -errno
  */
@@ -192,6 +194,13 @@ static int open_listener(const struct hostfwd_spec *s, bool freebind, char *why,
 	     setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)))) {
 		err = errno;
 		what = "setsockopt";
+		goto fail;
+	}
+	if (s->ifname[0] &&
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, s->ifname,
+	               (socklen_t)strlen(s->ifname) + 1)) {
+		err = errno;
+		what = "bind to the interface";
 		goto fail;
 	}
 	if (bind(fd, &sa.sa, salen)) {

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <net/if.h>
 #include <netinet/in.h>
 
 #include "driver/core/ctx.h"
@@ -27,6 +28,7 @@ struct splice_state;
  * @guest_port:	destination port, 1..65535
  * @dual:	@host_addr is "::" and takes IPv4 clients too (no
  *		IPV6_V6ONLY): pasta's forward of a port on every address
+ * @ifname:	bound to this interface too (pasta's ADDR%IF/), or empty
  */
 struct hostfwd_spec {
 	unsigned int id;
@@ -36,6 +38,7 @@ struct hostfwd_spec {
 	struct in6_addr guest_addr;
 	uint16_t guest_port;
 	bool dual;
+	char ifname[IFNAMSIZ];
 };
 
 /**

@@ -93,6 +93,7 @@ struct pasta_fwd_state {
  * @udp:	UDP rather than TCP
  * @addr:	host address to listen on
  * @dual:	@addr is :: and takes IPv4 clients too
+ * @ifname:	bound to this interface too, or NULL
  * @port:	host port
  * @target:	port in the namespace
  * @id:		set to the forward's id
@@ -102,8 +103,8 @@ struct pasta_fwd_state {
  * Return: 0, or -errno (hostfwd_add())
  */
 static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
-                   bool dual, uint16_t port, uint16_t target, unsigned int *id,
-                   char *why, size_t whylen)
+                   bool dual, const char *ifname, uint16_t port,
+                   uint16_t target, unsigned int *id, char *why, size_t whylen)
 {
 	struct hostfwd_spec s = {
 	        .udp = udp,
@@ -114,6 +115,8 @@ static int add_one(struct ctx *c, bool udp, const struct in6_addr *addr,
 	};
 	int ret;
 
+	if (ifname)
+		snprintf(s.ifname, sizeof(s.ifname), "%s", ifname);
 	inany_from_v4(&s.guest_addr, c->guest4);
 	ret = hostfwd_add(c, &s, why, whylen);
 	*id = ret ? 0 : s.id;
@@ -150,14 +153,15 @@ static int add_pair(struct ctx *c, bool udp, bool lo, uint16_t port,
 	a->lo = lo;
 	a->id6 = 0;
 	if (!lo && v6)
-		return add_one(c, udp, &in6addr_any, true, port, target, &a->id,
-		               why, whylen);
+		return add_one(c, udp, &in6addr_any, true, NULL, port, target,
+		               &a->id, why, whylen);
 	inany_from_v4(&addr, (struct in_addr){lo ? htonl(INADDR_LOOPBACK) : 0});
-	ret = add_one(c, udp, &addr, false, port, target, &a->id, why, whylen);
+	ret = add_one(c, udp, &addr, false, NULL, port, target, &a->id, why,
+	              whylen);
 	if (ret || !lo || !v6)
 		return ret;
-	ret = add_one(c, udp, &in6addr_loopback, false, port, target, &a->id6,
-	              why, whylen);
+	ret = add_one(c, udp, &in6addr_loopback, false, NULL, port, target,
+	              &a->id6, why, whylen);
 	if (ret)
 		hostfwd_remove(c, a->id);
 	return ret;
@@ -209,6 +213,7 @@ static int add_list(struct ctx *c, bool udp, const struct pasta_ports *pp)
 
 			if (r->addr_set)
 				ret = add_one(c, udp, &r->addr, false,
+				              r->ifname[0] ? r->ifname : NULL,
 				              (uint16_t)p, target, &id, why,
 				              sizeof(why));
 			else
