@@ -3,7 +3,10 @@
 # (hack/sandbox.sh's SANDBOX_IPV6_ONLY=1: no IPv4 address or route, the
 # resolver on ::1) tapir as pasta, with and without -6, podman 5's default
 # pasta line and tapir run start, and reach the host's loopback, a "remote"
-# IPv6 address (fd19::1 on the sandbox's lo) and the host's resolver. On a
+# IPv6 address (fd19::1 on the sandbox's lo) and the host's resolver;
+# podman 5.4 from the trixie root (tests/pasta.bash) publishes a port
+# there, and rootlesskit 2.0.2 --net=pasta, which passes IPv4 options,
+# starts (the drivers differ there: docs/engines.md). On a
 # dual-stack host every forward keeps the client's family: an IPv6 client
 # reaches a guest service that listens on IPv6 only, an IPv4 client one
 # that listens on IPv4 only. Each pasta scenario runs with trixie's pasta
@@ -13,15 +16,10 @@
 # shellcheck disable=SC2016
 
 load lib
-
-REF_PASTA=/var/cache/tapir/trixie/passt/pasta
+load trixie
 
 setup_file() {
-	[[ -x "$REF_PASTA" ]] || {
-		echo "ipv6-host: $REF_PASTA is missing (hack/install-deps.sh runs hack/trixie-peers.sh)" >&2
-		return 1
-	}
-	export REF_PASTA
+	trixie_setup ipv6-host
 }
 
 # What the IPv6-only host serves: a TCP service on its ::1 only, one on the
@@ -313,4 +311,169 @@ ns_loopback() {
 
 @test "dual-stack host: -T auto and -U auto answer on the namespace's ::1 for what the host binds on ::1 or ::: tapir as pasta" {
 	ns_loopback "$TAPIR_BIN pasta" "-T auto -U auto"
+}
+
+# What podman 5.4 runs on the IPv6-only host, as the test user in the
+# trixie root: a web server published on 18080 that listens on [::] with
+# IPv6 only (busybox httpd binds :: as the sysctl says), and a second
+# container's view: its copy of the host's IPv6, the resolvers podman
+# wrote, the host through host.containers.internal and through a name
+# that resolver answers for. Then, once the test tried the port, removal
+# and what is left of it.
+# shellcheck disable=SC2034 # used inside the sandbox
+PODMAN6_SCENARIO='
+podman import "$PT_DIR/rootfs.tar" "$IMG" >/dev/null
+podman run -d --name web --sysctl net.ipv6.bindv6only=1 -p 18080:80 \
+	"$IMG" sh -c "$SERVE" >/dev/null
+podman run --rm "$IMG" sh -c "
+	echo addr4: \$(ip -4 -o addr show | grep -vc \" lo \")
+	echo addr6: \$(ip -6 -o addr show scope global | awk \"{print \\\$2, \\\$4}\")
+	echo route6: \$(ip -6 route show default | awk \"{print \\\$1, \\\$2, \\\$3, \\\$4, \\\$5}\")
+	echo resolv: \$(sed -n \"s/^nameserver //p\" /etc/resolv.conf | xargs)
+	echo hci: \$(nc -w 3 host.containers.internal 18092 </dev/null 2>&1)
+	echo dns: \$(nc -w 3 far.tapir.test 18092 </dev/null 2>&1)
+" >"$PT_DIR/inside.txt" 2>&1 || true
+podman exec web sh -c "wget -qO- http://127.0.0.1/ >/dev/null 2>&1 &&
+	echo web 127.0.0.1: open || echo web 127.0.0.1: refused" \
+	>>"$PT_DIR/inside.txt" 2>&1 || true
+touch "$PT_DIR/ready"
+for i in $(seq 900); do [ -e "$PT_DIR/go-on" ] && break; sleep 0.1; done
+podman rm -f -t 0 web >/dev/null
+'"$PODMAN_END"
+
+# podman6 DRIVER: PODMAN6_SCENARIO with DRIVER as podman's pasta ("tapir"
+# or "pasta", tests/pasta.bash's pt_engine), and from the host: the tap's
+# holder and the published port from IPv6 and IPv4 clients. podman finds
+# no usable resolver in the host's resolv.conf (::1 is loopback,
+# fe80::1%lo scoped) and no IPv4 in the namespace for its --dns-forward
+# 169.254.1.1, so it writes the public resolvers it falls back to; the
+# first IPv6 one, 2001:4860:4860::8888, is put on the sandbox's lo here,
+# where a resolver answers, so that the container's query stays inside.
+podman6() {
+	SANDBOX_IPV6_ONLY=1 run pt "$V6_HOST"'
+		ip -6 addr add 2001:4860:4860::8888/128 dev lo nodad
+		bg_start pubdns dnsmasq --no-daemon --port=53 \
+			--listen-address=2001:4860:4860::8888 --bind-interfaces \
+			--no-resolv --no-hosts --user=root \
+			--address=/far.tapir.test/fd19::1
+		wait_for 5 bash -c "ss -Hlun | grep -q \"\\[2001:4860:4860::8888\\]:53\""
+		pt_engine "$1" "$2"
+		pt_wait ready 120
+		cat "$PT_DIR/inside.txt"
+		echo "holder: $(pt_holder sbx0 | cut -d" " -f2 | xargs)"
+		get() { curl -sS --max-time 5 "$1" 2>&1 | head -n 1; }
+		for a in "[::1]" "[fd18::1]" 127.0.0.1; do
+			echo "fwd $a: $(get "http://$a:18080/")"
+		done
+		pt_finish
+	' "$DRIVER" "$PODMAN6_SCENARIO"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(sed -n 's/^holder: //p' <<<"$output")" =~ ^$HOLDER_RE$ ]]
+	has_line "addr4: 0"
+	has_line "addr6: sbx0 fd18::1/64"
+	has_line "route6: default via fd18::fe dev sbx0"
+	has_line "resolv: 8.8.8.8 8.8.4.4 2001:4860:4860::8888 2001:4860:4860::8844"
+	# podman names the host's address that the copy does not shadow.
+	has_line "hci: far6"
+	has_line "dns: far6"
+	has_line "web 127.0.0.1: refused"
+	has_line "fwd [::1]: container page"
+	has_line "fwd [fd18::1]: container page"
+	has_line "containers left: 0"
+	has_line "drivers left: 0"
+	has_line "user left: "
+}
+
+@test "IPv6-only host: podman 5.4 --network pasta (default) starts; host.containers.internal, DNS and -p to an IPv6-only service from IPv6 clients: tapir as pasta" {
+	DRIVER=tapir HOLDER_RE=$PT_TAPIR_RE podman6
+	# The forward takes IPv4 clients too, to the container's IPv6
+	# address; pasta's listens on IPv6 only (docs/engines.md).
+	has_line "fwd 127.0.0.1: container page"
+}
+
+@test "IPv6-only host: podman 5.4 --network pasta (default) starts; host.containers.internal, DNS and -p to an IPv6-only service from IPv6 clients: trixie pasta (reference)" {
+	DRIVER=pasta HOLDER_RE=$PT_PASTA_RE podman6
+	grep -q "^fwd 127.0.0.1: curl: (7) " <<<"$output"
+}
+
+# What runs inside rootlesskit's namespace on the IPv6-only host: once the
+# tap is up, the layout rootlesskit gave it, the host's loopback through
+# the namespace's (-T auto, pasta's default) and through the gateway,
+# DNS through rootlesskit's 10.0.2.3, and a TCP server for the implicit
+# port driver.
+# shellcheck disable=SC2034 # used inside the sandbox
+RK6_INSIDE=$RK_TAP_UP'
+echo "route6: $(ip -6 route show default | wc -l)"
+for a in 127.0.0.1 10.0.2.2; do
+	echo "lo4 $a: $(timeout 3 socat -T2 - TCP4:$a:18085 </dev/null 2>&1)"
+done
+echo "lo6: $(timeout 3 socat -T2 - TCP6:[::1]:18090 </dev/null 2>&1)"
+echo "dns: $(timeout 5 busybox nslookup -type=AAAA host.tapir.test 10.0.2.3 2>&1 |
+	grep -c "^Address: *fd18::1$")"
+socat TCP4-LISTEN:8081,fork,reuseaddr SYSTEM:"echo from-namespace" &
+touch "$SCEN_DIR/inside.ready"
+sleep 600
+'
+
+export RK6_INSIDE
+
+# rk6 DRIVER: rootlesskit 2.0.2 --net=pasta --port-driver=implicit on the
+# IPv6-only host, with DRIVER as its pasta (it passes -a 10.0.2.100 -n 24
+# -g 10.0.2.2 --dns-forward 10.0.2.3 --ipv4-only and configures tap0
+# itself); then the published port, and what DRIVER makes of the same
+# options with --config-net.
+rk6() {
+	SANDBOX_IPV6_ONLY=1 run in_sandbox "$V6_HOST"'
+		mkdir -m 0777 "$SCEN_DIR/tmp" "$SCEN_DIR/bin"
+		ln -s "$1" "$SCEN_DIR/bin/pasta"
+		bg_start lo4 socat TCP4-LISTEN:18085,bind=127.0.0.1,fork,reuseaddr \
+			SYSTEM:"echo host-lo4"
+		wait_for 5 tcp_listening 18085
+		bg_start_user rk env TMPDIR="$SCEN_DIR/tmp" "$RK2" --net=pasta \
+			--pasta-binary="$SCEN_DIR/bin/pasta" --mtu=65520 \
+			--port-driver=implicit -- sh -c "$RK6_INSIDE"
+		wait_for 30 test -e "$SCEN_DIR/inside.ready"
+		cat "$SCEN_DIR/rk.log"
+		echo "holder: $(tap_holders tap0 | cut -d" " -f2)"
+		wait_for 5 tcp_listening 8081
+		echo "fwd tcp: $(socat -T2 - TCP4:127.0.0.1:8081 </dev/null 2>&1)"
+		bg_stop rk
+		wait_for 5 bash -c "! ps -u $TAPIR_TEST_USER -o pid= | grep -q ." || true
+		echo "left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
+		as_user timeout -k 1 10 "$SCEN_DIR/bin/pasta" --config-net -a 10.0.2.100 -n 24 \
+			-g 10.0.2.2 --ipv4-only -- sh -c "echo config-net: \
+				\$(ip -4 -o addr show scope global | awk \"{print \\\$4}\")" 2>&1
+	' "$DRIVER"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(sed -n 's/^holder: //p' <<<"$output")" =~ ^$(readlink -f "$DRIVER")(\.avx2)?$ ]]
+	# rootlesskit's own layout, IPv4 only, whatever its pasta does.
+	has_line "addr4: 10.0.2.100/24"
+	has_line "route4: default via 10.0.2.2 dev tap0"
+	has_line "route6: 0"
+	has_line "lo4 127.0.0.1: host-lo4"
+	has_line "fwd tcp: from-namespace"
+	has_line "left: "
+}
+
+@test "IPv6-only host: rootlesskit 2.0.2 --net=pasta starts; its -a layout stands, 10.0.2.2 and -T auto reach the host's 127.0.0.1, DNS through 10.0.2.3: tapir as pasta" {
+	DRIVER=$TAPIR_BIN rk6
+	has_line "lo4 10.0.2.2: host-lo4"
+	has_line "dns: 1"
+	# --ipv4-only: nothing on the namespace's ::1.
+	grep -q "^lo6: .*Connection refused" <<<"$output"
+	has_line "config-net: 10.0.2.100/24"
+}
+
+@test "IPv6-only host: rootlesskit 2.0.2 --net=pasta starts; pasta's local mode: -T auto reaches the host's 127.0.0.1 and ::1, not 10.0.2.2 nor DNS: trixie pasta (reference)" {
+	DRIVER=$REF_PASTA rk6
+	# With no IPv4 route pasta drops -a, -g and --dns-forward for its
+	# local mode, 169.254.2.1/16 via 169.254.2.2 with IPv6 on despite
+	# --ipv4-only; rootlesskit's own 10.0.2.100/24 then has no gateway
+	# nor resolver behind it (docs/engines.md).
+	grep -q "^lo4 10.0.2.2: .*Connection refused" <<<"$output"
+	has_line "dns: 0"
+	has_line "lo6: host-lo6"
+	has_line "config-net: 169.254.2.1/16"
 }

@@ -32,6 +32,8 @@
 #                        if it does not come
 #   pt_holder IFNAME     "PID EXE" of the process holding tap IFNAME
 #   pt_done              write go-on and wait for finished
+#   pt_finish            pt_done, then what is left: after.txt, and the
+#                        test user's processes once the engine ended
 #   pt_netns_file SCRIPT run SCRIPT (bash) as the test user, root in a user
 #                        and mount namespace of its own, as podman runs
 #                        pasta, with $d set to $SCEN_DIR and $d/ns/netns a
@@ -127,6 +129,13 @@ pt_holder() { # IFNAME
 pt_done() {
 	touch "$PT_DIR/go-on"
 	pt_wait finished 60
+}
+
+pt_finish() {
+	pt_done
+	cat "$PT_DIR/after.txt"
+	wait_for 10 bash -c "! kill -0 $(bg_pid engine) 2>/dev/null"
+	echo "user left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
 }
 
 pt_netns_file() { # SCRIPT

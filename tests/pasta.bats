@@ -14,57 +14,14 @@
 # shellcheck disable=SC2016
 
 load lib
-
-TRIXIE=/var/cache/tapir/trixie
-RK2=$TRIXIE/rootlesskit/usr/bin/rootlesskit
-REF_PASTA=$TRIXIE/passt/pasta
+load trixie
 
 setup_file() {
-	local dir
-	[[ -x "$RK2" && -x "$REF_PASTA" && -e "$TRIXIE/root/.tapir-trixie-root" ]] || {
-		echo "pasta: $RK2, $REF_PASTA or the trixie root is missing (hack/install-deps.sh runs hack/trixie-peers.sh and hack/trixie-root.sh setup)" >&2
-		return 1
-	}
+	trixie_setup pasta || return 1
 	head -c 100M /dev/urandom >"$BATS_FILE_TMPDIR/big"
 	chmod 0644 "$BATS_FILE_TMPDIR/big"
-	chmod 0755 "$BATS_FILE_TMPDIR"
-	# The engines' image: busybox-static and its applet links, as in
-	# tests/engines.bats (there is no registry).
-	dir="$BATS_FILE_TMPDIR/rootfs"
-	busybox_rootfs "$dir"
-	# busybox has no UDP server: the static udpecho tool is one.
-	cp "${TAPIR_BIN_DIR:-$TAPIR_ROOT/build/tools}/udpecho" "$dir/bin/udpecho" || {
-		echo "pasta: no udpecho tool (make test builds it)" >&2
-		return 1
-	}
-	tar -C "$dir" -cf "$BATS_FILE_TMPDIR/rootfs.tar" .
-	chmod 0644 "$BATS_FILE_TMPDIR/rootfs.tar"
-	export PASTA_BIG=$BATS_FILE_TMPDIR/big RK2 REF_PASTA
-	export PASTA_ROOTFS=$BATS_FILE_TMPDIR/rootfs.tar
+	export PASTA_BIG=$BATS_FILE_TMPDIR/big
 }
-
-# pt SNIPPET [ARGS...]: in_sandbox with tests/pasta.bash loaded, bounded
-# wider for the engines.
-pt() {
-	local script=$1
-	shift
-	SANDBOX_TIMEOUT=${ENGINES_TIMEOUT:-240} in_sandbox \
-		'source "$TAPIR_ROOT/tests/pasta.bash"
-		'"$script" "$@"
-}
-
-# How a podman scenario ends, its containers gone: what is left of them
-# and of the drivers (podman's pasta exits by itself, within seconds).
-# shellcheck disable=SC2034 # used inside the sandbox
-PODMAN_END='
-echo "containers left: $(podman ps -aq | wc -l)" >"$PT_DIR/after.txt"
-for i in $(seq 50); do
-	ps -eo args= | grep -q "^[^ ]*pasta " || break
-	sleep 0.1
-done
-echo "drivers left: $(ps -eo args= | grep -c "^[^ ]*pasta ")" >>"$PT_DIR/after.txt"
-touch "$PT_DIR/finished"
-'
 
 # What the podman scenario runs inside the trixie root, as the test user:
 # a web server container published on 8080 (every address), 127.0.0.1:8081
@@ -107,11 +64,6 @@ engine_checks() {
 	has_line "user left: "
 }
 
-# The tap's holder: the copy of $TAPIR_BIN that pt_engine links pasta to,
-# or trixie's passt, which re-executes its AVX2 build where the CPU has it.
-PT_TAPIR_RE="/.*/pt/bin/tapir"
-PT_PASTA_RE='/usr/bin/pas(st|ta)(\.avx2)?'
-
 # podman_pasta DRIVER: the podman scenario with DRIVER as podman's pasta,
 # and from the sandbox host: the tap's holder and the published ports.
 podman_pasta() {
@@ -131,10 +83,7 @@ podman_pasta() {
 			echo "lo host: refused"
 		echo "udp fwd: $(echo back | socat -T2 - UDP4:127.0.0.1:19000)"
 		echo "udp fwd ::1: $(echo back6 | socat -T2 - UDP6:[::1]:19000)"
-		pt_done
-		cat "$PT_DIR/after.txt"
-		wait_for 10 bash -c "! kill -0 $(bg_pid engine) 2>/dev/null"
-		echo "user left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
+		pt_finish
 	' "$DRIVER" "$PODMAN_SCENARIO"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -197,10 +146,7 @@ podman_range() {
 			echo "$p: $(get "http://127.0.0.1:$p/")"
 			echo "$p ::1: $(get "http://[::1]:$p/")"
 		done
-		pt_done
-		cat "$PT_DIR/after.txt"
-		wait_for 10 bash -c "! kill -0 $(bg_pid engine) 2>/dev/null"
-		echo "user left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
+		pt_finish
 	' "$DRIVER" "$RANGE_SCENARIO"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -261,10 +207,7 @@ podman_opts() {
 		args=""
 		[ -z "$holder" ] || args=$(tr "\0" " " <"/proc/${holder%% *}/cmdline")
 		echo "args: $args"
-		pt_done
-		cat "$PT_DIR/after.txt"
-		wait_for 10 bash -c "! kill -0 $(bg_pid engine) 2>/dev/null"
-		echo "user left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
+		pt_finish
 	' "$DRIVER" "$OPTS_SCENARIO"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -298,13 +241,7 @@ podman_opts() {
 # pasta's default, too), starts a TCP and a UDP server for the implicit
 # port driver, and says so in $SCEN_DIR/inside.ready.
 # shellcheck disable=SC2034 # used inside the sandbox
-INSIDE='
-	i=0
-	until ip link show tap0 | grep -q LOWER_UP || [ $i -ge 50 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-	echo "addr4: $(ip -4 -o addr show dev tap0 | awk "{print \$4}" | xargs)"
-	echo "route4: $(ip -4 route show default | sed "s/ *\$//")"
+INSIDE=$RK_TAP_UP'
 	ping -c1 -W2 "$SANDBOX_HOST_IP4" >/dev/null && echo "ping: ok"
 	echo "http: $(curl -sS --max-time 5 "http://$SANDBOX_HOST_IP4:8080/")"
 	echo "dns: $(curl -sS --max-time 5 "http://host.tapir.test:8080/")"
@@ -1088,10 +1025,7 @@ docker_pasta() {
 			echo "lo via the host address: fails"
 		wait_for 5 bash -c "ss -Hlun \"sport = :19000\" | grep -q ." || true
 		echo "udp fwd: $(echo back | socat -T2 - UDP4:127.0.0.1:19000)"
-		pt_done
-		cat "$PT_DIR/after.txt"
-		wait_for 10 bash -c "! kill -0 $(bg_pid engine) 2>/dev/null"
-		echo "user left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
+		pt_finish
 	' "$DRIVER" "${LO2LO:+lo2lo=1$'\n'}$DOCKER_SCENARIO"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -1360,10 +1294,7 @@ bridge_pasta() {
 		cat "$PT_DIR/inside.txt"
 		echo "holder: $(pt_holder sbx0 | cut -d" " -f2 | xargs)"
 		echo "published: $(curl -sS --max-time 5 http://127.0.0.1:18080/ 2>&1)"
-		pt_done
-		cat "$PT_DIR/after.txt"
-		wait_for 10 bash -c "! kill -0 $(bg_pid engine) 2>/dev/null"
-		echo "user left: $(ps -u "$TAPIR_TEST_USER" -o comm= | xargs)"
+		pt_finish
 	' "$DRIVER" "$BRIDGE_SCENARIO"
 	echo "$output"
 	[ "$status" -eq 0 ]
