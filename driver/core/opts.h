@@ -284,8 +284,9 @@ struct publish {
  * @mtu:		-m, 68..65521
  * @ipv6:		-6
  * @ipv6_only:		the guest has no IPv4 (pasta's -6, or a host
- *			without IPv4): none configured or answered, and
- *			forwards listen on IPv6 only
+ *			without IPv4): none configured, no DHCP or DNS
+ *			forwarder, and forwards reach the guest's IPv6
+ *			address from clients of both families
  * @api_socket:		-a, or empty
  * @net:		--cidr network address (network byte order)
  * @prefix:		--cidr prefix length, 1..25 (pasta's -n: 1..30)

@@ -105,7 +105,8 @@ struct host_if {
  * @ifindex:	the interface to copy (pasta's -i), or 0 for the route's
  * @quiet:	say nothing if there is none (only its name was wanted)
  *
- * Return: 0, or -1 (after one error line unless @quiet)
+ * Return: 0, or -errno (after one error line unless @quiet):
+ *	   -ENETUNREACH if the host has no IPv4 default route
  */
 static int host_outbound(struct host_if *h, int ifindex, bool quiet)
 {
@@ -116,7 +117,7 @@ static int host_outbound(struct host_if *h, int ifindex, bool quiet)
 	if ((ret = nl_open(&nl))) {
 		if (!quiet)
 			err_errno(-ret, "open rtnetlink socket");
-		return -1;
+		return ret;
 	}
 	ret = route_get_default_on(&nl, AF_INET, ifindex, &r);
 	if (!ret)
@@ -130,7 +131,7 @@ static int host_outbound(struct host_if *h, int ifindex, bool quiet)
 			err_errno(-ret, "the host's IPv4 default route and its "
 			                "interface's address (give -a, -n and "
 			                "-g)");
-		return -1;
+		return ret;
 	}
 	h->gw = r.gw.v4;
 	return 0;
@@ -298,6 +299,7 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 	int if4 = pasta_copy_ifindex(po, AF_INET);
 	int if6 = pasta_copy_ifindex(po, AF_INET6);
 	struct host_if h = {0};
+	int ret;
 
 	if (if4 < 0 || if6 < 0)
 		return -1;
@@ -313,8 +315,8 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 	bool need_host = !po->addr.v4_set || po->map_guest.v4_set;
 
 	/* As pasta, a host without IPv4 serves IPv6 alone. */
-	if (need_host && host_outbound(&h, if4, true)) {
-		if (o->ipv6 && !po->addr.v4_set &&
+	if (need_host && (ret = host_outbound(&h, if4, true))) {
+		if (ret == -ENETUNREACH && o->ipv6 && !po->addr.v4_set &&
 		    !ipv6_only_layout(po, o, if6, false)) {
 			if (!po->quiet)
 				info_msg("the host has no IPv4 default route: "

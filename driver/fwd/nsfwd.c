@@ -89,6 +89,9 @@ struct ns_listener {
  *		it to, or 0 if it is not listed
  * @spare:	per protocol and family, a pool socket whose bind failed,
  *		unbound still: the next port takes it before the pool, or -1
+ * @v6:		the namespace's ::1 answers too: IPv6 is on, and the kernel
+ *		has IPv6 sockets (not one booted with ipv6.disable=1,
+ *		whose pool would never fill for it)
  * @retry:	one-shot timer: the pool had no socket for a port
  * @starved:	this sync found the pool empty
  * @retries:	retries since the last scan
@@ -110,6 +113,7 @@ struct nsfwd_state {
 	enum pasta_ports_mode mode[2];
 	uint16_t target[2][65536];
 	int spare[2][2];
+	bool v6;
 	struct event *retry;
 	bool starved;
 	unsigned int retries;
@@ -295,12 +299,11 @@ static void no_room(struct nsfwd_state *st, bool udp, unsigned int port,
  *
  * A family the pool had no socket for stays in @l->starved, for the next
  * sync; one whose bind failed (the port taken in the namespace) is left
- * out until the listener is made again.
- *
- * Return: 0, or -1 if the fds or memory ran out (@st->full set)
+ * out until the listener is made again. Out of fds or memory, it stops
+ * and sets @st->full, which ends the sync.
  */
-static int listener_bind(struct nsfwd_state *st, struct ns_listener *l,
-                         unsigned int which)
+static void listener_bind(struct nsfwd_state *st, struct ns_listener *l,
+                          unsigned int which)
 {
 	const char opt = l->udp ? 'U' : 'T';
 
@@ -318,7 +321,7 @@ static int listener_bind(struct nsfwd_state *st, struct ns_listener *l,
 		}
 		if (fd == -EMFILE || fd == -ENOMEM) {
 			no_room(st, l->udp, l->port, -fd);
-			return -1;
+			return;
 		}
 		if (fd < 0) {
 			debug_msg("-%c: port %u on the namespace's %s: %s", opt,
@@ -340,27 +343,60 @@ static int listener_bind(struct nsfwd_state *st, struct ns_listener *l,
 		}
 		l->fd[v6] = fd;
 	}
-	return 0;
+}
+
+/**
+ * listener_unbind() - close a listener's socket of one family, if any
+ * @st:		state
+ * @l:		listener
+ * @v6:		which: ::1, else 127.0.0.1
+ *
+ * Connections already spliced stay up; UDP flows through it go with it.
+ */
+static void listener_unbind(struct nsfwd_state *st, struct ns_listener *l,
+                            int v6)
+{
+	if (l->fd[v6] < 0)
+		return;
+	event_free(l->ev[v6]);
+	l->ev[v6] = NULL;
+	if (l->udp)
+		usplice_listener_closed(st->c, l->fd[v6]);
+	close(l->fd[v6]);
+	l->fd[v6] = -1;
 }
 
 /**
  * listener_close() - close a listener's sockets and free it
  * @st:		state
  * @l:		listener, out of @st->l
- *
- * Connections already spliced stay up; UDP flows of the port go with it.
  */
 static void listener_close(struct nsfwd_state *st, struct ns_listener *l)
 {
-	for (int v6 = 0; v6 < 2; v6++) {
-		if (l->fd[v6] < 0)
-			continue;
-		event_free(l->ev[v6]);
-		if (l->udp)
-			usplice_listener_closed(st->c, l->fd[v6]);
-		close(l->fd[v6]);
-	}
+	listener_unbind(st, l, 0);
+	listener_unbind(st, l, 1);
 	free(l);
+}
+
+/**
+ * listener_refamily() - the families the host's port is reached from
+ *			 changed: bind or close only those that did
+ * @st:		state
+ * @l:		listener
+ * @fams:	the families wanted now, not 0
+ *
+ * The family that stays keeps its socket and its UDP flows, so that a
+ * server the host starts on ::1 next to 127.0.0.1 cuts nobody off.
+ */
+static void listener_refamily(struct nsfwd_state *st, struct ns_listener *l,
+                              unsigned int fams)
+{
+	for (int v6 = 0; v6 < 2; v6++)
+		if (!(fams & (1U << v6)))
+			listener_unbind(st, l, v6);
+	l->fams = fams;
+	l->starved &= fams;
+	listener_bind(st, l, fams);
 }
 
 /**
@@ -398,7 +434,8 @@ static void add_listener(struct nsfwd_state *st, bool udp, unsigned int port,
 	                                             : (uint16_t)port;
 	l->fams = fams;
 	l->fd[0] = l->fd[1] = -1;
-	if (listener_bind(st, l, fams) || (l->fd[0] < 0 && l->fd[1] < 0)) {
+	listener_bind(st, l, fams);
+	if (st->full || (l->fd[0] < 0 && l->fd[1] < 0)) {
 		/* Bound nowhere: tried again later, unless the pool only
 		 * had no socket, which the retries wait for.
 		 */
@@ -474,7 +511,7 @@ static unsigned int wanted(const struct nsfwd_state *st, bool udp,
                            unsigned int port)
 {
 	const struct portscan *seen = &st->seen[udp];
-	unsigned int v6 = st->c->o->ipv6 ? NS_V6 : 0, m = 0;
+	unsigned int v6 = st->v6 ? NS_V6 : 0, m = 0;
 	uint16_t to;
 
 	if (!st->ports[udp])
@@ -612,12 +649,17 @@ static void sync_listeners(struct nsfwd_state *st)
 	for (unsigned int i = st->n; i-- > 0;) {
 		struct ns_listener *l = st->l[i];
 
-		if (wanted(st, l->udp, l->port) != l->fams) {
-			remove_listener(st, i); /* made again below */
+		unsigned int fams = wanted(st, l->udp, l->port);
+
+		if (fams != l->fams && fams)
+			listener_refamily(st, l, fams);
+		else if (fams && l->starved)
+			listener_bind(st, l, l->starved);
+		/* Bound nowhere now: made again below, if wanted. */
+		if (!fams || (l->fd[0] < 0 && l->fd[1] < 0)) {
+			remove_listener(st, i);
 			continue;
 		}
-		if (l->starved)
-			listener_bind(st, l, l->starved);
 		if (l->paused)
 			resume_listener(l);
 	}
@@ -708,6 +750,21 @@ static void set_ports(struct nsfwd_state *st, bool udp,
 }
 
 /**
+ * ipv6_sockets() - whether this kernel makes IPv6 sockets at all
+ *
+ * Return: false only where socket(AF_INET6) says the family is missing
+ */
+static bool ipv6_sockets(void)
+{
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return errno != EAFNOSUPPORT;
+	close(fd);
+	return true;
+}
+
+/**
  * nsfwd_start() - open the host's tables and keep the pool's helper ready
  * @c:		context, after hostfwd_init(), before the sandbox
  * @tcp:	-T, as parsed
@@ -729,6 +786,7 @@ int nsfwd_start(struct ctx *c, const struct pasta_ports *tcp,
 	}
 	st->c = c;
 	memset(st->spare, -1, sizeof(st->spare));
+	st->v6 = c->o->ipv6 && ipv6_sockets();
 	set_ports(st, false, tcp);
 	set_ports(st, true, udp);
 	memset(st->tables, -1, sizeof(st->tables));

@@ -219,16 +219,19 @@ static void __attribute__((noreturn)) serve(int sock)
  * the daemon let go of it (pasta's background mode). Without /dev/null
  * (never so before the sandbox) they stay.
  *
+ * @sock:	the helper's socket, which a caller that closed its stdio
+ *		may have had land on one of them: left alone
+ *
  * Return: 0, or -errno of a dup2() that failed
  */
-static int drop_stdio(void)
+static int drop_stdio(int sock)
 {
 	int fd = open("/dev/null", O_RDWR | O_CLOEXEC), ret = 0;
 
 	if (fd < 0)
 		return 0;
 	for (int i = 0; i <= STDERR_FILENO && !ret; i++)
-		if (fd != i && dup2(fd, i) < 0)
+		if (fd != i && sock != i && dup2(fd, i) < 0)
 			ret = -errno;
 	if (fd > STDERR_FILENO)
 		close(fd);
@@ -256,7 +259,7 @@ helper_main(const struct opts *o, int sock)
 	if (prctl(PR_SET_DUMPABLE, 0))
 		helper_fail(sock, "prctl(PR_SET_DUMPABLE)", errno);
 	nshelper_close_other_fds(sock);
-	if ((r = drop_stdio()))
+	if ((r = drop_stdio(sock)))
 		helper_fail(sock, "put /dev/null over stdio", -r);
 	if (nshelper_join(o, &e)) {
 		snprintf(body, sizeof(body), "%s: %s", e.op, e.text);

@@ -414,9 +414,10 @@ static void send_error(struct ctx *c, const struct pkt *p, int err)
  * @buf:	filled with an IPV6_DONTFRAG control message if so
  *
  * An IPv6 guest fragments its own datagrams (RFC 8200 5): one that came
- * whole from the tap must reach the path whole, and one too big for it
+ * whole from the tap is tried whole first, and one too big for the path
  * fails with EMSGSIZE, queued with the path's MTU (udp_err.c), which the
- * guest hears as packet too big. What came in fragments, or through
+ * guest hears as packet too big; udp_to_host() then sends it again
+ * without, fragmented by the host. What came in fragments, or through
  * another thread (it may have been reassembled there), the guest let be
  * fragmented: the host fragments it as it must. So does a socket whose
  * errors are not queued (or a forward's listener, shared by peers): the
@@ -492,14 +493,27 @@ static void udp_to_host(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 			                 MSG_DONTWAIT | MSG_NOSIGNAL);
 			int err = r < 0 ? errno : EAGAIN;
 
+			/* Too big for the path: the error queued with its MTU
+			 * tells the guest (packet too big), and the datagram
+			 * goes on fragmented by the host, as before, so that a
+			 * sender whose socket is gone by the time the guest
+			 * hears does not lose it for ever.
+			 */
+			if (r <= 0 && err == EMSGSIZE && dontfrag) {
+				dontfrag = false;
+				for (size_t i = sent; i < n; i++) {
+					msg[i].msg_hdr.msg_control = NULL;
+					msg[i].msg_hdr.msg_controllen = 0;
+				}
+				continue;
+			}
 			/* With the host's errors queued, a send may fail
 			 * with an earlier datagram's (the socket's pending
 			 * error, whose queued copy the guest hears about):
 			 * this one was not sent, so it gets one more try.
 			 */
 			if (r <= 0 && !retried && err != EAGAIN &&
-			    err != ENOBUFS && err != EMSGSIZE &&
-			    (f->errqueue || !f->own_fd)) {
+			    err != ENOBUFS && (f->errqueue || !f->own_fd)) {
 				retried = true;
 				continue;
 			}
