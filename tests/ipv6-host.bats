@@ -9,8 +9,10 @@
 # starts (the drivers differ there: docs/engines.md). On a
 # dual-stack host every forward keeps the client's family: an IPv6 client
 # reaches a guest service that listens on IPv6 only, an IPv4 client one
-# that listens on IPv4 only. Each pasta scenario runs with trixie's pasta
-# too, as the reference (tests/pasta.bats); tapir run's have none.
+# that listens on IPv4 only, and pasta's address options take IPv6 values
+# (-a, -g, --dns-forward, --map-guest-addr, --map-host-loopback). Each
+# pasta scenario runs with trixie's pasta too, as the reference
+# (tests/pasta.bats); tapir run's have none.
 
 # The snippets are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
@@ -476,4 +478,112 @@ rk6() {
 	has_line "dns: 0"
 	has_line "lo6: host-lo6"
 	has_line "config-net: 169.254.2.1/16"
+}
+
+# What the dual-stack host serves for pasta's IPv6 address options: a TCP
+# service on its ::1 only, one on its own fd18::1 only, and a resolver on
+# 127.0.0.1 and ::1 that knows host.tapir.test.
+# shellcheck disable=SC2034 # used inside the sandbox
+V6_OPTS='
+bg_start lo6 socat TCP6-LISTEN:18090,bind=[::1],ipv6only=1,fork,reuseaddr \
+	SYSTEM:"echo host-lo6"
+bg_start own6 socat TCP6-LISTEN:18091,bind=[fd18::1],ipv6only=1,fork,reuseaddr \
+	SYSTEM:"echo host-own6"
+bg_start dns dnsmasq --no-daemon --port=53 --listen-address=127.0.0.1 \
+	--listen-address=::1 --bind-interfaces --no-resolv --no-hosts \
+	--user=root --address=/host.tapir.test/fd18::1
+wait_for 5 bash -c "ss -Hltn | grep -q :18091 && ss -Hlun | grep -q \"\\[::1\\]:53\""
+as_user timeout -k 1 20 $1 --config-net $2 -- bash -c "$V6_OPTS_GUEST" guest "$3" "${4:-}"
+'
+
+# What the guest shows: its global addresses and IPv6 default route, what
+# each [ADDR]:PORT of $1 answers, and whether a raw query for
+# host.tapir.test/AAAA over UDP and TCP to each address of $2 is answered.
+# shellcheck disable=SC2034 # used inside the sandbox
+V6_OPTS_GUEST='
+ip -o addr show scope global | awk "{print \"addr:\", \$4}"
+echo "route6: $(ip -6 route show default | cut -d" " -f1-3)"
+for t in $1; do
+	echo "$t: $(timeout 3 socat -T2 - TCP6:$t </dev/null 2>&1 |
+		grep -o "host-.*\|refused")"
+done
+q="\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+q+="\x04host\x05tapir\x04test\x00\x00\x1c\x00\x01"
+for a in $2; do
+	for p in udp tcp; do
+		if [ $p = tcp ]; then l="\x00\x21"; else l=; fi
+		n=$(printf "$l$q" | timeout 3 socat -T2 - ${p^^}6:[$a]:53 |
+			od -An -tx1 | tr -d " \n" | grep -c "fd180*1$")
+		echo "dns $p $a: $n"
+	done
+done
+'
+
+export V6_OPTS_GUEST
+
+# v6_opts DRIVER ARGS TRIES [DNS]: V6_OPTS with DRIVER --config-net ARGS.
+v6_opts() {
+	run in_sandbox "$V6_OPTS" "$@"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# v6_given DRIVER: -a and -g of IPv6.
+v6_given() {
+	v6_opts "$1" "-a fd00::5 -g fd00::1" "[fd00::1]:18090 [fd18::1]:18091"
+	has_line "addr: 198.18.0.1/24"
+	has_line "addr: fd00::5/64"
+	has_line "route6: default via fd00::1"
+	has_line "[fd00::1]:18090: host-lo6"
+	has_line "[fd18::1]:18091: host-own6"
+}
+
+@test "dual-stack host: IPv6 -a and -g give the guest its own /64 and gateway, which reaches the host's ::1; the host's own address is no longer shadowed: tapir as pasta" {
+	v6_given "$TAPIR_BIN pasta"
+}
+
+@test "dual-stack host: IPv6 -a and -g give the guest its own /64 and gateway, which reaches the host's ::1; the host's own address is no longer shadowed: trixie pasta (reference)" {
+	v6_given "$REF_PASTA"
+}
+
+# v6_only_given DRIVER: -6 and -a alone, the host's gateway kept.
+v6_only_given() {
+	v6_opts "$1" "-6 -a fd00::5" "[fd18::fe]:18090"
+	has_line "addr: fd00::5/64"
+	! grep -q "^addr: 198" <<<"$output"
+	has_line "route6: default via fd18::fe"
+	has_line "[fd18::fe]:18090: host-lo6"
+}
+
+@test "dual-stack host: -6 and an IPv6 -a alone: the host's gateway, outside the prefix, still reaches the host's ::1: tapir as pasta" {
+	v6_only_given "$TAPIR_BIN pasta"
+}
+
+@test "dual-stack host: -6 and an IPv6 -a alone: the host's gateway, outside the prefix, still reaches the host's ::1: trixie pasta (reference)" {
+	v6_only_given "$REF_PASTA"
+}
+
+# v6_maps DRIVER [ARGS]: --map-guest-addr, --dns-forward and
+# --map-host-loopback of IPv6. trixie's pasta sends IPv6 DNS to
+# resolv.conf's first IPv6 nameserver, the sandbox's unreachable
+# fe80::1%lo: its test names ::1 with --dns-host.
+v6_maps() {
+	v6_opts "$1" "--map-guest-addr fd00::99 --dns-forward fd00::53 \
+		--map-host-loopback fd00::2 ${2:-}" \
+		"[fd00::99]:18091 [fd00::99]:18090 [fd00::2]:18090 [fd18::fe]:18090" \
+		fd00::53
+	has_line "[fd00::99]:18091: host-own6"
+	has_line "[fd00::99]:18090: refused"
+	has_line "[fd00::2]:18090: host-lo6"
+	has_line "[fd18::fe]:18090: "
+	has_line "dns udp fd00::53: 1"
+	has_line "dns tcp fd00::53: 1"
+}
+
+@test "dual-stack host: IPv6 --map-guest-addr reaches the host's own address, --dns-forward its resolver over UDP and TCP, --map-host-loopback its ::1 in the gateway's place: tapir as pasta" {
+	v6_maps "$TAPIR_BIN pasta"
+}
+
+@test "dual-stack host: IPv6 --map-guest-addr reaches the host's own address, --dns-forward its resolver over UDP and TCP, --map-host-loopback its ::1 in the gateway's place: trixie pasta (reference)" {
+	v6_maps "$REF_PASTA" "--dns-host ::1"
 }

@@ -11,7 +11,8 @@
  *
  * IPv4 as the options resolved it (cli_derive_addresses(), or pasta's -a,
  * -g and --dns-forward); IPv6 is fixed at fd00::/64 whatever --cidr says,
- * unless pasta mode copied the host's, which has no DNS forwarder of ours.
+ * unless pasta mode copied the host's or took -a and -g, which has a DNS
+ * forwarder of ours only where --dns-forward named one.
  * The guest's IPv6 address is known only where tapir gave it (an MTU
  * below IPv6's minimum leaves the interface without IPv6).
  */
@@ -27,11 +28,14 @@ void ctx_set_addresses(struct ctx *c)
 	c->mask4.s_addr = htonl(~0U << (32 - c->o->prefix));
 	if (c->o->copy6) {
 		c->gw6 = c->o->gw6;
-		c->dns6 = in6addr_any;
+		c->dns6 = c->o->dns6;
 		return;
 	}
 	inet_pton(AF_INET6, "fd00::2", &c->gw6);
-	inet_pton(AF_INET6, "fd00::3", &c->dns6);
+	if (IN6_IS_ADDR_UNSPECIFIED(&c->o->dns6))
+		inet_pton(AF_INET6, "fd00::3", &c->dns6);
+	else
+		c->dns6 = c->o->dns6;
 }
 
 /**

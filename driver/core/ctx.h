@@ -80,8 +80,9 @@ enum handoff {
  * @mask4:		netmask of the virtual network
  * @guest6:		the guest's IPv6 address forwards reach (o->guest6)
  *			where tapir configured it, else ::
- * @gw6:		gateway in IPv6 (fd00::2)
- * @dns6:		DNS forwarder in IPv6 (fd00::3)
+ * @gw6:		gateway in IPv6 (fd00::2, or pasta's o->gw6)
+ * @dns6:		DNS forwarder in IPv6 (fd00::3, or pasta's o->dns6:
+ *			:: for none)
  * @guest_mac:		last source MAC seen from the guest
  * @guest_mac_shared:	the guest's MAC as any thread last learnt it, a
  *			word the datapath threads share (eth.c), or NULL

@@ -62,6 +62,32 @@ static inline bool inany_equal(const struct in6_addr *a,
 }
 
 /**
+ * inany_is_loopback() - whether @a is a loopback address of its family
+ * @a:		address
+ *
+ * Return: true for 127.0.0.0/8 and ::1
+ */
+static inline bool inany_is_loopback(const struct in6_addr *a)
+{
+	if (inany_is_v4(a))
+		return a->s6_addr[12] == 127;
+	return IN6_IS_ADDR_LOOPBACK(a);
+}
+
+/**
+ * inany_matches() - whether @a is @want, an address that may be unset
+ * @want:	address, or :: for none (an unset IPv4 one too)
+ * @a:		address
+ *
+ * Return: true if @want is set and equal to @a
+ */
+static inline bool inany_matches(const struct in6_addr *want,
+                                 const struct in6_addr *a)
+{
+	return !IN6_IS_ADDR_UNSPECIFIED(want) && inany_equal(want, a);
+}
+
+/**
  * in6_same_prefix() - whether two IPv6 addresses share their first bits
  * @a:		one
  * @b:		other

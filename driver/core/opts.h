@@ -271,6 +271,23 @@ struct publish {
 };
 
 /**
+ * struct host_map - where pasta's addressing takes one IP version's guest
+ *		     traffic to the host; IPv4 as v4-mapped IPv6, and ::
+ *		     where there is none
+ * @guest:	--map-guest-addr: this address reaches @own
+ * @own:	the host's own address, where the guest's copy of it shadows
+ *		it or @guest stands for it: its packets to the guest come
+ *		from @guest, else from the gateway
+ * @lo:		--map-host-loopback: this address, not the gateway, reaches
+ *		the host's loopback
+ */
+struct host_map {
+	struct in6_addr guest;
+	struct in6_addr own;
+	struct in6_addr lo;
+};
+
+/**
  * struct opts - everything the command line asked for, validated
  * @mode:		attach or run
  * @netns_type:		how ARG1 names the target
@@ -300,17 +317,17 @@ struct publish {
  *			addresses outside (every one but the guest's is
  *			forwarded, and answered in ARP), and with
  *			@disable_host_loopback the gateway is one of them
- * @map_guest4:		pasta's --map-guest-addr: this address reaches
- *			@host4, or 0.0.0.0
- * @host4:		the host's own address on its outbound interface
+ * @map4:		pasta's addressing: where IPv4 reaches the host
+ * @map6:		likewise for IPv6
  * @copy6:		pasta's IPv6 addressing: the guest has @guest6/@prefix6,
- *			the host's own, routed via @gw6, the host's gateway;
- *			the prefix stands for the host's network (NDP), and
- *			without it IPv6 is fd00::/64
- * @guest6:		the guest's static IPv6 address: the host's with
- *			@copy6, else fd00::100 (cli_default_guest6())
+ *			the host's own or -a's, routed via @gw6, the host's
+ *			gateway or -g's; the prefix stands for the host's
+ *			network (NDP), and without it IPv6 is fd00::/64
+ * @guest6:		the guest's static IPv6 address: the host's or -a's
+ *			with @copy6, else fd00::100 (cli_default_guest6())
  * @prefix6:		its prefix length
  * @gw6:		with @copy6, the IPv6 gateway (link-local or not)
+ * @dns6:		pasta's --dns-forward for IPv6, or ::
  * @disable_host_loopback:	--disable-host-loopback
  * @host_lo_to_ns_lo:	pasta's --host-lo-to-ns-lo: forwards' clients on
  *			host loopback reach the namespace's loopback
@@ -374,12 +391,13 @@ struct opts {
 	bool no_ra;
 	bool no_ndp;
 	bool pasta_net;
-	struct in_addr map_guest4;
-	struct in_addr host4;
+	struct host_map map4;
+	struct host_map map6;
 	bool copy6;
 	struct in6_addr guest6;
 	unsigned int prefix6;
 	struct in6_addr gw6;
+	struct in6_addr dns6;
 	bool disable_host_loopback;
 	bool host_lo_to_ns_lo;
 	bool mac_set;

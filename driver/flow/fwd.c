@@ -26,13 +26,15 @@
  */
 static bool forbidden_destination(const struct in6_addr *a)
 {
+	if (inany_is_loopback(a))
+		return true;
 	if (inany_is_v4(a)) {
 		uint32_t v = ntohl(inany_v4(a).s_addr);
 
-		return (v >> 24) == 127 || (v >> 24) == 0 || v >= 0xe0000000;
+		return (v >> 24) == 0 || v >= 0xe0000000;
 	}
-	return IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a) ||
-	       IN6_IS_ADDR_MULTICAST(a) || IN6_IS_ADDR_LINKLOCAL(a);
+	return IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_MULTICAST(a) ||
+	       IN6_IS_ADDR_LINKLOCAL(a);
 }
 
 /**
@@ -68,19 +70,36 @@ static bool in_virtual_net(const struct ctx *c, const struct in6_addr *a)
  * @dst:	the gateway, as the guest sent to it
  * @dport:	destination port, host order
  *
- * pasta's exception, without --dns-forward: its gateway is the host's
- * own, which is often the host's resolver too, and the mapping to the
- * host's loopback would shadow it. So when the host's resolv.conf names
- * the gateway, or a loopback resolver (which 127.0.0.1 may not be), DNS
- * to the gateway is forwarded as the DNS address's is.
+ * pasta's exception, without --dns-forward of the gateway's IP version:
+ * its gateway is the host's own, which is often the host's resolver too,
+ * and the mapping to the host's loopback would shadow it. So when the
+ * host's resolv.conf names the gateway, or a loopback resolver (which
+ * 127.0.0.1 may not be), DNS to the gateway is forwarded as the DNS
+ * address's is.
  *
  * Return: true if so
  */
 static bool gateway_dns(const struct ctx *c, const struct in6_addr *dst,
                         uint16_t dport)
 {
-	return c->o->pasta_net && c->o->disable_dns && dport == 53 &&
-	       dns_host_resolves_at((struct ctx *)c, dst);
+	bool forwarder = inany_is_v4(dst) ? c->dns4.s_addr
+	                                  : !IN6_IS_ADDR_UNSPECIFIED(&c->dns6);
+
+	return c->o->pasta_net && (c->o->disable_dns || !forwarder) &&
+	       dport == 53 && dns_host_resolves_at((struct ctx *)c, dst);
+}
+
+/**
+ * host_loopback() - loopback of one IP version
+ * @v4:		127.0.0.1 (v4-mapped), else ::1
+ * @lo:		filled
+ */
+static void host_loopback(bool v4, struct in6_addr *lo)
+{
+	if (v4)
+		inany_from_v4(lo, (struct in_addr){htonl(INADDR_LOOPBACK)});
+	else
+		*lo = in6addr_loopback;
 }
 
 /**
@@ -104,13 +123,12 @@ enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
                               const struct in6_addr *dst, uint16_t dport,
                               union sockaddr_inany *sa, socklen_t *salen)
 {
+	const struct host_map *m = ip_host_map(c, dst);
 	struct in6_addr host;
 
 	(void)proto;
-	if (c->o->map_guest4.s_addr && inany_is_v4(dst) &&
-	    inany_v4(dst).s_addr == c->o->map_guest4.s_addr) {
-		inany_from_v4(&host, c->o->host4);
-		sockaddr_from_inany(sa, salen, &host, dport);
+	if (inany_matches(&m->guest, dst)) {
+		sockaddr_from_inany(sa, salen, &m->own, dport);
 		return FWD_OK;
 	}
 	if (ip_is_gateway(c, dst)) {
@@ -119,11 +137,7 @@ enum fwd_verdict fwd_outbound(const struct ctx *c, uint8_t proto,
 		if (gateway_dns(c, dst, dport) &&
 		    !dns_upstream((struct ctx *)c, sa, salen))
 			return FWD_OK;
-		if (inany_is_v4(dst))
-			inany_from_v4(&host,
-			              (struct in_addr){htonl(INADDR_LOOPBACK)});
-		else
-			host = in6addr_loopback;
+		host_loopback(inany_is_v4(dst), &host);
 		sockaddr_from_inany(sa, salen, &host, dport);
 		return FWD_OK;
 	}
@@ -175,61 +189,42 @@ int fwd_outbound_or_reject(struct ctx *c, const struct pkt *p, uint16_t dport,
 }
 
 /**
- * host_alias() - how the host's own address appears to the guest
- * @c:		context, in pasta's addressing
- *
- * Its --map-guest-addr; else the gateway, since the guest may have the
- * host's address itself (pasta copies it) and must not see it as a peer.
- *
- * Return: the address
- */
-static struct in_addr host_alias(const struct ctx *c)
-{
-	return c->o->map_guest4.s_addr ? c->o->map_guest4 : c->gw4;
-}
-
-/**
  * fwd_guest_source() - how a host peer's address appears to the guest
  * @c:		context
  * @sa:		host peer address (of an accepted or replying socket)
  * @addr:	filled with the address the guest sees
  * @port:	filled with the port, host order
  *
- * Loopback peers appear as the gateway (net+2, or fd00::2), as in
- * slirp4netns; so do the host's own addresses that pasta's addressing
- * gave the guest, which would drop a packet from its own address.
- * Everyone else keeps their address. IPv4-mapped IPv6 peers are
- * unwrapped to IPv4.
+ * Loopback peers appear as the address that stands for host loopback
+ * (the gateway: net+2, or fd00::2; or pasta's --map-host-loopback), as in
+ * slirp4netns; the host's own address that pasta's addressing gave the
+ * guest, which would drop a packet from its own address, appears as its
+ * --map-guest-addr, else as the gateway. Everyone else keeps their
+ * address. IPv4-mapped IPv6 peers (an IPv4 client of a socket that takes
+ * both families) are unwrapped to IPv4.
  */
 void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
                       struct in6_addr *addr, uint16_t *port)
 {
+	const struct host_map *m;
+	bool v4;
+
 	if (sa->sa.sa_family == AF_INET) {
 		*port = ntohs(sa->sa4.sin_port);
-		if ((ntohl(sa->sa4.sin_addr.s_addr) >> 24) == 127)
-			inany_from_v4(addr, c->gw4);
-		else if (c->o->host4.s_addr &&
-		         sa->sa4.sin_addr.s_addr == c->o->host4.s_addr)
-			inany_from_v4(addr, host_alias(c));
-		else
-			inany_from_v4(addr, sa->sa4.sin_addr);
-		return;
+		inany_from_v4(addr, sa->sa4.sin_addr);
+	} else {
+		*port = ntohs(sa->sa6.sin6_port);
+		*addr = sa->sa6.sin6_addr;
 	}
-	*port = ntohs(sa->sa6.sin6_port);
-	*addr = sa->sa6.sin6_addr;
-	if (IN6_IS_ADDR_LOOPBACK(addr) ||
-	    (c->o->copy6 && inany_equal(addr, &c->o->guest6))) {
-		*addr = c->gw6;
-	} else if (inany_is_v4(addr)) {
-		/* An IPv4 client of a socket that takes both families. */
-		union sockaddr_inany v4;
-
-		memset(&v4, 0, sizeof(v4));
-		v4.sa4.sin_family = AF_INET;
-		v4.sa4.sin_port = sa->sa6.sin6_port;
-		v4.sa4.sin_addr = inany_v4(addr);
-		fwd_guest_source(c, &v4, addr, port);
-	}
+	v4 = inany_is_v4(addr);
+	m = ip_host_map(c, addr);
+	if (inany_is_loopback(addr))
+		ip_host_lo(c, v4, addr);
+	else if (inany_matches(&m->own, addr) &&
+	         !IN6_IS_ADDR_UNSPECIFIED(&m->guest))
+		*addr = m->guest;
+	else if (inany_matches(&m->own, addr))
+		ip_gateway(c, v4, addr);
 }
 
 /**
@@ -271,24 +266,17 @@ void fwd_guest_target(const struct ctx *c, const union sockaddr_inany *peer,
  */
 bool fwd_ns_loopback(const union sockaddr_inany *sa, struct in6_addr *lo)
 {
-	const struct in_addr lo4 = {htonl(INADDR_LOOPBACK)};
-	const struct in6_addr *a6 = &sa->sa6.sin6_addr;
+	struct in6_addr a;
 
-	if (sa->sa.sa_family == AF_INET) {
-		if ((ntohl(sa->sa4.sin_addr.s_addr) >> 24) != 127)
-			return false;
-		inany_from_v4(lo, lo4);
-		return true;
-	}
-	if (sa->sa.sa_family != AF_INET6)
+	if (sa->sa.sa_family == AF_INET)
+		inany_from_v4(&a, sa->sa4.sin_addr);
+	else if (sa->sa.sa_family == AF_INET6)
+		a = sa->sa6.sin6_addr;
+	else
 		return false;
-	if (IN6_IS_ADDR_LOOPBACK(a6)) {
-		*lo = in6addr_loopback;
-		return true;
-	}
-	if (!inany_is_v4(a6) || (ntohl(inany_v4(a6).s_addr) >> 24) != 127)
+	if (!inany_is_loopback(&a))
 		return false;
-	inany_from_v4(lo, lo4);
+	host_loopback(inany_is_v4(&a), lo);
 	return true;
 }
 

@@ -25,6 +25,7 @@
 
 #include "driver/front/cli.h"
 #include "driver/core/ctx.h"
+#include "driver/core/inany.h"
 #include "driver/sandbox/fds.h"
 #include "driver/sandbox/isolation.h"
 #include "driver/host/lifecycle.h"
@@ -138,26 +139,41 @@ static int host_outbound(struct host_if *h, int ifindex, bool quiet)
 }
 
 /**
- * copy_host6() - pasta's IPv6: the host's address and gateway, if it has
- *		  them
- * @o:		tapir's options: copy6, guest6, prefix6 and gw6 set if so
+ * struct host_if6 - the host's IPv6, as pasta copies it
+ * @name:	the IPv6 default route's interface, or empty
+ * @copy:	@addr, @plen and @gw are set: the route has a gateway, and
+ *		its interface a global address
+ * @addr:	that interface's first global IPv6 address
+ * @plen:	its prefix length
+ * @gw:		the route's gateway
+ */
+struct host_if6 {
+	char name[IFNAMSIZ];
+	bool copy;
+	struct in6_addr addr;
+	unsigned int plen;
+	struct in6_addr gw;
+};
+
+/**
+ * host_ipv6() - the host's IPv6 address and gateway, if it has them
+ * @h:		filled; @h->copy false if there are none
  * @ifindex:	the interface to copy (pasta's -i), or 0 for the route's
- * @name:	filled with the IPv6 default route's interface, or empty
  *
  * The address is the first global one of the IPv6 default route's
  * interface; a host without either (or with an on-link default route)
- * leaves the guest tapir's fd00::/64, through which it still reaches
- * IPv6 hosts.
+ * leaves the guest tapir's fd00::/64 (without -a and -g), through which
+ * it still reaches IPv6 hosts.
  *
  * Return: true if the host has an IPv6 default route (copied or not)
  */
-static bool copy_host6(struct opts *o, int ifindex, char name[IFNAMSIZ])
+static bool host_ipv6(struct host_if6 *h, int ifindex)
 {
 	struct route_default r;
 	struct nl nl;
 	int ret;
 
-	name[0] = '\0';
+	memset(h, 0, sizeof(*h));
 	if (nl_open(&nl))
 		return false;
 	ret = route_get_default_on(&nl, AF_INET6, ifindex, &r);
@@ -165,16 +181,170 @@ static bool copy_host6(struct opts *o, int ifindex, char name[IFNAMSIZ])
 		nl_close(&nl);
 		return false;
 	}
-	if (!if_indextoname((unsigned int)r.ifindex, name))
-		name[0] = '\0';
-	ret = addr_get(&nl, r.ifindex, AF_INET6, &o->guest6, &o->prefix6);
+	if (!if_indextoname((unsigned int)r.ifindex, h->name))
+		h->name[0] = '\0';
+	ret = addr_get(&nl, r.ifindex, AF_INET6, &h->addr, &h->plen);
 	nl_close(&nl);
-	if (ret || IN6_IS_ADDR_UNSPECIFIED(&r.gw.v6) || !o->prefix6 ||
-	    o->prefix6 > 128)
+	if (ret || IN6_IS_ADDR_UNSPECIFIED(&r.gw.v6) || !h->plen ||
+	    h->plen > 128)
 		return true;
-	o->gw6 = r.gw.v6;
-	o->copy6 = true;
+	h->gw = r.gw.v6;
+	h->copy = true;
 	return true;
+}
+
+/**
+ * addr_text() - an address of either IP version, for messages
+ * @a:		address (IPv4 as v4-mapped)
+ * @buf:	filled
+ *
+ * Return: @buf
+ */
+static const char *addr_text(const struct in6_addr *a,
+                             char buf[INET6_ADDRSTRLEN])
+{
+	struct in_addr v4 = inany_v4(a);
+
+	if (inany_is_v4(a))
+		return inet_ntop(AF_INET, &v4, buf, INET6_ADDRSTRLEN);
+	return inet_ntop(AF_INET6, a, buf, INET6_ADDRSTRLEN);
+}
+
+/**
+ * set_layout6() - the guest's IPv6: the host's, copied, under -a and -g
+ * @po:		pasta's options
+ * @o:		tapir's options: copy6, guest6, prefix6 and gw6 set
+ * @h:		the host's IPv6 (host_ipv6())
+ *
+ * As pasta: -a gives the guest a /64 of its own (the host's address is
+ * then no longer shadowed), -g another gateway; what they don't say is
+ * the host's. A gateway outside the prefix is reached on-link. Without
+ * --config-net, -a or -g, nothing is copied: the caller's interface is
+ * IPv4-only (rootlesskit), and IPv6 is tapir's fd00::/64.
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int set_layout6(const struct pasta_opts *po, struct opts *o,
+                       const struct host_if6 *h)
+{
+	bool given = po->addr.v6_set || po->gw.v6_set;
+	char a[INET6_ADDRSTRLEN], g[INET6_ADDRSTRLEN];
+
+	if (h->copy && (po->config_net || given)) {
+		o->guest6 = h->addr;
+		o->prefix6 = h->plen;
+		o->gw6 = h->gw;
+		o->copy6 = true;
+	} else if (given && !(po->addr.v6_set && po->gw.v6_set)) {
+		err_msg("-%c: the host has no IPv6 default route with a "
+		        "gateway "
+		        "and an address to take the rest from: give -a and -g",
+		        po->addr.v6_set ? 'a' : 'g');
+		return -1;
+	}
+	if (!given) {
+		if (!o->copy6)
+			cli_default_guest6(o);
+		return 0;
+	}
+	if (po->addr.v6_set) {
+		o->guest6 = po->addr.v6;
+		o->prefix6 = 64;
+	}
+	if (po->gw.v6_set)
+		o->gw6 = po->gw.v6;
+	o->copy6 = true;
+	if (inany_equal(&o->guest6, &o->gw6) || inany_is_loopback(&o->gw6) ||
+	    inany_is_loopback(&o->guest6) ||
+	    IN6_IS_ADDR_LINKLOCAL(&o->guest6)) {
+		err_msg("-a %s and -g %s: the guest and the gateway must be "
+		        "two "
+		        "addresses, the guest's global, neither loopback",
+		        addr_text(&o->guest6, a), addr_text(&o->gw6, g));
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * pasta_addr_of() - an address option's value of one IP version
+ * @a:		the option
+ * @v4:		IPv4's, else IPv6's
+ * @out:	filled (IPv4 as v4-mapped), :: if not given
+ */
+static void pasta_addr_of(const struct pasta_addr *a, bool v4,
+                          struct in6_addr *out)
+{
+	*out = in6addr_any;
+	if (v4 && a->v4_set)
+		inany_from_v4(out, a->v4);
+	else if (!v4 && a->v6_set)
+		*out = a->v6;
+}
+
+/**
+ * set_maps() - --dns-forward, --map-guest-addr and --map-host-loopback, of
+ *		one IP version
+ * @po:		pasta's options
+ * @o:		tapir's options, the layout set: dns4 or dns6, and map4 or
+ *		map6, filled
+ * @v4:		IPv4's, else IPv6's
+ * @host:	the host's own address of that version, or ::
+ *
+ * Where the guest has a copy of the host's address, the host's own
+ * packets from it are mapped (fwd_guest_source()); --map-guest-addr
+ * reaches it.
+ *
+ * Return: 0, or -1 after one error line
+ */
+static int set_maps(const struct pasta_opts *po, struct opts *o, bool v4,
+                    const struct in6_addr *host)
+{
+	struct host_map *m = v4 ? &o->map4 : &o->map6;
+	unsigned int plen = v4 ? o->prefix + 96 : o->prefix6;
+	struct in6_addr guest, gw, dns;
+	char t[INET6_ADDRSTRLEN];
+
+	if (v4) {
+		inany_from_v4(&guest, o->guest4);
+		inany_from_v4(&gw, o->gw4);
+	} else {
+		guest = o->guest6;
+		gw = o->gw6;
+	}
+	pasta_addr_of(&po->dns_forward, v4, &dns);
+	pasta_addr_of(&po->map_guest, v4, &m->guest);
+	pasta_addr_of(&po->map_host_lo, v4, &m->lo);
+	if (inany_matches(&dns, &guest) || inany_matches(&dns, &gw) ||
+	    inany_is_loopback(&dns)) {
+		err_msg("--dns-forward %s: the guest's or the gateway's "
+		        "address, or loopback",
+		        addr_text(&dns, t));
+		return -1;
+	}
+	if (!IN6_IS_ADDR_UNSPECIFIED(&m->guest) &&
+	    (in6_same_prefix(&m->guest, &guest, plen) ||
+	     inany_equal(&m->guest, &dns) || IN6_IS_ADDR_UNSPECIFIED(host))) {
+		err_msg("--map-guest-addr %s: in the guest's network, the DNS "
+		        "forwarder, or the host has no address of its IP "
+		        "version",
+		        addr_text(&m->guest, t));
+		return -1;
+	}
+	if (inany_matches(&m->lo, &guest) || inany_matches(&m->lo, &dns) ||
+	    inany_matches(&m->lo, &m->guest) || inany_is_loopback(&m->lo)) {
+		err_msg("--map-host-loopback %s: the guest's address, the DNS "
+		        "forwarder, --map-guest-addr's, or loopback",
+		        addr_text(&m->lo, t));
+		return -1;
+	}
+	if (!IN6_IS_ADDR_UNSPECIFIED(&m->guest) || inany_matches(host, &guest))
+		m->own = *host;
+	if (v4)
+		o->dns4.s_addr = inany_is_v4(&dns) ? inany_v4(&dns).s_addr : 0;
+	else
+		o->dns6 = dns;
+	return 0;
 }
 
 /**
@@ -185,36 +355,37 @@ static bool copy_host6(struct opts *o, int ifindex, char name[IFNAMSIZ])
  * @if6:	the interface to copy (pasta's -i), or 0 for the route's
  * @given:	-6 was given; else the host must have an IPv6 default route
  *
- * IPv6 is the host's, copied as in every mode; IPv4 is neither configured
- * nor answered (no DHCP), and forwards listen on IPv6 only. The IPv4
- * layout tapir keeps inside is slirp4netns's, which no packet uses.
+ * IPv6 is the host's, copied as in every mode (set_layout6()); IPv4 is
+ * neither configured nor answered (no DHCP, no DNS forwarder), and
+ * forwards listen on IPv6 only. The IPv4 layout tapir keeps inside is
+ * slirp4netns's, which no packet uses.
  *
- * Return: 0, or -1 (quietly, unless -6 was given) if IPv6 can't serve
+ * Return: 0; 1 (quietly) if the host has no IPv6 default route and -6
+ *	   was not given; -1 after one error line
  */
 static int ipv6_only_layout(const struct pasta_opts *po, struct opts *o,
                             int if6, bool given)
 {
-	char name[IFNAMSIZ];
-	struct opts copy = *o;
+	struct host_if6 h;
 
-	if (!copy_host6(&copy, if6, name) && !given)
-		return -1;
+	if (!host_ipv6(&h, if6) && !given)
+		return 1;
 	if (o->mtu < TAPIR_IPV6_MTU_MIN) {
 		err_msg("-m %u: IPv6 only needs an MTU of %d or more", o->mtu,
 		        TAPIR_IPV6_MTU_MIN);
 		return -1;
 	}
-	if (po->config_net)
-		*o = copy;
-	if (!o->copy6)
-		cli_default_guest6(o);
 	o->ipv6_only = true;
 	o->no_dhcp = true;
-	o->disable_dns = true;
 	o->pasta_net = true;
 	cli_derive_addresses(o);
-	if (!po->ifname[0] && name[0])
-		snprintf(o->ifname, sizeof(o->ifname), "%s", name);
+	o->dns4.s_addr = 0;
+	if (set_layout6(po, o, &h) ||
+	    set_maps(po, o, false, h.copy ? &h.addr : &in6addr_any))
+		return -1;
+	o->disable_dns = !po->dns_forward.v6_set;
+	if (!po->ifname[0] && h.name[0])
+		snprintf(o->ifname, sizeof(o->ifname), "%s", h.name);
 	return 0;
 }
 
@@ -290,7 +461,7 @@ no_gateway:
  *
  * As pasta: what -a, -n and -g don't say is copied from the host's
  * outbound interface, its name too (without -I). IPv6 is the host's too
- * (copy_host6()), -a given or not, as podman expects of pasta.
+ * (set_layout6()), IPv4's -a given or not, as podman expects of pasta.
  *
  * Return: 0, or -1 after one error line
  */
@@ -298,31 +469,27 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 {
 	int if4 = pasta_copy_ifindex(po, AF_INET);
 	int if6 = pasta_copy_ifindex(po, AF_INET6);
+	struct in6_addr host4 = in6addr_any;
 	struct host_if h = {0};
+	struct host_if6 h6 = {0};
 	int ret;
 
 	if (if4 < 0 || if6 < 0)
 		return -1;
-	if (po->addr.v6_set || po->gw.v6_set || po->dns_forward.v6_set ||
-	    po->map_guest.v6_set) {
-		err_msg("-a, -g, --dns-forward and --map-guest-addr take IPv4 "
-		        "addresses only in tapir: IPv6 is the host's, "
-		        "copied");
-		return -1;
-	}
 	if (po->ipv6_only)
 		return ipv6_only_layout(po, o, if6, true);
 	bool need_host = !po->addr.v4_set || po->map_guest.v4_set;
 
 	/* As pasta, a host without IPv4 serves IPv6 alone. */
 	if (need_host && (ret = host_outbound(&h, if4, true))) {
-		if (ret == -ENETUNREACH && o->ipv6 && !po->addr.v4_set &&
-		    !ipv6_only_layout(po, o, if6, false)) {
-			if (!po->quiet)
-				info_msg("the host has no IPv4 default route: "
-				         "IPv6 only, as with -6");
-			return 0;
-		}
+		ret = ret == -ENETUNREACH && o->ipv6 && !po->addr.v4_set
+		              ? ipv6_only_layout(po, o, if6, false)
+		              : 1;
+		if (!ret && !po->quiet)
+			info_msg("the host has no IPv4 default route: IPv6 "
+			         "only, as with -6");
+		if (ret <= 0)
+			return ret;
 		host_outbound(&h, if4, false);
 		return -1;
 	}
@@ -333,65 +500,43 @@ static int set_layout(const struct pasta_opts *po, struct opts *o)
 		host_outbound(&h, if4, true);
 	if (given_layout(po, &h, o))
 		return -1;
-	/* Only where tapir configures the interface: rootlesskit's own tap
-	 * has IPv4 only (it passes --ipv4-only anyway).
-	 */
-	if (o->ipv6 && po->config_net)
-		copy_host6(o, if6, (char[IFNAMSIZ]){0});
-	if (!o->copy6)
+	if (h.addr.s_addr)
+		inany_from_v4(&host4, h.addr);
+	if (o->ipv6) {
+		/* Whether it has a route at all matters to -6 only. */
+		(void)host_ipv6(&h6, if6);
+		if (set_layout6(po, o, &h6))
+			return -1;
+	} else {
 		cli_default_guest6(o);
+	}
 	if (!po->ifname[0] && h.name[0])
 		snprintf(o->ifname, sizeof(o->ifname), "%s", h.name);
 	o->pasta_net = true;
-	o->host4 = need_host ? h.addr : (struct in_addr){0};
-	o->map_guest4 = po->map_guest.v4;
-	if (o->map_guest4.s_addr &&
-	    ((o->map_guest4.s_addr & htonl(~0U << (32 - o->prefix))) ==
-	             o->net.s_addr ||
-	     o->map_guest4.s_addr == po->dns_forward.v4.s_addr)) {
-		err_msg("--map-guest-addr %s: in the guest's network, or the "
-		        "DNS forwarder",
-		        inet_ntoa(o->map_guest4));
+	if (set_maps(po, o, true, &host4) ||
+	    (o->ipv6 &&
+	     set_maps(po, o, false, h6.copy ? &h6.addr : &in6addr_any)))
 		return -1;
-	}
 	/* Without --dns-forward pasta forwards no DNS address. */
-	o->disable_dns = !po->dns_forward.v4_set;
-	o->dns4 = po->dns_forward.v4;
-	if (o->dns4.s_addr && (o->dns4.s_addr == o->guest4.s_addr ||
-	                       o->dns4.s_addr == o->gw4.s_addr ||
-	                       (ntohl(o->dns4.s_addr) >> 24) == 127)) {
-		err_msg("--dns-forward %s: the guest's or the gateway's "
-		        "address, or loopback",
-		        inet_ntoa(o->dns4));
-		return -1;
-	}
+	o->disable_dns =
+	        !po->dns_forward.v4_set && !(o->ipv6 && po->dns_forward.v6_set);
 	return 0;
 }
 
 /**
- * set_mappings() - --no-map-gw and --map-host-loopback
+ * set_mappings() - --no-map-gw and --map-host-loopback none
  * @po:		pasta's options
- * @o:		tapir's options, the layout set
+ * @o:		tapir's options, the layout set (set_maps() took the
+ *		addresses of --map-host-loopback)
  *
- * tapir's host-loopback alias is the gateway: --map-host-loopback may name
- * it, or none.
- *
- * Return: 0, or -1 after one error line
+ * Without an address of either IP version standing for it, nothing
+ * reaches the host's loopback.
  */
-static int set_mappings(const struct pasta_opts *po, struct opts *o)
+static void set_mappings(const struct pasta_opts *po, struct opts *o)
 {
-	o->disable_host_loopback = po->no_map_gw || po->map_host_lo_none;
-	if (po->map_host_lo.v6_set ||
-	    (po->map_host_lo.v4_set &&
-	     po->map_host_lo.v4.s_addr != o->gw4.s_addr)) {
-		err_msg("--map-host-loopback: only the gateway's address "
-		        "(%s) can reach the host's loopback",
-		        inet_ntoa(o->gw4));
-		return -1;
-	}
-	if (po->map_host_lo.v4_set)
-		o->disable_host_loopback = false;
-	return 0;
+	o->disable_host_loopback = (po->no_map_gw || po->map_host_lo_none) &&
+	                           !po->map_host_lo.v4_set &&
+	                           !po->map_host_lo.v6_set;
 }
 
 /**
@@ -480,7 +625,10 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 	snprintf(o->ifname, sizeof(o->ifname), "%s",
 	         po->ifname[0] ? po->ifname : "tap0");
 	set_target(po, o);
-	if (set_layout(po, o) || set_mappings(po, o) || pasta_apply(po, o))
+	if (set_layout(po, o))
+		return -1;
+	set_mappings(po, o);
+	if (pasta_apply(po, o))
 		return -1;
 	/* Without --config-net the caller made the tap and configures it as
 	 * we start (rootlesskit does not wait): making it again with more

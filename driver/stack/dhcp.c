@@ -365,7 +365,8 @@ static void put_pasta_opts(const struct ctx *c, uint8_t *buf, size_t *off)
 	if (po->dhcp_dns && !po->dns_none && po->n_dns4)
 		put_opt(buf, off, OPT_DNS, po->dns4,
 		        (uint8_t)(po->n_dns4 * sizeof(po->dns4[0])));
-	else if (po->dhcp_dns && !po->dns_none && !c->o->disable_dns)
+	else if (po->dhcp_dns && !po->dns_none && !c->o->disable_dns &&
+	         c->dns4.s_addr)
 		put_opt(buf, off, OPT_DNS, &c->dns4, 4);
 	if (po->dhcp_search && po->search_len)
 		put_opt(buf, off, OPT_DOMAIN_SEARCH, po->search,

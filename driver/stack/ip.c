@@ -19,30 +19,82 @@
 #include "driver/udp/udp.h"
 
 /**
+ * ip_host_map() - pasta's mappings to the host of @a's IP version
+ * @c:		context
+ * @a:		address of the version wanted
+ *
+ * Return: the options' map4 or map6 (all unset outside pasta mode)
+ */
+const struct host_map *ip_host_map(const struct ctx *c,
+                                   const struct in6_addr *a)
+{
+	return inany_is_v4(a) ? &c->o->map4 : &c->o->map6;
+}
+
+/**
+ * ip_gateway() - the gateway of one IP version
+ * @c:		context
+ * @v4:		IPv4's, else IPv6's
+ * @gw:		filled (IPv4 as v4-mapped)
+ */
+void ip_gateway(const struct ctx *c, bool v4, struct in6_addr *gw)
+{
+	if (v4)
+		inany_from_v4(gw, c->gw4);
+	else
+		*gw = c->gw6;
+}
+
+/**
+ * ip_host_lo() - the address of one IP version that stands for the host's
+ *		  loopback
+ * @c:		context
+ * @v4:		IPv4's, else IPv6's
+ * @lo:		filled: pasta's --map-host-loopback of that version, else
+ *		the gateway
+ */
+void ip_host_lo(const struct ctx *c, bool v4, struct in6_addr *lo)
+{
+	const struct host_map *m = v4 ? &c->o->map4 : &c->o->map6;
+
+	if (IN6_IS_ADDR_UNSPECIFIED(&m->lo))
+		ip_gateway(c, v4, lo);
+	else
+		*lo = m->lo;
+}
+
+/**
  * ip_is_gateway() - whether @a is the gateway tapir stands in for (net+2,
- *		     fd00::2 or pasta's copied IPv6 gateway, and the router's
- *		     link-local fe80::2)
+ *		     fd00::2 or pasta's IPv6 gateway, and the router's
+ *		     link-local fe80::2), or what pasta's --map-host-loopback
+ *		     put in its place: the address that reaches host loopback
  * @c:		context
  * @a:		address
  *
  * fe80::2 is the default route the guest learns from our adverts, so it
  * is the gateway as much as fd00::2 is (slirp4netns answers it too). In
  * pasta's addressing with --no-map-gw there is none: the gateway is a
- * host outside like any other, for TCP, UDP and ICMP echo alike.
+ * host outside like any other, for TCP, UDP and ICMP echo alike; so it is
+ * with --map-host-loopback, where only that address is one.
  *
  * Return: true if so
  */
 bool ip_is_gateway(const struct ctx *c, const struct in6_addr *a)
 {
+	bool v4 = inany_is_v4(a);
+	struct in6_addr lo;
+
 	if (c->o->pasta_net && c->o->disable_host_loopback)
 		return false;
-	if (inany_is_v4(a))
-		return inany_v4(a).s_addr == c->gw4.s_addr;
-	return inany_equal(a, &c->gw6) || inany_equal(a, &ndp_router_ll);
+	ip_host_lo(c, v4, &lo);
+	return inany_equal(a, &lo) ||
+	       (!v4 && IN6_IS_ADDR_UNSPECIFIED(&c->o->map6.lo) &&
+	        inany_equal(a, &ndp_router_ll));
 }
 
 /**
- * ip_is_dns() - whether @a is the DNS forwarder (net+3 or fd00::3)
+ * ip_is_dns() - whether @a is the DNS forwarder (net+3 or fd00::3, or
+ *		 pasta's --dns-forward)
  * @c:		context
  * @a:		address
  *
@@ -51,9 +103,9 @@ bool ip_is_gateway(const struct ctx *c, const struct in6_addr *a)
 bool ip_is_dns(const struct ctx *c, const struct in6_addr *a)
 {
 	if (inany_is_v4(a))
-		return inany_v4(a).s_addr == c->dns4.s_addr;
-	/* None when pasta mode copied the host's IPv6 (::). */
-	return !IN6_IS_ADDR_UNSPECIFIED(&c->dns6) && inany_equal(a, &c->dns6);
+		return c->dns4.s_addr && inany_v4(a).s_addr == c->dns4.s_addr;
+	/* None when pasta mode has no IPv6 --dns-forward (::). */
+	return inany_matches(&c->dns6, a);
 }
 
 /**

@@ -46,6 +46,10 @@ bool ip_finish_csum(struct ctx *c, struct frame *f, const struct pkt *p,
                     bool fragment);
 uint32_t ip_pseudo_csum(const struct in6_addr *src, const struct in6_addr *dst,
                         uint8_t proto, size_t len);
+const struct host_map *ip_host_map(const struct ctx *c,
+                                   const struct in6_addr *a);
+void ip_gateway(const struct ctx *c, bool v4, struct in6_addr *gw);
+void ip_host_lo(const struct ctx *c, bool v4, struct in6_addr *lo);
 bool ip_is_gateway(const struct ctx *c, const struct in6_addr *a);
 bool ip_is_dns(const struct ctx *c, const struct in6_addr *a);
 

@@ -137,6 +137,7 @@ static void test_source(void)
 	o.copy6 = true;
 	inet_pton(AF_INET6, "fd18::1", &o.guest6);
 	inet_pton(AF_INET6, "fd18::fe", &o.gw6);
+	o.map6.own = o.guest6; /* as pasta's front end sets it */
 	ctx_set_addresses(&c);
 	peer(&sa, "fd18::1");
 	fwd_guest_source(&c, &sa, &a, &port);

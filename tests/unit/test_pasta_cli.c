@@ -325,6 +325,41 @@ static void test_command_and_probes(void)
 }
 
 /**
+ * v6_is() - whether an address option holds @text for IPv6
+ * @a:		option
+ * @text:	IPv6 address
+ *
+ * Return: true if so
+ */
+static bool v6_is(const struct pasta_addr *a, const char *text)
+{
+	struct in6_addr want;
+
+	return a->v6_set && inet_pton(AF_INET6, text, &want) == 1 &&
+	       !memcmp(&a->v6, &want, sizeof(want));
+}
+
+static void test_ipv6_values(void)
+{
+	char *argv[] = {"pasta",      "-a",
+	                "fd00::5",    "-g",
+	                "fd00::1",    "--dns-forward",
+	                "fd00::53",   "--dns-forward",
+	                "10.0.2.3",   "--map-guest-addr",
+	                "fd00:1::99", "--map-host-loopback",
+	                "fd00:1::2",  "-6",
+	                "1",          NULL};
+
+	CHECK(parse(argv) == 0 && v6_is(&po.addr, "fd00::5") &&
+	      !po.addr.v4_set && v6_is(&po.gw, "fd00::1") &&
+	      v6_is(&po.dns_forward, "fd00::53") &&
+	      v4_is(&po.dns_forward, "10.0.2.3") &&
+	      v6_is(&po.map_guest, "fd00:1::99") &&
+	      v6_is(&po.map_host_lo, "fd00:1::2") && po.ipv6_only &&
+	      po.prefix4 == -1);
+}
+
+/**
  * refused_body() - bad command lines: -1, and one line on stderr that
  *		    names what is wrong
  */
@@ -356,6 +391,8 @@ static void refused_body(void)
 	         "\"none\" and an address"},
 	        {{"-n", "24", "-n", "16", "1"}, "-n: given twice"},
 	        {{"-6", "-n", "24", "1"}, "turned off"},
+	        /* -n is IPv4's: pasta says "Invalid netmask: 64". */
+	        {{"-a", "fd00::5", "-n", "64", "1"}, "-n: bad netmask \"64\""},
 	        {{"-I", "..", "1"}, "bad interface name"},
 	        {{"--", ""}, "empty command"},
 	        {{"-a", "0.0.0.0", "1"}, "can't be used"},
@@ -420,6 +457,9 @@ const struct unit_case unit_cases[] = {
          test_command_and_probes},
         {"pasta(1)'s other options, each value kept as checked",
          test_more_options},
+        {"IPv6 values of -a, -g, --dns-forward, --map-guest-addr and "
+         "--map-host-loopback, next to IPv4 ones",
+         test_ipv6_values},
         {"bad command lines: one line naming the fault, in getopt's words "
          "for options",
          test_refused},
