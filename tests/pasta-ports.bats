@@ -32,7 +32,7 @@ load lib
 		echo "range: 1024-$last"
 		printf "%s\n" \
 			"for p in 1024 $mid $last; do" \
-			"  socat TCP4-LISTEN:\$p,fork,reuseaddr SYSTEM:\"echo tcp-\$p\" &" \
+			"  socat TCP6-LISTEN:\$p,ipv6only=0,fork,reuseaddr SYSTEM:\"echo tcp-\$p\" &" \
 			"  \"$TAPIR_BIN_DIR/udpecho\" \$p &" \
 			"done" \
 			"while [ \$(ss -Hltun \"( sport = :1024 or sport = :$mid or sport = :$last )\" | wc -l) -lt 6 ]; do sleep 0.1; done" \
