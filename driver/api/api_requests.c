@@ -301,15 +301,8 @@ static char *remove_hostfwd(struct ctx *c, const struct api_fwd_ops *ops,
 static json_t *addr_json(const struct in6_addr *a)
 {
 	char buf[INET6_ADDRSTRLEN];
-	struct in_addr v4;
 
-	if (inany_is_v4(a)) {
-		v4 = inany_v4(a);
-		inet_ntop(AF_INET, &v4, buf, sizeof(buf));
-	} else {
-		inet_ntop(AF_INET6, a, buf, sizeof(buf));
-	}
-	return json_string(buf);
+	return json_string(inany_ntop(a, buf));
 }
 
 /**

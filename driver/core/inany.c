@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* tapir - one address type for IPv4 and IPv6: host socket addresses */
+/* tapir - one address type for IPv4 and IPv6: host socket addresses, and
+ * text for messages
+ */
 
 #include <arpa/inet.h>
 
@@ -27,4 +29,20 @@ void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
 		sa->sa6.sin6_port = htons(port);
 		*salen = sizeof(sa->sa6);
 	}
+}
+
+/**
+ * inany_ntop() - printable form of an address, for messages and replies
+ * @a:		address (IPv4-mapped for IPv4, printed as a dotted quad)
+ * @buf:	filled
+ *
+ * Return: @buf
+ */
+const char *inany_ntop(const struct in6_addr *a, char buf[INET6_ADDRSTRLEN])
+{
+	struct in_addr v4 = inany_v4(a);
+
+	if (inany_is_v4(a))
+		return inet_ntop(AF_INET, &v4, buf, INET6_ADDRSTRLEN);
+	return inet_ntop(AF_INET6, a, buf, INET6_ADDRSTRLEN);
 }

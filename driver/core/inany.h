@@ -122,5 +122,6 @@ union sockaddr_inany {
 
 void sockaddr_from_inany(union sockaddr_inany *sa, socklen_t *salen,
                          const struct in6_addr *addr, uint16_t port);
+const char *inany_ntop(const struct in6_addr *a, char buf[INET6_ADDRSTRLEN]);
 
 #endif /* TAPIR_INANY_H */

@@ -257,6 +257,34 @@ void fwd_guest_target(const struct ctx *c, const union sockaddr_inany *peer,
 }
 
 /**
+ * fwd_inbound_key() - how a forward's client and its guest service appear
+ *		       to the guest
+ * @c:		context
+ * @peer:	the client (of an accepted or receiving socket)
+ * @gaddr:	the forward's guest address
+ * @gport:	the forward's guest port
+ * @k:		filled: gaddr, gport, faddr and fport; the rest untouched
+ *
+ * The client as fwd_guest_source() maps it, at the guest address
+ * fwd_guest_target() picks; a client the target's family can't express
+ * appears as the gateway of that family (an IPv6 client of the guest's
+ * IPv4 address, an IPv4 one of a guest with IPv6 only). Replies still
+ * reach it, through the forward's socket.
+ */
+void fwd_inbound_key(const struct ctx *c, const union sockaddr_inany *peer,
+                     const struct in6_addr *gaddr, uint16_t gport,
+                     struct flow_key *k)
+{
+	fwd_guest_source(c, peer, &k->faddr, &k->fport);
+	fwd_guest_target(c, peer, gaddr, &k->gaddr);
+	if (inany_is_v4(&k->gaddr) && !inany_is_v4(&k->faddr))
+		inany_from_v4(&k->faddr, c->gw4);
+	else if (!inany_is_v4(&k->gaddr) && inany_is_v4(&k->faddr))
+		k->faddr = c->gw6;
+	k->gport = gport;
+}
+
+/**
  * fwd_ns_loopback() - a host loopback peer's counterpart in the namespace
  * @sa:		host peer address
  * @lo:		filled with the namespace's loopback of the peer's kind:

@@ -10,6 +10,7 @@
 
 #include "driver/core/ctx.h"
 #include "driver/core/inany.h"
+#include "driver/flow/flow_key.h"
 
 struct pkt;
 
@@ -28,6 +29,9 @@ void fwd_guest_source(const struct ctx *c, const union sockaddr_inany *sa,
                       struct in6_addr *addr, uint16_t *port);
 void fwd_guest_target(const struct ctx *c, const union sockaddr_inany *peer,
                       const struct in6_addr *gaddr, struct in6_addr *dst);
+void fwd_inbound_key(const struct ctx *c, const union sockaddr_inany *peer,
+                     const struct in6_addr *gaddr, uint16_t gport,
+                     struct flow_key *k);
 bool fwd_ns_loopback(const union sockaddr_inany *sa, struct in6_addr *lo);
 
 void fwd_reset_close(int fd);

@@ -194,23 +194,6 @@ static bool host_ipv6(struct host_if6 *h, int ifindex)
 }
 
 /**
- * addr_text() - an address of either IP version, for messages
- * @a:		address (IPv4 as v4-mapped)
- * @buf:	filled
- *
- * Return: @buf
- */
-static const char *addr_text(const struct in6_addr *a,
-                             char buf[INET6_ADDRSTRLEN])
-{
-	struct in_addr v4 = inany_v4(a);
-
-	if (inany_is_v4(a))
-		return inet_ntop(AF_INET, &v4, buf, INET6_ADDRSTRLEN);
-	return inet_ntop(AF_INET6, a, buf, INET6_ADDRSTRLEN);
-}
-
-/**
  * set_layout6() - the guest's IPv6: the host's, copied, under -a and -g
  * @po:		pasta's options
  * @o:		tapir's options: copy6, guest6, prefix6 and gw6 set
@@ -260,7 +243,7 @@ static int set_layout6(const struct pasta_opts *po, struct opts *o,
 		err_msg("-a %s and -g %s: the guest and the gateway must be "
 		        "two "
 		        "addresses, the guest's global, neither loopback",
-		        addr_text(&o->guest6, a), addr_text(&o->gw6, g));
+		        inany_ntop(&o->guest6, a), inany_ntop(&o->gw6, g));
 		return -1;
 	}
 	return 0;
@@ -319,7 +302,7 @@ static int set_maps(const struct pasta_opts *po, struct opts *o, bool v4,
 	    inany_is_loopback(&dns)) {
 		err_msg("--dns-forward %s: the guest's or the gateway's "
 		        "address, or loopback",
-		        addr_text(&dns, t));
+		        inany_ntop(&dns, t));
 		return -1;
 	}
 	if (!IN6_IS_ADDR_UNSPECIFIED(&m->guest) &&
@@ -328,14 +311,14 @@ static int set_maps(const struct pasta_opts *po, struct opts *o, bool v4,
 		err_msg("--map-guest-addr %s: in the guest's network, the DNS "
 		        "forwarder, or the host has no address of its IP "
 		        "version",
-		        addr_text(&m->guest, t));
+		        inany_ntop(&m->guest, t));
 		return -1;
 	}
 	if (inany_matches(&m->lo, &guest) || inany_matches(&m->lo, &dns) ||
 	    inany_matches(&m->lo, &m->guest) || inany_is_loopback(&m->lo)) {
 		err_msg("--map-host-loopback %s: the guest's address, the DNS "
 		        "forwarder, --map-guest-addr's, or loopback",
-		        addr_text(&m->lo, t));
+		        inany_ntop(&m->lo, t));
 		return -1;
 	}
 	if (!IN6_IS_ADDR_UNSPECIFIED(&m->guest) || inany_matches(host, &guest))
@@ -357,7 +340,8 @@ static int set_maps(const struct pasta_opts *po, struct opts *o, bool v4,
  *
  * IPv6 is the host's, copied as in every mode (set_layout6()); IPv4 is
  * neither configured nor answered (no DHCP, no DNS forwarder), and
- * forwards listen on IPv6 only. The IPv4 layout tapir keeps inside is
+ * forwards take clients of both families to the guest's IPv6 address
+ * (fwd_guest_target()). The IPv4 layout tapir keeps inside is
  * slirp4netns's, which no packet uses.
  *
  * Return: 0; 1 (quietly) if the host has no IPv6 default route and -6

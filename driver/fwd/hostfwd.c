@@ -129,20 +129,12 @@ struct hostfwd_state {
 void hostfwd_spec_str(const struct hostfwd_spec *s, char *buf, size_t len)
 {
 	char h[INET6_ADDRSTRLEN], g[INET6_ADDRSTRLEN];
-	struct in_addr v4;
 	bool h6 = !inany_is_v4(&s->host_addr);
 
-	if (h6) {
-		inet_ntop(AF_INET6, &s->host_addr, h, sizeof(h));
-	} else {
-		v4 = inany_v4(&s->host_addr);
-		inet_ntop(AF_INET, &v4, h, sizeof(h));
-	}
-	v4 = inany_v4(&s->guest_addr);
-	inet_ntop(AF_INET, &v4, g, sizeof(g));
 	snprintf(buf, len, "%s %s%s%s%s%s:%u -> %s:%u", s->udp ? "udp" : "tcp",
-	         h6 ? "[" : "", h, s->ifname[0] ? "%" : "", s->ifname,
-	         h6 ? "]" : "", s->host_port, g, s->guest_port);
+	         h6 ? "[" : "", inany_ntop(&s->host_addr, h),
+	         s->ifname[0] ? "%" : "", s->ifname, h6 ? "]" : "",
+	         s->host_port, inany_ntop(&s->guest_addr, g), s->guest_port);
 }
 
 /**
@@ -242,28 +234,19 @@ fail:
  * @c:		context
  * @fd:		accepted socket
  * @peer:	the client's address
- * @dst:	the forward's guest_addr
+ * @gaddr:	the forward's guest_addr
  * @dport:	the forward's guest_port
  *
- * The guest sees the client's address (loopback as the gateway), at its
- * address of the client's family where it has one (fwd_guest_target());
- * else an IPv6 client appears as the IPv4 gateway, its address having no
- * IPv4 form, and an IPv4 client of a guest without IPv4 as the IPv6
- * gateway.
+ * The guest sees the client and its own address as fwd_inbound_key()
+ * says: the client's family kept where the guest has an address of it.
  */
 static void to_tap(struct ctx *c, int fd, const union sockaddr_inany *peer,
                    const struct in6_addr *gaddr, uint16_t dport)
 {
-	struct in6_addr src, dst;
-	uint16_t sport;
+	struct flow_key k;
 
-	fwd_guest_source(c, peer, &src, &sport);
-	fwd_guest_target(c, peer, gaddr, &dst);
-	if (inany_is_v4(&dst) && !inany_is_v4(&src))
-		inany_from_v4(&src, c->gw4);
-	else if (!inany_is_v4(&dst) && inany_is_v4(&src))
-		src = c->gw6;
-	thread_accept(c, fd, &src, sport, &dst, dport);
+	fwd_inbound_key(c, peer, gaddr, dport, &k);
+	thread_accept(c, fd, &k.faddr, k.fport, &k.gaddr, k.gport);
 }
 
 /**

@@ -77,22 +77,6 @@ struct udp_bufs {
 };
 
 /**
- * addr_str() - printable form of an address, for messages
- * @a:		address (IPv4-mapped for IPv4)
- * @buf:	at least INET6_ADDRSTRLEN bytes
- *
- * Return: @buf
- */
-static const char *addr_str(const struct in6_addr *a, char *buf)
-{
-	struct in_addr v4 = inany_v4(a);
-
-	if (inany_is_v4(a))
-		return inet_ntop(AF_INET, &v4, buf, INET6_ADDRSTRLEN);
-	return inet_ntop(AF_INET6, a, buf, INET6_ADDRSTRLEN);
-}
-
-/**
  * flow_proto() - which counters a flow's traffic goes to
  * @f:		flow
  *
@@ -137,7 +121,7 @@ static void flow_error_to_guest(struct ctx *c, struct udp_flow *f, int err)
 	char buf[INET6_ADDRSTRLEN];
 
 	debug_msg("udp: receive from %s port %u: %s",
-	          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,
+	          inany_ntop(&f->flow.key.faddr, buf), f->flow.key.fport,
 	          strerror(err));
 	udp_err_to_guest(c, f, icmp_unreach_code(err), 0, NULL, 0);
 }
@@ -399,7 +383,8 @@ static void send_error(struct ctx *c, const struct pkt *p, int err)
 
 	c->stats.drops[DROP_SOCKET]++;
 	if (err != EAGAIN && err != ENOBUFS)
-		debug_msg("udp: send to %s port %u: %s", addr_str(&p->dst, buf),
+		debug_msg("udp: send to %s port %u: %s",
+		          inany_ntop(&p->dst, buf),
 		          (unsigned int)(p->l4[2] << 8 | p->l4[3]),
 		          strerror(err));
 	if (code >= 0 && icmp_may_answer(c, p))
@@ -550,8 +535,8 @@ static int flow_connect(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 
 	if (fd < 0) {
 		debug_msg("udp: socket for %s port %u: %s",
-		          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,
-		          strerror(errno));
+		          inany_ntop(&f->flow.key.faddr, buf),
+		          f->flow.key.fport, strerror(errno));
 		c->stats.drops[DROP_SOCKET]++;
 		return -1;
 	}
@@ -560,8 +545,8 @@ static int flow_connect(struct ctx *c, struct udp_flow *f, const struct pkt *p,
 	f->errqueue = udp_sock_tune(fd);
 	if ((ret = outbound_bind(c, fd, sa->sa.sa_family))) {
 		debug_msg("udp: bind outbound address for %s port %u: %s",
-		          addr_str(&f->flow.key.faddr, buf), f->flow.key.fport,
-		          strerror(-ret));
+		          inany_ntop(&f->flow.key.faddr, buf),
+		          f->flow.key.fport, strerror(-ret));
 		c->stats.drops[DROP_SOCKET]++;
 		return -1;
 	}
@@ -686,29 +671,6 @@ void udp_input(struct ctx *c, struct pkt *p)
 }
 
 /**
- * inbound_key() - how a host peer's datagrams appear to the guest
- * @c:		context
- * @peer:	host sender
- * @gaddr:	guest address they go to
- * @gport:	guest port, host order
- * @k:		filled
- */
-static void inbound_key(const struct ctx *c, const union sockaddr_inany *peer,
-                        const struct in6_addr *gaddr, uint16_t gport,
-                        struct flow_key *k)
-{
-	fwd_guest_source(c, peer, &k->faddr, &k->fport);
-	fwd_guest_target(c, peer, gaddr, &k->gaddr);
-	/* A peer the guest's family can't express appears as the gateway,
-	 * as for TCP forwards; replies still reach it through the listener. */
-	if (inany_is_v4(&k->gaddr) && !inany_is_v4(&k->faddr))
-		inany_from_v4(&k->faddr, c->gw4);
-	else if (!inany_is_v4(&k->gaddr) && inany_is_v4(&k->faddr))
-		k->faddr = c->gw6;
-	k->gport = gport;
-}
-
-/**
  * udp_inbound() - a datagram for the guest from a port-forward listener
  * @c:		context
  * @lfd:	listener it arrived on; guest replies leave from it too, and it
@@ -730,7 +692,7 @@ void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
 	struct flow_key k;
 
 	if (!f) {
-		inbound_key(c, peer, gaddr, gport, &k);
+		fwd_inbound_key(c, peer, gaddr, gport, &k);
 		f = udp_flow_add_inbound(c, &k, lfd, peer);
 		if (f)
 			flow_place(c->flows, &f->flow);
