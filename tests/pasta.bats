@@ -1171,7 +1171,9 @@ ns() { nsenter --net="$d/ns/netns" "$@"; }
 pid=$(cat "$d/p.pid")
 ns socat -T2 UDP4-RECVFROM:8096,bind=127.0.0.1,fork EXEC:cat &
 p1=$!
-socat -T5 UDP4-RECVFROM:8099,bind=127.0.0.1,fork EXEC:cat &
+# One process, not a socat fork per client: 160 forks of socat and cat
+# on a loaded machine kept the last client waiting past its timeout.
+"$TAPIR_BIN_DIR/udpecho" 8099 127.0.0.1 &
 p2=$!
 for i in $(seq 50); do
 	ns ss -Hlun "src 127.0.0.1:8099" | grep -q . &&
@@ -1186,7 +1188,7 @@ after=$(ls "/proc/$pid/fd" | wc -l)
 echo "fds grew: $((after - before))"
 echo "flows to the host port: $(ss -Hun state established "dst 127.0.0.1:8099" | wc -l)"
 echo "lo to ns lo, udp: $(echo back-u | socat -T2 - UDP4:127.0.0.1:8096)"
-echo "-U auto, a new client: $(echo back-U | ns socat -T1 - UDP4:127.0.0.1:8099)"
+echo "-U auto, a new client: $(echo back-U | ns socat -T3 - UDP4:127.0.0.1:8099)"
 echo "-T of its own -t port, bound in the namespace: $(ns ss -Hltn "src 127.0.0.1:8101" | wc -l)"
 kill "$pid" "$p1" "$p2"
 '

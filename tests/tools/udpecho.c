@@ -44,7 +44,43 @@ static int bind_any(uint16_t port)
 }
 
 /**
- * main() - udpecho PORT: send every datagram to [::]:PORT back
+ * bind_addr() - a UDP socket on one address
+ * @text:	IPv4 or IPv6 address, as text
+ * @port:	port
+ *
+ * For a test whose server must be on loopback only, as socat's bind= has
+ * it, without socat's process per client.
+ *
+ * Return: the socket, or -1
+ */
+static int bind_addr(const char *text, uint16_t port)
+{
+	struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6,
+	                           .sin6_port = htons(port)};
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons(port)};
+	struct sockaddr *sa_any = (struct sockaddr *)&sa;
+	socklen_t len = sizeof(sa);
+	int fd;
+
+	if (inet_pton(AF_INET6, text, &sa6.sin6_addr) == 1) {
+		sa_any = (struct sockaddr *)&sa6;
+		len = sizeof(sa6);
+	} else if (inet_pton(AF_INET, text, &sa.sin_addr) != 1) {
+		fprintf(stderr, "udpecho: %s: not an IP address\n", text);
+		return -1;
+	}
+	fd = socket(sa_any->sa_family, SOCK_DGRAM, 0);
+	if (fd >= 0 && bind(fd, sa_any, len)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/**
+ * main() - udpecho PORT [ADDR]: send every datagram to [::]:PORT, or to
+ *	    ADDR:PORT, back
  * @argc:	argument count
  * @argv:	arguments
  *
@@ -61,12 +97,15 @@ int main(int argc, char **argv)
 	long port;
 	int fd;
 
-	port = argc == 2 ? strtol(argv[1], NULL, 10) : 0;
+	port = argc == 2 || argc == 3 ? strtol(argv[1], NULL, 10) : 0;
 	if (port < 1 || port > 65535) {
-		fprintf(stderr, "usage: udpecho PORT\n");
+		fprintf(stderr, "usage: udpecho PORT [ADDR]\n");
 		return 1;
 	}
-	fd = bind_any((uint16_t)port);
+	if (argc == 3)
+		fd = bind_addr(argv[2], (uint16_t)port);
+	else
+		fd = bind_any((uint16_t)port);
 	if (fd < 0) {
 		perror("udpecho: socket or bind");
 		return 1;
