@@ -92,6 +92,15 @@ enum tcp_conn_flag {
  *		first SACK block (D-SACK, RFC 2883), with CONN_DSACK
  * @dsack_right: the byte after its last
  * @ooo:	the first of them, in sequence order
+ * @ooo_tail:	the last of them
+ * @ooo_hint:	the one at @ooo_last, NULL once freed: the next segment
+ *		usually goes near it
+ * @ooo_end:	the highest sequence number past a held byte
+ * @ooo_right:	the same, a held FIN counted
+ * @ooo_run:	the first sequence number of the tail run: from it to
+ *		@ooo_right, every byte is held (with @ooo_run_ok)
+ * @ooo_minlen:	at most the smallest segment held, 0 for none
+ * @ooo_run_ok:	@ooo_run is known
  * @later:	its links on the later list (tcp_later.c)
  * @later_at:	when it joined the list (clock_ns())
  * @peek_inq:	what the last peek's TCP_INQ said the receive queue holds
@@ -138,11 +147,18 @@ struct tcp_conn {
 	uint8_t quickacks;
 	uint8_t dupacks_owed;
 	uint16_t ooo_segs;
+	uint16_t ooo_minlen;
+	bool ooo_run_ok;
 	uint32_t ooo_cost;
 	uint32_t ooo_last;
 	uint32_t dsack_left;
 	uint32_t dsack_right;
 	struct tcp_ooo_seg *ooo;
+	struct tcp_ooo_seg *ooo_tail;
+	struct tcp_ooo_seg *ooo_hint;
+	uint32_t ooo_end;
+	uint32_t ooo_right;
+	uint32_t ooo_run;
 	struct list_node later;
 	uint64_t later_at;
 	int32_t peek_inq;
