@@ -61,7 +61,12 @@ enum tcp_conn_flag {
  *		libevent registers the fd level-triggered and the unacked
  *		data MSG_PEEK leaves in the socket reports it readable on
  *		every loop turn
- * @timer:	retransmission, probe and idle timer
+ * @timer:	retransmission, probe and idle timer, pending at @timer_fire
+ *		and re-armed only when the deadline moves earlier
+ *		(tcp_timer.c)
+ * @timer_at:	when the timer is due (clock_ns()), 0 for never
+ * @timer_fire:	when @timer fires, as last armed (clock_ns()), 0 if it
+ *		is not pending
  * @snd_una:	oldest sequence number sent to the guest and not acked
  * @snd_nxt:	next sequence number to send to the guest
  * @snd_max:	highest sequence number sent so far, plus one (above
@@ -129,6 +134,8 @@ struct tcp_conn {
 	struct event *rev;
 	struct event *wev;
 	struct event *timer;
+	uint64_t timer_at;
+	uint64_t timer_fire;
 	uint32_t snd_una;
 	uint32_t snd_nxt;
 	uint32_t snd_max;

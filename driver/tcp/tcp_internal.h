@@ -138,6 +138,8 @@ struct tcp_owed {
  *		together (tcp_stash.c)
  * @ooo_steps:	held segments looked at beyond the first, to place one or
  *		to build a SACK option (tcp_ooo.c): what tests count
+ * @timer_arms:	times a connection's timer went to libevent (tcp_timer.c):
+ *		what tests count
  * @owed_timer:	looks at @owed once a second while it holds any
  * @nowed:	entries in @owed
  * @owed:	resets a partition keeps from the guest (tcp_owed.c)
@@ -152,6 +154,7 @@ struct tcp_state {
 	size_t ooo_cost;
 	size_t stash_cost;
 	uint64_t ooo_steps;
+	uint64_t timer_arms;
 	struct event *owed_timer;
 	unsigned int nowed;
 	struct tcp_owed owed[TCP_OWED_MAX];
@@ -268,6 +271,7 @@ bool tcp_cond(struct tcp_conn *conn, struct cond_tcp *t);
 unsigned int tcp_cut(struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_retransmit_handshake(struct ctx *c,
                                             struct tcp_conn *conn);
+void tcp_timer_expire(struct tcp_conn *conn);
 void tcp_timer_cb(evutil_socket_t fd, short what, void *arg);
 
 #endif /* TAPIR_TCP_INTERNAL_H */
