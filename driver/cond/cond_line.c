@@ -360,6 +360,10 @@ static uint64_t fifo_deliver(struct ctx *c, unsigned int d, struct fifo *f,
  * @now:	clock_ns()
  * @inputs:	set if a frame from the guest was handled
  *
+ * Per wakeup, a look at the head of each FIFO, COND_RULES_MAX and at
+ * most COND_DRAINS_MAX drains a direction, and at the frames it delivers:
+ * not at what waits behind them, nor at the flows held.
+ *
  * Return: the earliest time still held, or 0 if nothing is
  */
 static uint64_t deliver_due(struct ctx *c, struct cond_state *st, uint64_t now,
