@@ -900,26 +900,6 @@ static void test_sweep_cost(void)
 #define PING_FLOWS 300U
 
 /**
- * ping_allowed() - this namespace lets every group open ping sockets (a
- *		    new one starts at "1 0": none)
- *
- * Return: true on success
- */
-static bool ping_allowed(void)
-{
-	static const char v[] = "0 2147483647";
-	int fd = open("/proc/sys/net/ipv4/ping_group_range",
-	              O_WRONLY | O_CLOEXEC);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = write(fd, v, sizeof(v) - 1) == (ssize_t)(sizeof(v) - 1);
-	close(fd);
-	return ok;
-}
-
-/**
  * echo4() - an echo request from the guest to 192.0.2.1, which no route
  *	     of the test's namespace reaches: nothing leaves it
  * @p:		filled
@@ -961,7 +941,9 @@ static void ping_sweep_body(void)
 	struct pkt p;
 
 	clock_set_fake(5000000000ULL);
-	CHECK(ping_allowed());
+	/* A new namespace lets no group open ping sockets ("1 0"). */
+	CHECK(unit_write_file("/proc/sys/net/ipv4/ping_group_range",
+	                      "0 2147483647"));
 	CHECK(fake_open(&f, 1500, 0) == 0);
 	CHECK(!ping_init(&f.c));
 	for (unsigned int i = 0; i < PING_FLOWS; i++) {
@@ -1337,24 +1319,6 @@ static unsigned int drain_guest(struct fake *f, int lfd, uint32_t *ovfl)
 }
 
 /**
- * write_file() - write @text to the file at @path
- * @path:	file, e.g. a sysctl
- * @text:	contents
- *
- * Return: true on success
- */
-static bool write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	bool ok = fd >= 0 &&
-	          write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
-/**
  * overflow_body() - a host peer floods a flow's socket and a forward's
  *		     socket faster than tapir reads: every datagram reaches
  *		     the guest or is counted as host_rcvbuf, none vanishes
@@ -1373,7 +1337,7 @@ static void overflow_body(void)
 	pfd = loopback_udp("127.0.0.1", 0, &psa);
 	lfd = loopback_udp("127.0.0.1", 0, &lsa);
 	/* The fake tap takes a round of frames (its own netns's setting). */
-	CHECK(write_file("/proc/sys/net/unix/max_dgram_qlen", "512"));
+	CHECK(unit_write_file("/proc/sys/net/unix/max_dgram_qlen", "512"));
 	CHECK(pfd >= 0 && lfd >= 0 && fake_open(&f, 1500, 0) == 0);
 	/* A tap that never blocks tapir: what it can't take is counted. */
 	CHECK(fcntl(f.c.tapfd[0], F_SETFL, O_NONBLOCK) == 0);
