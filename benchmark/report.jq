@@ -39,7 +39,7 @@ def pct: . * 100 | if . < 10 then (. * 10 | round / 10 | tostring) else (round |
 def dirname: if . == "ns-host" then "ns → host" elif . == "host-ns" then "host → ns"
 	elif . == "a-b" then "pod A → pod B" elif . == "b-a" then "pod B → pod A" else "–" end;
 def drank: . as $d | if . == "tapir" then 0 elif startswith("tapir-") then 1
-	else ((["slirp4netns", "pasta", "builtin", "veth", "loopback"] | index($d)) // 7) + 2 end;
+	else ((["slirp4netns", "pasta", "pasta-trixie", "builtin", "veth", "loopback"] | index($d)) // 7) + 2 end;
 # Table order: the cell's keys, then the driver.
 def modeidx: if .mode == "crr" then 1 elif .mode == "rr-fwd" then 2 else 0 end;
 def order: [.mtu // 0, -(.link_mtu // 0),

@@ -149,6 +149,20 @@ no_number() {
 		(.launcher | length) > 0'
 }
 
+@test "benchmark: pasta-trixie is trixie's pasta, its banner read on a terminal" {
+	# trixie's pasta prints --version into stdio's buffer and leaves with
+	# _exit(): a pipe gets nothing.
+	[ -x /var/cache/tapir/trixie/passt/pasta ]
+	[ -z "$(/var/cache/tapir/trixie/passt/pasta --version | head -n1)" ]
+	BENCH_TIME=1 bench benchmark-iperf3-net.sh pasta-trixie 65520 --reverse
+	[ "$status" -eq 0 ]
+	verified_line '.driver == "pasta-trixie" and
+		(.version | test("^pasta 0\\.0~git2025")) and
+		(.binary | startswith("/var/cache/tapir/trixie/passt/")) and
+		(.proof.exe | test("/var/cache/tapir/trixie/passt/passt(\\.avx2)?$")) and
+		.gbps > 0'
+}
+
 @test "benchmark: HTTP and request/response through tapir" {
 	BENCH_TIME=1 bench benchmark-http.sh tapir --concurrency "1 8"
 	[ "$status" -eq 0 ]
