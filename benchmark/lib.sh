@@ -67,7 +67,8 @@
 #   PASTA_BIN         pasta (default: PATH)
 #   PASTA_TRIXIE_BIN  pasta-trixie (default: /var/cache/tapir/trixie/passt/pasta)
 #   ROOTLESSKIT_BIN   rootlesskit (default: PATH)
-#   BENCH_TOOLS_DIR   rr, tunns and oldkernel.so (default: $TAPIR_BIN_DIR
+#   BENCH_TOOLS_DIR   rr, conns, tunns, oldkernel.so, and the echo servers
+#                     manyconn and udpecho (default: $TAPIR_BIN_DIR
 #                     when it has them, else $TAPIR_BUILD/benchmark and
 #                     $TAPIR_BUILD/tools, or build/..., built with
 #                     `make bench-tools` when missing)
@@ -152,7 +153,8 @@ bench_accessible() {
 }
 
 # bench_tool NAME: prints the path of a helper built by `make bench-tools`
-# (rr, tunns, oldkernel.so), building them when none is found.
+# (rr, conns, tunns, oldkernel.so, manyconn, ...), building them when none
+# is found.
 bench_tool() {
 	local name=$1 d build="$BENCH_ROOT/${TAPIR_BUILD:-build}" try
 	local -a dirs=("${BENCH_TOOLS_DIR:-}" "${TAPIR_BIN_DIR:-}"
