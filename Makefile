@@ -132,10 +132,10 @@ $(BUILD)/tools/%.so: tests/tools/%.c
 
 unit: $(UNIT_BINS)
 
-# The shim too: the benchmark's tapir-X.Y drivers preload it; and the UDP
-# echo pair of the conditions suite.
+# The shim too: the benchmark's tapir-X.Y drivers preload it; the UDP
+# echo pair of the conditions suite; the connections suite's echo servers.
 bench-tools: $(BENCH_TOOLS) $(TEST_SHIMS) $(BUILD)/tools/udpprobe \
-	$(BUILD)/tools/udpecho
+	$(BUILD)/tools/udpecho $(BUILD)/tools/manyconn
 
 # What the tests run: enough to run one bats file alone (README).
 test-bins: $(BUILD)/tapir unit bench-tools $(TEST_TOOLS) $(TEST_SHIMS)

@@ -43,6 +43,10 @@
 #                lack "conditions"
 #   slirp4netns  rootlesskit --net=slirp4netns --slirp4netns-binary=$SLIRP4NETNS_BIN
 #   pasta        rootlesskit --net=pasta (rootlesskit >= 2), else pasta itself
+#   pasta-trixie Debian 13's pasta (2025), which hack/trixie-peers.sh builds
+#                into /var/cache/tapir/trixie (PASTA_TRIXIE_BIN), started
+#                exactly as pasta is; it must not be byte-identical to the
+#                pasta of PASTA_BIN
 #   tapir-pasta  tapir run as pasta (a link named pasta to TAPIR_BIN), started
 #                exactly as pasta is; the proof checks that the tap holder
 #                runs the tapir binary
@@ -61,8 +65,10 @@
 #   TAPIR_BIN         tapir (default: ./tapir of the build tree, then PATH)
 #   SLIRP4NETNS_BIN   slirp4netns (default: PATH)
 #   PASTA_BIN         pasta (default: PATH)
+#   PASTA_TRIXIE_BIN  pasta-trixie (default: /var/cache/tapir/trixie/passt/pasta)
 #   ROOTLESSKIT_BIN   rootlesskit (default: PATH)
-#   BENCH_TOOLS_DIR   rr, tunns and oldkernel.so (default: $TAPIR_BIN_DIR
+#   BENCH_TOOLS_DIR   rr, conns, tunns, oldkernel.so, and the echo servers
+#                     manyconn and udpecho (default: $TAPIR_BIN_DIR
 #                     when it has them, else $TAPIR_BUILD/benchmark and
 #                     $TAPIR_BUILD/tools, or build/..., built with
 #                     `make bench-tools` when missing)
@@ -147,7 +153,8 @@ bench_accessible() {
 }
 
 # bench_tool NAME: prints the path of a helper built by `make bench-tools`
-# (rr, tunns, oldkernel.so), building them when none is found.
+# (rr, conns, tunns, oldkernel.so, manyconn, ...), building them when none
+# is found.
 bench_tool() {
 	local name=$1 d build="$BENCH_ROOT/${TAPIR_BUILD:-build}" try
 	local -a dirs=("${BENCH_TOOLS_DIR:-}" "${TAPIR_BIN_DIR:-}"
@@ -191,6 +198,7 @@ bench_driver_bin() { # DRIVER: prints the configured binary (may be empty)
 	tapir-nocond) echo "${TAPIR_NOCOND_BIN:-$BENCH_ROOT/build-nocond/tapir}" ;;
 	slirp4netns) echo "${SLIRP4NETNS_BIN:-$(command -v slirp4netns || true)}" ;;
 	pasta) echo "${PASTA_BIN:-$(command -v pasta || true)}" ;;
+	pasta-trixie) echo "${PASTA_TRIXIE_BIN:-/var/cache/tapir/trixie/passt/pasta}" ;;
 	builtin | rootlesskit) echo "${ROOTLESSKIT_BIN:-$(command -v rootlesskit || true)}" ;;
 	veth) ;;
 	esac
@@ -235,12 +243,12 @@ bench_queues_of() {
 # bench_check_driver DRIVER CHOICES...: the usage check of a script's
 # DRIVER. tapir-X.Y is accepted where tapir is, for kernels without TCP
 # SO_PEEK_OFF (older than 6.10): that is the path it exists to measure;
-# so are tapir-sandbox and tapir-qN.
+# so are tapir-sandbox and tapir-qN; and pasta-trixie where pasta is.
 bench_check_driver() {
 	local driver=$1 v ma mi
 	shift
-	if [[ "$driver" == tapir-pasta ]]; then
-		# tapir run as pasta: measured wherever pasta is.
+	if [[ "$driver" == tapir-pasta || "$driver" == pasta-trixie ]]; then
+		# tapir run as pasta, another pasta: measured wherever pasta is.
 		driver=pasta
 	elif [[ "$driver" == tapir-sandbox || "$driver" == tapir-nocond ]]; then
 		driver=tapir
@@ -272,9 +280,22 @@ bench_package() {
 	dpkg-query -W -f='${Package} ${Version}' "$pkg" 2>/dev/null || true
 }
 
+# bench_version BIN: the first line of `BIN --version`. Some pastas
+# (trixie's) print it through stdio and leave with _exit(), so a pipe
+# gets nothing; then it is asked again on a terminal (script(1)).
+bench_version() {
+	local v
+	v=$(timeout 5 "$1" --version 2>&1 | head -n1 || true)
+	if [[ -z "$v" ]]; then
+		v=$(timeout 5 script -qec "$(printf '%q' "$1") --version" /dev/null \
+			</dev/null 2>&1 | head -n1 | tr -d '\r' || true)
+	fi
+	echo "$v"
+}
+
 # bench_resolve DRIVER: sets BENCH_DRIVER, BENCH_KIND (tapir for
-# tapir-X.Y and tapir-qN, else the driver), BENCH_IMITATED (X.Y or
-# empty), BENCH_QUEUES (N of tapir-qN, or empty),
+# tapir-X.Y and tapir-qN, pasta for pasta-trixie, else the driver),
+# BENCH_IMITATED (X.Y or empty), BENCH_QUEUES (N of tapir-qN, or empty),
 # BENCH_BIN_ORIG (as configured, resolved), BENCH_BIN (what is run),
 # BENCH_VERSION, BENCH_PACKAGE and BENCH_SHA256, after the static checks:
 # the banner names the driver, and the binary is not byte-identical to
@@ -286,6 +307,7 @@ bench_resolve() {
 	[[ -n "$BENCH_IMITATED" ]] && kind=tapir
 	[[ "$driver" == tapir-sandbox ]] && kind=tapir BENCH_ISOLATE=1
 	[[ "$driver" == tapir-nocond ]] && kind=tapir
+	[[ "$driver" == pasta-trixie ]] && kind=pasta
 	BENCH_QUEUES=$(bench_queues_of "$driver")
 	[[ -n "$BENCH_QUEUES" ]] && kind=tapir
 	BENCH_KIND=$kind BENCH_PACKAGE="" BENCH_SHIM="" BENCH_SHIM_SHA256=""
@@ -295,6 +317,7 @@ bench_resolve() {
 		return
 	fi
 	bin=$(bench_driver_bin "$kind")
+	[[ "$driver" == pasta-trixie ]] && bin=$(bench_driver_bin pasta-trixie)
 	if [[ "$driver" == tapir-nocond ]]; then
 		bin=$(bench_driver_bin tapir-nocond)
 		if [[ ! -x "$bin" && -z "${TAPIR_NOCOND_BIN:-}" ]]; then
@@ -306,14 +329,15 @@ bench_resolve() {
 	[[ -f "$bin" && -x "$bin" ]] || bench_die "$kind binary '$bin' is not an executable file"
 	BENCH_BIN_ORIG=$(readlink -f "$bin")
 	BENCH_SHA256=$(sha256sum <"$BENCH_BIN_ORIG" | cut -d' ' -f1)
-	BENCH_VERSION=$(timeout 5 "$bin" --version 2>&1 | head -n1 || true)
+	BENCH_VERSION=$(bench_version "$bin")
 	BENCH_PACKAGE=$(bench_package "$BENCH_BIN_ORIG")
 	if [[ "${BENCH_SKIP_STATIC_IDENTITY:-}" != 1 ]]; then
 		re=$(bench_banner_re "$kind")
 		[[ "$BENCH_VERSION" =~ $re ]] ||
 			bench_refuse "'$bin --version' says '$BENCH_VERSION': that is not $kind"
 		for other in tapir slirp4netns pasta; do
-			[[ "$other" == "$kind" && "$driver" != tapir-nocond ]] && continue
+			[[ "$other" == "$kind" && "$driver" != tapir-nocond &&
+				"$driver" != pasta-trixie ]] && continue
 			# tapir-pasta is the tapir binary, by another name.
 			[[ "$kind" == tapir-pasta && "$other" == tapir ]] && continue
 			obin=$(bench_driver_bin "$other")

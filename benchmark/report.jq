@@ -16,6 +16,9 @@
 #   conditions  the tables of the conditions suite ("suite": "conditions"):
 #            each network condition's target against what was measured,
 #            and tapir with the conditions compiled in and out
+#   connections the tables of the connections suite ("suite":
+#            "connections"): concurrent TCP connections and UDP flows per
+#            driver, with the nofile ceiling they ran under
 #
 # Each input line is one driver in one cell (bench and its keys: MTU and
 # direction, concurrency or mode) in one round, or an {"error": ...}
@@ -39,7 +42,7 @@ def pct: . * 100 | if . < 10 then (. * 10 | round / 10 | tostring) else (round |
 def dirname: if . == "ns-host" then "ns → host" elif . == "host-ns" then "host → ns"
 	elif . == "a-b" then "pod A → pod B" elif . == "b-a" then "pod B → pod A" else "–" end;
 def drank: . as $d | if . == "tapir" then 0 elif startswith("tapir-") then 1
-	else ((["slirp4netns", "pasta", "builtin", "veth", "loopback"] | index($d)) // 7) + 2 end;
+	else ((["slirp4netns", "pasta", "pasta-trixie", "builtin", "veth", "loopback"] | index($d)) // 7) + 2 end;
 # Table order: the cell's keys, then the driver.
 def modeidx: if .mode == "crr" then 1 elif .mode == "rr-fwd" then 2 else 0 end;
 def order: [.mtu // 0, -(.link_mtu // 0),
@@ -380,8 +383,88 @@ def conditions:
 		["mtu", "direction"]; ["MTU", "direction"]; "gbps"; "Gbit/s";
 		[["driver CPU s/GB", "driver_cpu_s_per_gb"]]));
 
+# ---- the connections suite ----
+
+def kb_mb: . / 1024 | . * 10 | round / 10;
+def rounds_of(f): map(select(f) | .round) | unique;
+
+# conn_notes($c): why a cell got less than all: failed or refused rounds,
+# the bounds it ran into and the errors its connects or flows met.
+def conn_notes($c):
+	($c.ok | length) as $ok_n
+	| [$c.failed | failnotes[]]
+	+ ($c.ok | rounds_of(.open_deadline_hit == true or .deadline_hit == true)
+		| if length == 0 then [] else ["stopped at the \($c.ok[0].open_limit_s) s bound in \(rounds_text)"] end)
+	+ ($c.ok | rounds_of(.roundtrip_deadline_hit == true)
+		| if length == 0 then [] else ["round trips stopped at the \($c.ok[0].roundtrip_limit_s) s bound in \(rounds_text)"] end)
+	+ ($c.ok | rounds_of(.client_fd_limit == true)
+		| if length == 0 then [] else ["the client ran out of fds in \(rounds_text)"] end)
+	+ ($c.ok | map(.lost // 0) | max // 0 | if . > 0 then ["up to \(.) lost (no echo within 1 s)"] else [] end)
+	+ ($c.ok | map((.connect_errors // {}) + (.errors // {}) | to_entries[])
+		| group_by(.key) | map("\(.[0].key) up to \(map(.value) | max)")
+		| if length == 0 then [] else ["errors: " + join(", ")] end)
+	| join("; ");
+
+# conn_got($c; $f): how many of N a cell got, "all" when every round got
+# them all.
+def conn_got($c; $f):
+	if ($c.ok | length) == 0 then
+		"**\($c.failed | map(.error) | unique | join(", ") | if . == "" then "no result" else . end)**"
+	elif all($c.ok[]; .[$f] == .connections) then "all"
+	else ($c.ok | map(.[$f]) | stats | show(num)) + " of \($c.key.connections)" end;
+
+def conn_table($proto; $title; $heads; $got; $rate; $cols):
+	. as $all
+	| [.[] | select(.proto == $proto)] as $rows
+	| ($rows | cells("connections"; ["connections"])) as $cells
+	| if ($cells | length) == 0 then empty else
+	  "### \($title)", "",
+	  "| \($heads | join(" | ")) |",
+	  "|\($heads | map("---") | join("|"))|",
+	  ($cells[] as $c
+	   | "| " + ([($c.key.connections | num), $c.driver, conn_got($c; $got),
+		($c.ok | map(.[$rate]) | stats | show(num)),
+		(ratios($rows; ["proto", "connections"]; $rate; $c.ok; "tapir") | stats | show(dec; "×")),
+		($cols[] as $f | $c.ok | map(.[$f[0]] | if . != null and $f[1] == "mb" then kb_mb else . end)
+		 | stats | show(num)),
+		conn_notes($c)] | join(" | ")) + " |"),
+	  "" end;
+
+def connections:
+	map(select(.suite == "connections"))
+	| [.[] | verified] as $ok
+	| ($ok | map(.nofile) | unique | map(tostring) | join(", ")) as $nofile
+	| ($ok | map(select(.proto == "tcp")) | first) as $t
+	| ($ok | map(select(.proto == "udp")) | first) as $u
+	| "Clients in the namespace (benchmark/conns.c), an echo server on the host's 127.0.0.1 "
+	  + "(tests/tools/manyconn, tests/tools/udpecho), through each driver (benchmark/benchmark-connections.sh). "
+	  + "nofile ceiling: **\($nofile)**, the test user's hard limit; the driver, the server and the client run with their soft "
+	  + "limit raised to it, so a cell needs N fds in the client and one or more per connection in the driver.",
+	"",
+	(if $t then "TCP: at most \($t.window) connects pending at once, the open phase bounded at \($t.open_limit_s) s; "
+	  + "then one \($t.size)-byte round trip on each open connection, \($t.in_flight) in flight, bounded at \($t.roundtrip_limit_s) s. "
+	  + "opens/s: connections opened ÷ the time until the last one settled (or the bound). "
+	  + "Driver: peak RSS (VmHWM) and fds while every connection is held, per connection above the idle driver's; "
+	  + "CPU (utime + stime) during the open phase per connection opened.", "" else empty end),
+	(if $u then "UDP: one socket a flow, one \($u.size)-byte datagram each way, \($u.in_flight) in flight, "
+	  + "a datagram not back within \($u.timeout_ms) ms lost; bounded at \($u.open_limit_s) s. "
+	  + "Driver CPU per flow answered.", "" else empty end),
+	conn_table("tcp"; "Concurrent TCP connections, namespace → host";
+		["connections", "driver", "opened", "opens/s", "vs tapir", "round trip p50 ms", "p99 ms",
+		 "driver peak RSS MB", "KB/connection", "driver fds", "fds/connection", "driver CPU µs/open", "notes"];
+		"opened"; "opens_per_s";
+		[["rtt_p50_ms"], ["rtt_p99_ms"], ["driver_rss_kb", "mb"], ["driver_kb_per_conn"],
+		 ["driver_fds"], ["driver_fds_per_conn"], ["driver_cpu_us_per_open"]]),
+	conn_table("udp"; "UDP flows, namespace → host";
+		["flows", "driver", "answered", "flows/s", "vs tapir", "round trip p50 ms", "p99 ms",
+		 "driver peak RSS MB", "KB/flow", "driver fds", "fds/flow", "driver CPU µs/flow", "notes"];
+		"answered"; "flows_per_s";
+		[["rtt_p50_ms"], ["rtt_p99_ms"], ["driver_rss_kb", "mb"], ["driver_kb_per_conn"],
+		 ["driver_fds"], ["driver_fds_per_conn"], ["driver_cpu_us_per_flow"]]);
+
 if $what == "tables" then tables
 elif $what == "conditions" then conditions
+elif $what == "connections" then connections
 elif $what == "queues" then queues
 elif $what == "context" then context
 elif $what == "stalls" then stalls

@@ -12,6 +12,9 @@
 #   rr    benchmark-rr.sh          rr, crr and rr-fwd (through the forward),
 #                                  100 B and 4 KiB, 1 and 32 connections,
 #                                  MTU 65520
+#   connections benchmark-connections.sh  BENCH_CONN_DRIVERS × TCP
+#                                  BENCH_CONN_SIZES concurrent connections,
+#                                  then UDP BENCH_CONN_UDP flows
 #   overlay (only when asked for)  benchmark-overlay.sh: pod to pod over
 #                                  VXLAN across two simulated hosts,
 #                                  BENCH_OVERLAY_DRIVERS × MTU × link
@@ -51,7 +54,7 @@
 #
 # Environment: BENCH_TIME (seconds per iperf3 cell, default 30; HTTP levels
 # and rr modes take at most 10), BENCH_ROUNDS (default 3; 1 for a quick
-# look), BENCH_SUITES (default "net http port rr"), BENCH_DRIVERS (net/rr,
+# look), BENCH_SUITES (default "net http port rr connections"), BENCH_DRIVERS (net/rr,
 # default "tapir tapir-sandbox tapir-6.1 tapir-pasta slirp4netns pasta veth"; tapir
 # and slirp4netns run as rootlesskit runs them by default, unsandboxed,
 # tapir-sandbox with --enable-sandbox --enable-seccomp (the cost of
@@ -74,16 +77,20 @@
 # link MTUs, default "tap 1500": "tap" is the tap's MTU). So do the
 # conditions suite's ("suite": "conditions"), with BENCH_COND_DRIVERS
 # (default "tapir") and BENCH_COND_TIME (seconds per iperf3 there,
-# default BENCH_TIME, at most 10).
+# default BENCH_TIME, at most 10). So do the connections suite's
+# ("suite": "connections"), with BENCH_CONN_DRIVERS (default tapir,
+# slirp4netns and every pasta the machine has: pasta on PATH and
+# pasta-trixie, /var/cache/tapir/trixie's), BENCH_CONN_SIZES (default
+# "1000 5000 15000"), BENCH_CONN_UDP (default 10000; empty: no UDP cell),
+# BENCH_CONN_TIME (seconds a cell may spend opening, default 120) and
+# BENCH_CONN_RTT_TIME (on its round trips, default 30); the nofile
+# ceiling is the hard limit this run has (benchmark-connections.sh).
 # Needs root.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bench="$root/benchmark"
 results=${BENCH_RESULTS:-$bench/results}
-: "${BENCH_TIME:=30}"
-: "${BENCH_ROUNDS:=3}"
-: "${BENCH_SUITES:=net http port rr}"
 : "${BENCH_DRIVERS:=tapir tapir-sandbox tapir-6.1 tapir-pasta slirp4netns pasta veth}"
 : "${BENCH_FWD_DRIVERS:=tapir slirp4netns builtin pasta}"
 : "${BENCH_MTUS:=1500 65520}"
@@ -93,13 +100,30 @@ results=${BENCH_RESULTS:-$bench/results}
 : "${BENCH_COND_DRIVERS:=tapir}"
 : "${BENCH_QUEUE_STREAMS:=1 2 4 8}"
 BENCH_QUEUE_CONCURRENCY=${BENCH_QUEUE_CONCURRENCY-1 8 16 32 128}
-BENCH_DOC=${BENCH_DOC-$root/docs/benchmarks.md}
-# What the docs say produced the numbers.
+# What the docs say produced the numbers: the command, after the knobs
+# this run was given (before the defaults below fill in the rest).
 if [[ -z "${BENCH_COMMAND:-}" ]]; then
 	BENCH_COMMAND=benchmark/run-matrix.sh
 	[[ -n "${MAKELEVEL:-}" ]] && BENCH_COMMAND="make bench"
+	for v in $(compgen -e | grep -E '^BENCH_' | sort -r); do
+		case $v in
+		BENCH_DOC | BENCH_RESULTS | BENCH_ROUND) continue ;;
+		esac
+		if [[ "${!v}" =~ ^[A-Za-z0-9_./:,=+-]*$ ]]; then
+			BENCH_COMMAND="$v=${!v} $BENCH_COMMAND"
+		else
+			BENCH_COMMAND="$v=\"${!v}\" $BENCH_COMMAND"
+		fi
+	done
 fi
-export BENCH_TIME
+: "${BENCH_TIME:=30}"
+: "${BENCH_ROUNDS:=3}"
+: "${BENCH_SUITES:=net http port rr connections}"
+: "${BENCH_CONN_SIZES:=1000 5000 15000}"
+BENCH_CONN_UDP=${BENCH_CONN_UDP-10000}
+: "${BENCH_CONN_TIME:=120}" "${BENCH_CONN_RTT_TIME:=30}"
+BENCH_DOC=${BENCH_DOC-$root/docs/benchmarks.md}
+export BENCH_TIME BENCH_CONN_TIME BENCH_CONN_RTT_TIME
 
 log() {
 	echo "run-matrix: $*" >&2
@@ -125,7 +149,7 @@ rotate() {
 run_cell() {
 	local name="$1-r$round" meta=$2 script=$3 rc=0 limit
 	shift 3
-	limit=$((BENCH_TIME * 4 + 300))
+	limit=${CELL_LIMIT:-$((BENCH_TIME * 4 + 300))}
 	log "round $round/$BENCH_ROUNDS, $name: $script $*"
 	BENCH_ROUND=$round timeout -k 10 "$limit" "$bench/$script" "$@" \
 		>"$out/$name.out" 2>"$out/$name.err" || rc=$?
@@ -134,6 +158,9 @@ run_cell() {
 			>>"$out/cell.jsonl"
 		tail -n1 "$out/$name.out" | jq -r '"run-matrix: \(.driver): " +
 			(if .gbps then "\(.gbps) Gbit/s\(if .stalled then " (stalled)" else "" end)"
+			 elif .bench == "connections" then (if .proto == "tcp"
+				then "\(.opened) of \(.connections) connections opened, \(.opens_per_s) opens/s"
+				else "\(.answered) of \(.connections) UDP flows answered" end)
 			 elif .rps then "\(.rps) requests/s"
 			 else "\(.tps) transactions/s" end)' >&2
 		return 0
@@ -227,6 +254,41 @@ run_rr() {
 		run_cell "rr-$d" "$(meta bench=rr driver="$d")" benchmark-rr.sh "$d"
 	done
 	finish_cell
+}
+
+# conn_drivers: the connections suite's drivers: BENCH_CONN_DRIVERS, or
+# tapir, slirp4netns and every pasta this machine has.
+conn_drivers() {
+	local trixie=${PASTA_TRIXIE_BIN:-/var/cache/tapir/trixie/passt/pasta}
+	if [[ -n "${BENCH_CONN_DRIVERS:-}" ]]; then
+		echo "$BENCH_CONN_DRIVERS"
+		return
+	fi
+	echo tapir slirp4netns \
+		"$([[ -n "${PASTA_BIN:-}" ]] || command -v pasta >/dev/null && echo pasta)" \
+		"$([[ -x "$trixie" ]] && echo pasta-trixie)"
+}
+
+# run_connections: every driver at each TCP size, then at the UDP flows,
+# one cell per size, each in its own sandbox, bounded by the suite's own
+# time limits rather than BENCH_TIME.
+run_connections() {
+	local d n proto sizes
+	local -a drivers
+	read -r -a drivers <<<"$(conn_drivers)"
+	for proto in tcp udp; do
+		sizes=$BENCH_CONN_SIZES
+		[[ "$proto" == udp ]] && sizes=$BENCH_CONN_UDP
+		for n in $sizes; do
+			for d in $(rotate "${drivers[@]}"); do
+				CELL_LIMIT=$((BENCH_CONN_TIME + BENCH_CONN_RTT_TIME + 300)) \
+					run_cell "connections-$d-$proto-$n" \
+					"$(meta bench=connections driver="$d" proto="$proto" connections="$n" mtu=65520)" \
+					benchmark-connections.sh "$d" "$proto" "$n"
+			done
+			finish_cell connections
+		done
+	done
 }
 
 # run_overlay: pod to pod across two simulated hosts over VXLAN, one cell
@@ -368,10 +430,11 @@ report_header() {
 # report DIR: table.md from DIR/results.jsonl, printed; the chart; the
 # doc's generated sections, each only when this run has lines for it
 # (the main one, "queues" for the queues suite's, "overlay" for the
-# overlay suite's, "conditions" for the conditions suite's).
+# overlay suite's, "conditions" for the conditions suite's,
+# "connections" for the connections suite's).
 report() {
 	local dir=$1 table="$1/table.md" jsonl="$1/results.jsonl" part what
-	local -a parts=(main queues overlay conditions)
+	local -a parts=(main queues overlay conditions connections)
 	[[ -s "$jsonl" ]] || {
 		log "no results in $dir"
 		return 1
@@ -379,15 +442,16 @@ report() {
 	# shellcheck source=/dev/null
 	[[ -f "$dir/meta.env" ]] && source "$dir/meta.env"
 	jq -c 'select(.suite != "queues" and .suite != "overlay" and
-		.suite != "conditions")' "$jsonl" >"$dir/main.jsonl"
-	for part in queues overlay conditions; do
+		.suite != "conditions" and .suite != "connections")' "$jsonl" >"$dir/main.jsonl"
+	for part in queues overlay conditions connections; do
 		jq -c --arg p "$part" 'select(.suite == $p)' "$jsonl" >"$dir/$part.jsonl"
 	done
 	for part in "${parts[@]}"; do
 		: >"$dir/$part.md"
 		[[ -s "$dir/$part.jsonl" ]] || continue
 		what=tables
-		[[ "$part" == queues || "$part" == conditions ]] && what=$part
+		[[ "$part" == queues || "$part" == conditions ||
+			"$part" == connections ]] && what=$part
 		{
 			report_header "$jsonl"
 			report_jq context "$dir/$part.jsonl"
@@ -396,14 +460,15 @@ report() {
 			report_jq stalls "$dir/$part.jsonl"
 		} >"$dir/$part.md"
 	done
-	(cd "$dir" && cat main.md queues.md overlay.md conditions.md) >"$table"
+	(cd "$dir" && cat main.md queues.md overlay.md conditions.md connections.md) >"$table"
 	cat "$table"
 	plot "$dir"
 	for part in "${parts[@]}"; do
 		[[ -s "$dir/$part.md" ]] || continue
 		update_doc "$dir/$part.md" "${part/main/}"
 	done
-	(cd "$dir" && rm -f main.jsonl queues.jsonl overlay.jsonl conditions.jsonl)
+	(cd "$dir" && rm -f main.jsonl queues.jsonl overlay.jsonl conditions.jsonl \
+		connections.jsonl)
 }
 
 if [[ "${1:-}" == --report ]]; then
@@ -424,8 +489,8 @@ if ! [[ "$BENCH_ROUNDS" =~ ^[0-9]+$ ]] || ((BENCH_ROUNDS < 1 || BENCH_ROUNDS > 1
 fi
 for suite in $BENCH_SUITES; do
 	case $suite in
-	net | http | port | rr | queues | overlay | conditions) ;;
-	*) die "unknown suite '$suite' (net, http, port, rr, queues, overlay, conditions)" ;;
+	net | http | port | rr | queues | overlay | conditions | connections) ;;
+	*) die "unknown suite '$suite' (net, http, port, rr, queues, overlay, conditions, connections)" ;;
 	esac
 done
 "$root/hack/install-deps.sh"

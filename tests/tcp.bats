@@ -122,6 +122,72 @@ setup() {
 	[ "$rss" -lt "$limit" ]
 }
 
+@test "tcp: 19 000 concurrent connections through one queue, past the old table of 16 384, each with a round trip; under 2 KB of tapir RSS each" {
+	run in_sandbox '
+		bg_start echo "$TOOLS/manyconn" server 7777
+		wait_for 5 tcp_listening 7777
+		# The hard fd limit here is 20 000 for everyone: 19 000 sockets
+		# in the guest, in tapir and in the server. The client starts
+		# after a second, so that the first samples are tapir at rest.
+		bg_start_user tapir "$TAPIR_BIN" run --queues 1 -- sh -c \
+			"sleep 1; $TOOLS/manyconn client 10.0.2.2 7777 19000 64 3000 > $SCEN_DIR/client.out"
+		pid=$(bg_pid tapir)
+		rest=0 hwm=0 fds=0
+		for _ in $(seq 1200); do
+			kb=$(awk "/^VmHWM/ {print \$2}" /proc/$pid/status 2>/dev/null) || break
+			[ -n "$kb" ] || break
+			[ "$rest" -gt 0 ] || rest=$kb
+			hwm=$kb
+			n=$(ls /proc/$pid/fd 2>/dev/null | wc -l)
+			[ "$n" -gt "$fds" ] && fds=$n
+			sleep 0.1
+		done
+		wait_for 30 test -s "$SCEN_DIR/client.out"
+		cat "$SCEN_DIR/client.out"
+		echo "rest_kb=$rest hwm_kb=$hwm fds=$fds"
+		echo "per_conn_bytes=$(((hwm - rest) * 1024 / 19000))"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "connected 19000, verified 19000"
+	fds=$(sed -n "s/.* fds=//p" <<<"$output")
+	[ "$fds" -gt 19000 ]
+	per=$(sed -n "s/^per_conn_bytes=//p" <<<"$output")
+	# A sanitizer's shadow and quarantine are not tapir's: ASan's build
+	# links libasan; make check-tsan runs a wrapper, with TSAN_OPTIONS.
+	if [ -z "${TSAN_OPTIONS:-}" ] &&
+		! ldd "$TAPIR_BIN" 2>/dev/null | grep -q libasan; then
+		[ "$per" -lt 2048 ]
+	fi
+}
+
+@test "tcp: --max-flows 100 and TAPIR_MAX_FLOWS=100 (one queue): the connections past 100 get a reset at once, counted as flow_limit; a bad value is one line" {
+	run in_sandbox '
+		bg_start echo "$TOOLS/manyconn" server 7777
+		wait_for 5 tcp_listening 7777
+		S=$SCEN_DIR/api.sock
+		guest="$TOOLS/manyconn client 10.0.2.2 7777 150 64 1000
+			\"\$TAPIR_BIN\" api $S {\\\"execute\\\":\\\"get_stats\\\"} |
+				jq .return.drops.flow_limit"
+		echo "option: $(as_user "$TAPIR_BIN" run --queues 1 --max-flows 100 -a "$S" \
+			-- sh -c "$guest" | xargs)"
+		rm -f "$S"
+		echo "env: $(as_user env TAPIR_QUEUES=1 TAPIR_MAX_FLOWS=100 "$TAPIR_BIN" run \
+			-a "$S" -- sh -c "$guest" | xargs)"
+		as_user env TAPIR_MAX_FLOWS=lots "$TAPIR_BIN" run -- true 2>&1 ||
+			echo "exit $?"
+		as_user "$TAPIR_BIN" run --max-flows 0 -- true 2>&1 ||
+			echo "exit $?"
+	'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	has_line "option: connected 150, verified 100 50"
+	has_line "env: connected 150, verified 100 50"
+	has_line "tapir: TAPIR_MAX_FLOWS must be an integer in 1..4194304, not \"lots\""
+	has_line "tapir: --max-flows must be an integer in 1..4194304, not \"0\""
+	[ "$(grep -c "^exit 125$" <<<"$output")" -eq 2 ]
+}
+
 # transfer_exact ARGS [KERNEL]: 2 GB each way between the guest and a host
 # listener, compared by checksum at both ends; with KERNEL, tapir runs as
 # on that older Linux (tests/tools/oldkernel.so), and must say so.

@@ -115,7 +115,7 @@ enum handoff {
  *			(fdlimit.c), or -1
  * @run_child:		`tapir run`: the command's PID, whose exit ends the
  *			loop with its status; 0 in attach mode
- * @tcp_conns:		TCP flow table entries; 0 = FLOW_TCP_MAX. Tests and
+ * @tcp_conns:		TCP flows at most; 0 = flow_caps()'s ceiling. Tests and
  *			fuzzers ask for a few, so a context is cheap to build
  * @frag_slots:		datagrams reassembled at once; 0 = FRAG_SLOTS
  * @resolv_conf:	resolver file dns.c re-reads; NULL = /etc/resolv.conf

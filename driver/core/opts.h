@@ -229,6 +229,10 @@ struct pasta_opts {
 /* Below it the kernel turns IPv6 off on a link (RFC 8200). */
 #define TAPIR_IPV6_MTU_MIN 1280
 #define TAPIR_MAX_QUEUES 16
+/* --max-flows at most, and the ceiling a higher fd limit gives: the flow
+ * table reserves address space (not memory) for this many per thread.
+ */
+#define TAPIR_MAX_FLOWS (1U << 22)
 /* --queues auto: one queue per online CPU, up to this many. */
 #define TAPIR_AUTO_QUEUES_MAX 8
 #define TAPIR_TXQLEN_MAX 1000000
@@ -341,6 +345,8 @@ struct host_map {
  * @txqueuelen:		--txqueuelen, 0 = sized automatically
  * @offload:		--offload on|off
  * @queues:		--queues, 1..TAPIR_MAX_QUEUES (auto already resolved)
+ * @max_flows:		--max-flows: TCP flows per datapath thread at most,
+ *			UDP flows half as many; 0 = set by the fd limit
  * @debug:		--debug
  * @pcap:		--pcap file, or empty
  * @forward_mode:	--forward-mode tap|splice
@@ -410,6 +416,7 @@ struct opts {
 	unsigned int txqueuelen;
 	bool offload;
 	unsigned int queues;
+	unsigned int max_flows;
 	bool debug;
 	char pcap[PATH_MAX];
 	enum forward_mode forward_mode;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sanitizer/asan_interface.h>
 
 #include "driver/core/ctx.h"
@@ -11,6 +12,7 @@
 #include "driver/flow/flow_owner.h"
 #include "driver/core/log.h"
 #include "driver/core/seed.h"
+#include "driver/host/fdlimit.h"
 
 _Static_assert(sizeof(struct flow_common) % 8 == 0,
                "protocol fields after the common part stay aligned");
@@ -79,50 +81,146 @@ static uint32_t bucket_of(const struct flow_table *t, const struct flow_key *k)
 }
 
 /**
- * flow_table_init() - allocate every entry and the hash index once
+ * poison() - under ASan, mark entries unusable until flow_alloc()
+ * @t:		table
+ * @from:	first entry
+ * @to:		entry after the last
+ */
+static void poison(const struct flow_table *t, uint32_t from, uint32_t to)
+{
+	ASAN_POISON_MEMORY_REGION(t->mem + (size_t)from * FLOW_ENTRY_SIZE,
+	                          (size_t)(to - from) * FLOW_ENTRY_SIZE);
+}
+
+/**
+ * grow_array() - make a per-entry array room for @n entries, the new part
+ *		  zeroed
+ * @p:		the array, updated on success
+ * @old:	entries it has
+ * @n:		entries it needs, more than @old
+ * @per:	bytes per entry
+ *
+ * Return: 0, or -1 if out of memory (@p is left as it was)
+ */
+static int grow_array(void *p, uint32_t old, uint32_t n, size_t per)
+{
+	unsigned char *a = realloc(*(void **)p, (size_t)n * per);
+
+	if (!a)
+		return -1;
+	memset(a + (size_t)old * per, 0, (size_t)(n - old) * per);
+	*(void **)p = a;
+	return 0;
+}
+
+/**
+ * rehash() - move every hash chain to @nb buckets
+ * @t:		table
+ * @nb:		the new bucket count, a power of two
+ *
+ * Once per doubling of the table, so its cost per flow stays flat.
+ *
+ * Return: 0, or -1 if out of memory (the old buckets stay)
+ */
+static int rehash(struct flow_table *t, uint32_t nb)
+{
+	uint32_t *b = calloc(nb, sizeof(*b));
+
+	if (!b)
+		return -1;
+	free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = nb;
+	for (uint32_t i = 0; i < t->fresh; i++) {
+		struct flow_common *f;
+
+		if (t->state[i] != FLOW_USED)
+			continue;
+		f = entry(t, i);
+		for (unsigned int side = 0; side < FLOW_SIDES; side++) {
+			uint32_t l = i * FLOW_SIDES + side, h;
+
+			if (!(f->hashed & 1U << side))
+				continue;
+			h = bucket_of(t, side_key(f, side));
+			t->link[l] = t->buckets[h];
+			t->buckets[h] = l + 1;
+		}
+	}
+	return 0;
+}
+
+/**
+ * grow() - make the table's usable entries @n
+ * @t:		table
+ * @n:		more than t->size, at most t->limit
+ *
+ * The entries' memory is mapped, not touched: a page becomes resident
+ * when flow_alloc() first hands out an entry on it.
+ *
+ * Return: 0, or -1 if out of memory (the table is as it was)
+ */
+static int grow(struct flow_table *t, uint32_t n)
+{
+	uint32_t nb = t->nbuckets ? t->nbuckets : 2;
+
+	if (mprotect(t->mem + (size_t)t->size * FLOW_ENTRY_SIZE,
+	             (size_t)(n - t->size) * FLOW_ENTRY_SIZE,
+	             PROT_READ | PROT_WRITE) ||
+	    grow_array(&t->link, t->size, n, FLOW_SIDES * sizeof(*t->link)) ||
+	    grow_array(&t->walk, t->size, n, 2 * sizeof(*t->walk)) ||
+	    grow_array(&t->state, t->size, n, sizeof(*t->state)))
+		return -1;
+	/* Twice the entries, a power of two for the mask. */
+	while (nb < n * 2)
+		nb <<= 1;
+	if (nb != t->nbuckets && rehash(t, nb))
+		return -1;
+	poison(t, t->size, n);
+	t->size = n;
+	return 0;
+}
+
+/**
+ * flow_table_init() - reserve room for every entry, make the first usable
  * @t:		table to initialise
  * @c:		context new flows belong to (may be NULL in tests)
- * @cap:	flows of each type at most; their sum is the table size
+ * @cap:	flows of each type at most; their sum is the table's limit
+ *
+ * The room is address space only: memory is taken as the table grows
+ * (flow_alloc()), and pages as entries are first used.
  *
  * Return: 0 on success, -ENOMEM, or -EINVAL for an empty table
  */
 int flow_table_init(struct flow_table *t, struct ctx *c,
                     const unsigned int cap[FLOW_TYPES])
 {
-	uint64_t size = 0;
+	uint64_t limit = 0;
+	void *mem;
 
 	memset(t, 0, sizeof(*t));
 	for (int i = 0; i < FLOW_TYPES; i++) {
 		t->cap[i] = cap[i];
-		size += cap[i];
+		limit += cap[i];
 	}
-	if (!size || size > UINT32_MAX / (FLOW_SIDES * 2))
+	if (!limit || limit > UINT32_MAX / (FLOW_SIDES * 2))
 		return -EINVAL;
 	t->c = c;
-	t->size = (uint32_t)size;
-	/* Twice the entries, rounded up to a power of two for the mask. */
-	t->nbuckets = 2;
-	while (t->nbuckets < t->size * 2)
-		t->nbuckets <<= 1;
-	/* Entries on cache lines: FLOW_ENTRY_SIZE is a multiple of 64. Not
-	 * zeroed here, which would make every page resident at start:
-	 * flow_alloc() zeroes an entry when it hands it out.
+	t->limit = (uint32_t)limit;
+	/* Entries never move: protocols and libevent hold pointers to them.
+	 * Unusable until grow() maps them, so the reservation costs no
+	 * memory, whatever the limit.
 	 */
-	t->mem = aligned_alloc(64, (size_t)t->size * FLOW_ENTRY_SIZE);
-	t->link = calloc((size_t)t->size * FLOW_SIDES, sizeof(*t->link));
-	t->state = calloc(t->size, sizeof(*t->state));
-	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	if (!t->mem || !t->link || !t->state || !t->buckets) {
+	mem = mmap(NULL, (size_t)t->limit * FLOW_ENTRY_SIZE, PROT_NONE,
+	           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED)
+		return -ENOMEM;
+	t->mem = mem;
+	t->seed = seed_u64();
+	if (grow(t, t->limit < FLOW_FIRST ? t->limit : FLOW_FIRST)) {
 		flow_table_free(t);
 		return -ENOMEM;
 	}
-	t->seed = seed_u64();
-	for (uint32_t i = t->size; i > 0; i--) {
-		t->link[(i - 1) * FLOW_SIDES] = t->free_head;
-		t->free_head = i;
-	}
-	/* Any use of a free entry is reported at once under ASan. */
-	ASAN_POISON_MEMORY_REGION(t->mem, (size_t)t->size * FLOW_ENTRY_SIZE);
 	return 0;
 }
 
@@ -132,37 +230,74 @@ int flow_table_init(struct flow_table *t, struct ctx *c,
  */
 void flow_table_free(struct flow_table *t)
 {
-	if (t->mem)
+	if (t->mem) {
+		/* Unpoisoned, or a later mapping at this address would be
+		 * reported as a use of a free entry.
+		 */
 		ASAN_UNPOISON_MEMORY_REGION(t->mem,
 		                            (size_t)t->size * FLOW_ENTRY_SIZE);
-	free(t->mem);
+		munmap(t->mem, (size_t)t->limit * FLOW_ENTRY_SIZE);
+	}
 	free(t->link);
+	free(t->walk);
 	free(t->state);
 	free(t->buckets);
 	t->mem = NULL;
 	t->link = NULL;
+	t->walk = NULL;
 	t->state = NULL;
 	t->buckets = NULL;
 }
 
 /**
- * flow_init() - allocate the context's flow table
- * @c:		context; c->tcp_conns TCP entries (0: FLOW_TCP_MAX)
+ * flow_caps() - flows of each type a context's table takes at most
+ * @c:		context
+ * @cap:	filled per enum flow_type
+ *
+ * TCP and UDP flows each hold a host socket, so the fd limit is their
+ * ceiling: a table that refused flows while fds were left would be a
+ * limit users could not raise. UDP's flows may take half of it, so that
+ * a guest spraying datagrams leaves fds for connections (the least
+ * recently used UDP flow makes room). --max-flows sets a lower ceiling;
+ * tests ask for a few TCP entries (c->tcp_conns) to build contexts fast.
+ */
+void flow_caps(const struct ctx *c, unsigned int cap[FLOW_TYPES])
+{
+	unsigned int ceiling = c->o && c->o->max_flows ? c->o->max_flows : 0;
+	unsigned int nofile = (unsigned int)fdlimit_nofile();
+
+	if (nofile > TAPIR_MAX_FLOWS)
+		nofile = TAPIR_MAX_FLOWS;
+
+	cap[FLOW_TCP] = FLOW_TCP_MAX;
+	cap[FLOW_UDP] = FLOW_UDP_MAX;
+	cap[FLOW_PING] = FLOW_PING_MAX;
+	cap[FLOW_USPLICE] = FLOW_USPLICE_MAX;
+	if (c->tcp_conns) {
+		cap[FLOW_TCP] = c->tcp_conns;
+	} else if (ceiling) {
+		cap[FLOW_TCP] = ceiling;
+		cap[FLOW_UDP] = ceiling / 2 ? ceiling / 2 : 1;
+	} else {
+		if (nofile > cap[FLOW_TCP])
+			cap[FLOW_TCP] = nofile;
+		if (nofile / 2 > cap[FLOW_UDP])
+			cap[FLOW_UDP] = nofile / 2;
+	}
+}
+
+/**
+ * flow_init() - set up the context's flow table
+ * @c:		context
  *
  * Return: 0 on success, -1 after printing one error line
  */
 int flow_init(struct ctx *c)
 {
-	unsigned int cap[FLOW_TYPES] = {
-	        [FLOW_TCP] = FLOW_TCP_MAX,
-	        [FLOW_UDP] = FLOW_UDP_MAX,
-	        [FLOW_PING] = FLOW_PING_MAX,
-	        [FLOW_USPLICE] = FLOW_USPLICE_MAX,
-	};
+	unsigned int cap[FLOW_TYPES];
 	int ret;
 
-	if (c->tcp_conns && c->tcp_conns < FLOW_TCP_MAX)
-		cap[FLOW_TCP] = c->tcp_conns;
+	flow_caps(c, cap);
 	c->flows = calloc(1, sizeof(*c->flows));
 	if (!c->flows) {
 		err_errno(ENOMEM, "flow table");
@@ -193,6 +328,43 @@ void flow_cleanup(struct ctx *c)
 }
 
 /**
+ * walk_add() - put an entry first on its type's list
+ * @t:		table
+ * @i:		entry index
+ * @type:	enum flow_type
+ */
+static void walk_add(struct flow_table *t, uint32_t i, unsigned int type)
+{
+	uint32_t head = t->first[type];
+
+	t->walk[i * 2] = head;
+	t->walk[i * 2 + 1] = 0;
+	if (head)
+		t->walk[(head - 1) * 2 + 1] = i + 1;
+	t->first[type] = i + 1;
+}
+
+/**
+ * walk_del() - take an entry off its type's list
+ * @t:		table
+ * @i:		entry index
+ * @type:	enum flow_type
+ */
+static void walk_del(struct flow_table *t, uint32_t i, unsigned int type)
+{
+	uint32_t next = t->walk[i * 2], prev = t->walk[i * 2 + 1];
+
+	if (prev)
+		t->walk[(prev - 1) * 2] = next;
+	else
+		t->first[type] = next;
+	if (next)
+		t->walk[(next - 1) * 2 + 1] = prev;
+	t->walk[i * 2] = 0;
+	t->walk[i * 2 + 1] = 0;
+}
+
+/**
  * flow_alloc() - take a free entry for a new flow of a type
  * @t:		table
  * @type:	enum flow_type
@@ -202,15 +374,23 @@ void flow_cleanup(struct ctx *c)
  */
 struct flow_common *flow_alloc(struct flow_table *t, enum flow_type type)
 {
-	uint32_t idx = t->free_head;
+	uint32_t idx = t->free_head, n;
 	struct flow_common *f;
 
-	if (t->used[type] >= t->cap[type] || !idx)
+	if (t->used[type] >= t->cap[type])
 		return NULL;
+	if (idx) {
+		t->free_head = t->link[(idx - 1) * FLOW_SIDES];
+		t->link[(idx - 1) * FLOW_SIDES] = 0;
+	} else {
+		n = t->size <= t->limit / 2 ? t->size * 2 : t->limit;
+		if (t->fresh == t->size && (n == t->size || grow(t, n)))
+			return NULL;
+		idx = ++t->fresh;
+	}
 	f = entry(t, idx - 1);
-	t->free_head = t->link[(idx - 1) * FLOW_SIDES];
-	t->link[(idx - 1) * FLOW_SIDES] = 0;
 	t->state[idx - 1] = FLOW_USED;
+	walk_add(t, idx - 1, type);
 	ASAN_UNPOISON_MEMORY_REGION(f, FLOW_ENTRY_SIZE);
 	memset(f, 0, FLOW_ENTRY_SIZE);
 	f->c = t->c;
@@ -355,6 +535,7 @@ void flow_release(struct flow_table *t, struct flow_common **fp)
 	if (t->state[i] == FLOW_USED)
 		unhash(t, f);
 	type = f->type;
+	walk_del(t, i, type);
 	memset(f, 0, FLOW_ENTRY_SIZE);
 	ASAN_POISON_MEMORY_REGION(f, FLOW_ENTRY_SIZE);
 	t->state[i] = FLOW_FREE;
@@ -407,15 +588,23 @@ bool flow_full(const struct flow_table *t, enum flow_type type)
  * @type:	enum flow_type
  * @fn:		called on each flow in use (not dying); may release it
  * @arg:	passed to @fn
+ *
+ * Visits the flows of @type only: a janitor's walk costs what its own
+ * flows number, not what the table holds.
  */
 void flow_walk(struct flow_table *t, enum flow_type type, flow_walk_fn *fn,
                void *arg)
 {
-	for (uint32_t i = 0; i < t->size && t->used[type]; i++) {
-		struct flow_common *f = flow_at(t, i);
+	uint32_t i = t->first[type];
 
-		if (f && f->type == type)
+	while (i) {
+		/* Read before @fn, which may release the flow. */
+		uint32_t next = t->walk[(i - 1) * 2];
+		struct flow_common *f = flow_at(t, i - 1);
+
+		if (f)
 			fn(f, arg);
+		i = next;
 	}
 }
 

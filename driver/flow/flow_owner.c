@@ -13,9 +13,9 @@
  *
  * One mutex serialises it. It is taken when a flow opens or closes and
  * for a frame its reader has no flow for, never for a frame of a flow
- * the reader holds. Entries come from a pool sized at start, handed out
- * from its start as needed (so its pages become resident only when used):
- * a full pool refuses new flows, as a full flow table does. Connections
+ * the reader holds. Entries come from a pool that doubles as it fills,
+ * up to a ceiling set at start (every thread's flows): a full pool
+ * refuses new flows, as a full flow table does. Connections
  * placed on a thread and not opened there yet are bounded per thread: a
  * guest flooding SYNs faster than a thread opens them can't fill the pool
  * with them.
@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "driver/core/ctx.h"
 #include "driver/flow/flow_key.h"
@@ -54,7 +55,8 @@ struct owner_entry {
  * @buckets:	chain heads, as @next
  * @free_head:	first entry given back, as @next
  * @top:	entries handed out from the start of @e so far
- * @cap:	entries in @e
+ * @size:	entries in @e now
+ * @cap:	entries @e may grow to
  * @placed:	per thread, entries placed on it and not opened yet
  * @e:		the entries
  */
@@ -65,10 +67,14 @@ struct flow_owners {
 	uint32_t *buckets;
 	uint32_t free_head;
 	uint32_t top;
+	uint32_t size;
 	uint32_t cap;
 	uint32_t placed[TAPIR_MAX_QUEUES];
 	struct owner_entry *e;
 };
+
+/* Entries an owner table starts with; it doubles from there. */
+#define OWNERS_FIRST 1024
 
 /**
  * flow_owners_new() - an empty owner table
@@ -82,11 +88,12 @@ struct flow_owners *flow_owners_new(uint32_t cap)
 
 	if (!o)
 		return NULL;
+	o->size = cap < OWNERS_FIRST ? cap : OWNERS_FIRST;
 	o->nbuckets = 1;
-	while (o->nbuckets < cap && o->nbuckets < (1U << 30))
+	while (o->nbuckets < o->size)
 		o->nbuckets <<= 1;
 	o->buckets = calloc(o->nbuckets, sizeof(*o->buckets));
-	o->e = calloc(cap, sizeof(*o->e));
+	o->e = calloc(o->size, sizeof(*o->e));
 	if (!cap || !o->buckets || !o->e ||
 	    pthread_mutex_init(&o->lock, NULL)) {
 		free(o->buckets);
@@ -134,6 +141,48 @@ static uint32_t *link_of(struct flow_owners *o, const struct flow_key *k,
 }
 
 /**
+ * grow() - double the entries, and the buckets with them, under the lock
+ * @o:		table, every entry in use
+ *
+ * Every key is hashed again: once per doubling, so the cost per key stays
+ * flat.
+ *
+ * Return: 0, or -1 at the ceiling or out of memory (the table is as it
+ *	   was)
+ */
+static int grow(struct flow_owners *o)
+{
+	uint32_t n = o->size <= o->cap / 2 ? o->size * 2 : o->cap;
+	uint32_t nb = o->nbuckets, *b;
+	struct owner_entry *e;
+
+	if (n <= o->size)
+		return -1;
+	while (nb < n && nb < (1U << 30))
+		nb <<= 1;
+	e = realloc(o->e, (size_t)n * sizeof(*e));
+	if (!e)
+		return -1;
+	o->e = e;
+	b = calloc(nb, sizeof(*b));
+	if (!b)
+		return -1;
+	memset(e + o->size, 0, (size_t)(n - o->size) * sizeof(*e));
+	o->size = n;
+	free(o->buckets);
+	o->buckets = b;
+	o->nbuckets = nb;
+	/* Called with the free list empty: every entry is in a chain. */
+	for (uint32_t i = 0; i < o->top; i++) {
+		b = &o->buckets[flow_key_mix(o->seed, &e[i].k) &
+		                (o->nbuckets - 1)];
+		e[i].next = *b;
+		*b = i + 1;
+	}
+	return 0;
+}
+
+/**
  * entry_new() - a free entry, under the lock
  * @o:		table
  *
@@ -147,7 +196,9 @@ static uint32_t entry_new(struct flow_owners *o)
 		o->free_head = o->e[i - 1].next;
 		return i;
 	}
-	return o->top < o->cap ? ++o->top : 0;
+	if (o->top == o->size && grow(o))
+		return 0;
+	return ++o->top;
 }
 
 /**
@@ -200,6 +251,10 @@ enum owner_take flow_owner_take(struct flow_owners *o, const struct flow_key *k,
 	} else if (!(i = entry_new(o))) {
 		ret = OWNER_FULL;
 	} else {
+		/* entry_new() may have grown the table: find the chain's
+		 * end again.
+		 */
+		l = link_of(o, k, h);
 		o->e[i - 1].k = *k;
 		o->e[i - 1].owner = (uint8_t)to;
 		o->e[i - 1].placed = false;

@@ -41,6 +41,7 @@ enum {
 	OPT_TXQUEUELEN,
 	OPT_OFFLOAD,
 	OPT_QUEUES,
+	OPT_MAX_FLOWS,
 	OPT_PCAP,
 	OPT_DEBUG,
 	OPT_FORWARD_MODE,
@@ -70,6 +71,7 @@ static const struct option long_opts[] = {
         {"txqueuelen", required_argument, NULL, OPT_TXQUEUELEN},
         {"offload", required_argument, NULL, OPT_OFFLOAD},
         {"queues", required_argument, NULL, OPT_QUEUES},
+        {"max-flows", required_argument, NULL, OPT_MAX_FLOWS},
         {"pcap", required_argument, NULL, OPT_PCAP},
         {"debug", no_argument, NULL, OPT_DEBUG},
         {"forward-mode", required_argument, NULL, OPT_FORWARD_MODE},
@@ -120,6 +122,9 @@ static const char usage_options_more[] =
         "online\n"
         "                           CPU, at most 8 (default 1, or "
         "$TAPIR_QUEUES)\n"
+        "      --max-flows=N        TCP flows per queue at most, UDP flows\n"
+        "                           half as many (default: the fd limit, or\n"
+        "                           $TAPIR_MAX_FLOWS)\n"
         "      --pcap=FILE          write a packet capture of the tap\n"
         "      --debug              log details on stderr, counters at exit\n"
         "      --forward-mode=tap|splice\n"
@@ -385,6 +390,23 @@ static int parse_queues(const char *s, unsigned int *out)
 		return 0;
 	}
 	if (parse_uint(s, 1, TAPIR_MAX_QUEUES, &v))
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/**
+ * parse_max_flows() - parse a --max-flows or TAPIR_MAX_FLOWS value
+ * @s:		input: an integer in 1..TAPIR_MAX_FLOWS
+ * @out:	the ceiling
+ *
+ * Return: 0 on success, -1 if @s is not one
+ */
+static int parse_max_flows(const char *s, unsigned int *out)
+{
+	unsigned long v;
+
+	if (parse_uint(s, 1, TAPIR_MAX_FLOWS, &v))
 		return -1;
 	*out = (unsigned int)v;
 	return 0;
@@ -662,6 +684,14 @@ static int parse_option(struct opts *o, int c, const char *arg)
 			return -1;
 		}
 		break;
+	case OPT_MAX_FLOWS:
+		if (parse_max_flows(arg, &o->max_flows)) {
+			err_msg("--max-flows must be an integer in 1..%u, not "
+			        "\"%s\"",
+			        TAPIR_MAX_FLOWS, arg);
+			return -1;
+		}
+		break;
 	case OPT_CONDITIONS:
 		return parse_conditions(o, arg);
 	case OPT_PCAP:
@@ -783,25 +813,34 @@ void cli_getopt_error(int c, const char *arg, const char *help)
 }
 
 /**
- * cli_queues_from_env() - TAPIR_QUEUES as the default of --queues
+ * cli_env_defaults() - TAPIR_QUEUES and TAPIR_MAX_FLOWS as the defaults of
+ *			--queues and --max-flows
  * @o:		options, defaults filled
+ * @given:	bit per option given on the command line, which wins:
+ *		CLI_GIVEN_QUEUES, CLI_GIVEN_MAX_FLOWS
  *
- * rootlesskit, podman and Docker start tapir with slirp4netns's flags
- * only: the environment is how their users ask for queues. --queues on
- * the command line wins.
+ * rootlesskit, podman and Docker start tapir with slirp4netns's or
+ * pasta's flags only: the environment is how their users ask for these.
  *
  * Return: 0 on success or when unset, -1 after one error line
  */
-int cli_queues_from_env(struct opts *o)
+int cli_env_defaults(struct opts *o, unsigned int given)
 {
-	const char *s = getenv("TAPIR_QUEUES");
+	const char *q = getenv("TAPIR_QUEUES");
+	const char *m = getenv("TAPIR_MAX_FLOWS");
 
-	if (!s || !*s)
-		return 0;
-	if (parse_queues(s, &o->queues)) {
+	if (!(given & CLI_GIVEN_QUEUES) && q && *q &&
+	    parse_queues(q, &o->queues)) {
 		err_msg("TAPIR_QUEUES must be an integer in 1..%d or \"auto\", "
 		        "not \"%s\"",
-		        TAPIR_MAX_QUEUES, s);
+		        TAPIR_MAX_QUEUES, q);
+		return -1;
+	}
+	if (!(given & CLI_GIVEN_MAX_FLOWS) && m && *m &&
+	    parse_max_flows(m, &o->max_flows)) {
+		err_msg("TAPIR_MAX_FLOWS must be an integer in 1..%u, not "
+		        "\"%s\"",
+		        TAPIR_MAX_FLOWS, m);
 		return -1;
 	}
 	return 0;
@@ -894,7 +933,7 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 	/* run stops at the command, so its own options are left alone. */
 	const char *shortopts =
 	        mode == CLI_RUN ? "+:ce:r:m:6a:p:hv" : ":ce:r:m:6a:p:hv";
-	bool queues_given = false;
+	unsigned int given = 0;
 	int c, ret;
 
 	cli_opts_defaults(o, mode);
@@ -912,12 +951,13 @@ int cli_parse(int argc, char **argv, enum cli_mode mode, struct opts *o)
 		ret = parse_option(o, c, optarg);
 		if (ret)
 			return ret;
-		queues_given |= c == OPT_QUEUES;
+		given |= c == OPT_QUEUES ? CLI_GIVEN_QUEUES : 0;
+		given |= c == OPT_MAX_FLOWS ? CLI_GIVEN_MAX_FLOWS : 0;
 	}
-	/* After the options: --help works whatever it says, and --queues
-	 * wins over it.
+	/* After the options: --help works whatever it says, and the
+	 * command line wins over it.
 	 */
-	if (!queues_given && cli_queues_from_env(o))
+	if (cli_env_defaults(o, given))
 		return -1;
 	if (o->ipv6 && o->mtu < TAPIR_IPV6_MTU_MIN) {
 		err_msg("--enable-ipv6 needs --mtu %d or more (IPv6's "

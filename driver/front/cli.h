@@ -21,7 +21,10 @@ int cli_resolve_outbound(const char *s, int family, void *out);
 int cli_parse_publish(const char *s, struct publish *p, char *why,
                       size_t whylen);
 void cli_opts_defaults(struct opts *o, enum cli_mode mode);
-int cli_queues_from_env(struct opts *o);
+/* Options given on the command line, which their variables don't set. */
+#define CLI_GIVEN_QUEUES 1U
+#define CLI_GIVEN_MAX_FLOWS 2U
+int cli_env_defaults(struct opts *o, unsigned int given);
 void cli_derive_addresses(struct opts *o);
 void cli_default_guest6(struct opts *o);
 unsigned int cli_auto_queues(long online);

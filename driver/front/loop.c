@@ -144,14 +144,14 @@ int loop_prepare(struct ctx *c, const struct opts *o)
 	}
 	if (o->pcap[0] && pcap_open(c, o->pcap))
 		return -1;
-	if (thread_modules_init(c) || ndp_init(c))
+	/* The fd limit, raised here, sets the flow table's ceiling. */
+	if (fdlimit_init(c) || thread_modules_init(c) || ndp_init(c))
 		return -1;
 	if (cond_install(o->conditions)) {
 		err_msg("network conditions: out of memory");
 		return -1;
 	}
-	if (threads_prepare(c) || tapio_start(c) || lifecycle_start(c) ||
-	    fdlimit_init(c))
+	if (threads_prepare(c) || tapio_start(c) || lifecycle_start(c))
 		return -1;
 	/* Clients may send requests as soon as they see the ready byte. */
 	if (hostfwd_init(c) || hostfwd_publish(c) || pasta_fwd_start(c) ||

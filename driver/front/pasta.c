@@ -593,7 +593,7 @@ static int pasta_to_opts(const struct pasta_opts *po, struct opts *o)
 		return -1;
 	}
 	cli_opts_defaults(o, po->cmd ? CLI_RUN : CLI_ATTACH);
-	if (cli_queues_from_env(o))
+	if (cli_env_defaults(o, 0))
 		return -1;
 	o->pasta = po;
 	o->configure = po->config_net;

@@ -135,6 +135,16 @@ bool fdlimit_listener_room(int fd)
 }
 
 /**
+ * fdlimit_nofile() - the soft RLIMIT_NOFILE as raised at start
+ *
+ * Return: the limit, or 0 before fdlimit_init() or if it can't be read
+ */
+int fdlimit_nofile(void)
+{
+	return nofile;
+}
+
+/**
  * fdlimit_describe() - "RLIMIT_NOFILE is 20000 (1024 kept for connections)"
  * @buf:	output
  * @len:	size of @buf

@@ -23,6 +23,7 @@ struct event;
 int fdlimit_init(struct ctx *c);
 void fdlimit_cleanup(struct ctx *c);
 bool fdlimit_listener_room(int fd);
+int fdlimit_nofile(void);
 void fdlimit_describe(char *buf, size_t len);
 bool fdlimit_exhausted(int err);
 int fdlimit_accept_spare(struct ctx *c, int lfd);

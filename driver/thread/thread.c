@@ -195,11 +195,13 @@ static int worker_init(struct ctx *w)
  */
 static uint32_t owners_cap(const struct ctx *c)
 {
-	uint32_t tcp = c->tcp_conns && c->tcp_conns < FLOW_TCP_MAX
-	                       ? c->tcp_conns
-	                       : FLOW_TCP_MAX;
+	unsigned int cap[FLOW_TYPES];
+	uint64_t n;
 
-	return c->threads->n * (tcp + FLOW_UDP_MAX + FLOW_OWNER_PLACED_MAX);
+	flow_caps(c, cap);
+	n = (uint64_t)c->threads->n *
+	    (cap[FLOW_TCP] + cap[FLOW_UDP] + FLOW_OWNER_PLACED_MAX);
+	return n < UINT32_MAX / 2 ? (uint32_t)n : UINT32_MAX / 2;
 }
 
 /**

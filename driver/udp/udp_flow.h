@@ -14,8 +14,8 @@
 #include "driver/flow/flow.h"
 #include "driver/flow/fwd.h"
 
-/* Flows at once (the flow table's UDP entries); beyond that the least
- * recently used idle one goes.
+/* Flows at once where the fd limit does not set more (flow_caps()); past
+ * the ceiling the least recently used idle one goes.
  */
 #define UDP_FLOW_MAX FLOW_UDP_MAX
 /* Idle timeouts in seconds, as conntrack's udp_timeout{,_stream}. */

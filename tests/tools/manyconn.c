@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tapir - test tool: many concurrent TCP connections that all carry data
  *
- *   manyconn server PORT
- *	echo server on 0.0.0.0:PORT (epoll, any number of clients)
+ *   manyconn server PORT [ADDR]
+ *	echo server on 0.0.0.0:PORT, or ADDR:PORT (epoll, any number of
+ *	clients)
  *   manyconn client ADDR PORT N BYTES HOLD_MS
  *	open N connections at once, then send BYTES on each and check the
  *	echo byte for byte, keep all N open for HOLD_MS more, then close;
@@ -67,10 +68,12 @@ static void raise_nofile(void)
 /**
  * serve() - echo everything on every accepted connection
  * @port:	TCP port
+ * @addr:	IPv4 address to listen on, NULL for all (a benchmark's server
+ *		listens on loopback only)
  *
  * Return: 1 on a set-up error (runs until killed otherwise)
  */
-static int serve(int port)
+static int serve(int port, const char *addr)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET,
 	                         .sin_port = htons((uint16_t)port)};
@@ -78,6 +81,10 @@ static int serve(int port)
 	int lfd, ep, one = 1;
 	char buf[65536];
 
+	if (addr && inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		fprintf(stderr, "manyconn: %s: not an IPv4 address\n", addr);
+		return 1;
+	}
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
@@ -240,8 +247,8 @@ static int client(const char *addr, int port, int n, size_t bytes, int hold_ms)
 int main(int argc, char **argv)
 {
 	raise_nofile();
-	if (argc == 3 && !strcmp(argv[1], "server"))
-		return serve(atoi(argv[2]));
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "server"))
+		return serve(atoi(argv[2]), argc == 4 ? argv[3] : NULL);
 	if (argc == 7 && !strcmp(argv[1], "client")) {
 		int n = atoi(argv[4]);
 
@@ -250,7 +257,7 @@ int main(int argc, char **argv)
 		return client(argv[2], atoi(argv[3]), n,
 		              (size_t)strtoul(argv[5], NULL, 0), atoi(argv[6]));
 	}
-	fprintf(stderr, "usage: manyconn server PORT | "
+	fprintf(stderr, "usage: manyconn server PORT [ADDR] | "
 	                "manyconn client ADDR PORT N BYTES HOLD_MS\n");
 	return 1;
 }

@@ -2,6 +2,7 @@
 /* tapir - unit tests: the owner table of the datapath threads' flows */
 
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 
 #include "driver/flow/flow.h"
@@ -122,6 +123,39 @@ static void test_placed_max(void)
 	flow_owners_free(o);
 }
 
+/* The table grows to its ceiling as keys come: every key is still found
+ * after it doubled, and past the ceiling it refuses.
+ */
+static void test_grow(void)
+{
+	const uint32_t n = 70000;
+	struct flow_owners *o = flow_owners_new(n);
+	struct in6_addr g, f;
+	unsigned int holder;
+	struct flow_key k;
+	bool all = true;
+
+	inet_pton(AF_INET6, "::ffff:10.0.2.100", &g);
+	inet_pton(AF_INET6, "::ffff:10.0.2.2", &f);
+	CHECK(o != NULL);
+	for (uint32_t i = 0; o && i < n; i++) {
+		flow_key_guest(&k, FLOW_TCP, &g, (uint16_t)i, &f,
+		               (uint16_t)(i >> 16));
+		all = all && flow_owner_take(o, &k, i % 4, false, &holder) ==
+		                     OWNER_TAKEN;
+	}
+	CHECK(all);
+	for (uint32_t i = 0; o && i < n; i++) {
+		flow_key_guest(&k, FLOW_TCP, &g, (uint16_t)i, &f,
+		               (uint16_t)(i >> 16));
+		all = all && flow_owner_find(o, &k) == (int)(i % 4);
+	}
+	CHECK(all);
+	flow_key_guest(&k, FLOW_TCP, &g, 1, &f, 9);
+	CHECK(o && flow_owner_take(o, &k, 0, false, &holder) == OWNER_FULL);
+	flow_owners_free(o);
+}
+
 const struct unit_case unit_cases[] = {
         {"a key has one owner, and only it gives the key up", test_one_owner},
         {"a full table refuses new keys until one is given back", test_full},
@@ -130,5 +164,6 @@ const struct unit_case unit_cases[] = {
         {"placements waiting for one thread are bounded; other threads "
          "and opened flows are not held up",
          test_placed_max},
+        {"the table grows to its ceiling; every key is found after", test_grow},
         {NULL, NULL},
 };
