@@ -100,6 +100,10 @@ struct cond_shared {
  * @ev:		read event on @tfd
  * @retry:	a libevent timer that stands in when arming @tfd failed
  * @armed:	deadline @tfd is armed for, or 0
+ * @running:	cond_run() runs: what is held meanwhile waits in @due
+ * @due:	while cond_run() runs, the earliest deadline of frames held
+ *		meanwhile, or 0; it arms @tfd once at its end
+ * @arms:	times @tfd was set: what tests count
  */
 struct cond_state {
 	unsigned int gen;
@@ -116,6 +120,9 @@ struct cond_state {
 	struct event *ev;
 	struct event *retry;
 	uint64_t armed;
+	bool running;
+	uint64_t due;
+	uint64_t arms;
 	const struct cond_out *out;
 };
 

@@ -97,6 +97,20 @@ static void fifo_reset(struct fifo *f)
 }
 
 /**
+ * earlier() - the earlier of two times, where 0 is none
+ * @a:		one
+ * @b:		another
+ *
+ * Return: the earlier, or 0 if both are
+ */
+static uint64_t earlier(uint64_t a, uint64_t b)
+{
+	if (!a || (b && b < a))
+		return b;
+	return a;
+}
+
+/**
  * arm() - have the timer fire for a frame due at @at, if it would not
  *	   fire by then anyway
  * @st:		thread's conditions
@@ -105,8 +119,10 @@ static void fifo_reset(struct fifo *f)
  * A timerfd, not a libevent timer: libevent reads a coarse clock (a tick
  * of up to 4 ms) and waits whole milliseconds, while a delay line must
  * be exact to a fraction of one. It costs a call only while frames are
- * held. Should arming it fail, a libevent timer retries soon, so that
- * no frame waits for good.
+ * held, and only when the earliest deadline moves earlier; while
+ * cond_run() runs, none: the frames its deliveries and their flush hold
+ * wait for its one call at the end. Should arming it fail, a libevent
+ * timer retries soon, so that no frame waits for good.
  */
 static void arm(struct cond_state *st, uint64_t at)
 {
@@ -115,8 +131,13 @@ static void arm(struct cond_state *st, uint64_t at)
 	struct itimerspec its = {0};
 	uint64_t when;
 
+	if (st->running) {
+		st->due = earlier(st->due, at);
+		return;
+	}
 	if (st->armed && st->armed <= at)
 		return;
+	st->arms++;
 	when = at > COND_SLACK_NS ? at - COND_SLACK_NS : 1;
 	its.it_value.tv_sec = (time_t)(when / 1000000000ULL);
 	its.it_value.tv_nsec = (long)(when % 1000000000ULL);
@@ -332,26 +353,16 @@ static uint64_t fifo_deliver(struct ctx *c, unsigned int d, struct fifo *f,
 }
 
 /**
- * earlier() - the earlier of two times, where 0 is none
- * @a:		one
- * @b:		another
- *
- * Return: the earlier, or 0 if both are
- */
-static uint64_t earlier(uint64_t a, uint64_t b)
-{
-	if (!a || (b && b < a))
-		return b;
-	return a;
-}
-
-/**
  * deliver_due() - deliver what is due, oldest first within each FIFO, and
  *		   free the drains that emptied
  * @c:		context
  * @st:		its conditions
  * @now:	clock_ns()
  * @inputs:	set if a frame from the guest was handled
+ *
+ * Per wakeup, a look at the head of each FIFO, COND_RULES_MAX and at
+ * most COND_DRAINS_MAX drains a direction, and at the frames it delivers:
+ * not at what waits behind them, nor at the flows held.
  *
  * Return: the earliest time still held, or 0 if nothing is
  */
@@ -390,7 +401,10 @@ static uint64_t deliver_due(struct ctx *c, struct cond_state *st, uint64_t now,
  * cond_run() - deliver what is due and re-arm for the rest
  * @c:		context
  *
- * The timer's work; unit tests call it after clock_advance().
+ * The timer's work; unit tests call it after clock_advance(). The timer
+ * is set once, for the earliest of what is left and what was held
+ * meanwhile: set for each frame held as it went, it was set twice per
+ * wakeup whenever a delivery held an answer later than what was left.
  */
 void cond_run(struct ctx *c)
 {
@@ -399,6 +413,7 @@ void cond_run(struct ctx *c)
 	uint64_t next;
 
 	st->armed = 0;
+	st->running = true;
 	cond_line_reload(st);
 	/* Delivering a frame may send others, whose cond_frame() must not
 	 * retire the FIFOs being walked (cond_reload()).
@@ -411,6 +426,9 @@ void cond_run(struct ctx *c)
 	 */
 	if (inputs)
 		st->out->flush(c);
+	st->running = false;
+	next = earlier(next, st->due);
+	st->due = 0;
 	if (next)
 		arm(st, next);
 }

@@ -394,6 +394,9 @@ static bool rule_matches(const struct cond_rule *r, unsigned int dir,
  * @dir:	COND_TO_GUEST or COND_TO_HOST
  * @h:		the frame's fields
  *
+ * Per frame, a look at each rule: at most COND_RULES_MAX, whatever the
+ * flows held (so for cond_tcp_rule(), per TCP timer and window).
+ *
  * Return: its index, or -1
  */
 int cond_first_match(const struct cond_state *st, unsigned int dir,

@@ -30,7 +30,7 @@ struct pasta_fwd_state;
 struct cond_state;
 
 /* nshelper.h's NS_TABLES: the namespace's /proc/net tables, pasta mode. */
-#define CTX_NS_TABLES 4
+#define CTX_NS_TABLES 5
 struct nsfwd_state;
 struct usplice_state;
 struct thread_set;
@@ -63,7 +63,8 @@ enum handoff {
  * @tap:		what the namespace helper reported
  * @tapfd:		tap fds, one per queue, non-blocking
  * @ns_tables:	pasta mode: the namespace's /proc/net/{tcp,tcp6,udp,udp6}
- *		(nshelper.c's open_tables()), else -1
+ *		and its sock_diag socket (nshelper.c's open_tables()), else
+ *		-1
  * @tap_ev:		read events on @tapfd
  * @tap_lone:		per queue, wakeups left that read one frame only
  *			(tapio.c)

@@ -30,6 +30,7 @@
 
 #include "driver/core/clock.h"
 #include "driver/host/fdlimit.h"
+#include "driver/host/netlink.h"
 #include "driver/fwd/hostfwd.h"
 #include "driver/core/inany.h"
 #include "driver/core/log.h"
@@ -97,6 +98,8 @@ struct ns_listener {
  * @retries:	retries since the last scan
  * @scans:	scans so far
  * @tables:	per protocol, the host's /proc/net tables (IPv4, IPv6 or -1)
+ * @diag:	the host's NETLINK_SOCK_DIAG socket, or -1: read first
+ *		(portscan_read_side())
  * @seen:	scratch: the host's bound ports at the last scan
  * @ours:	scratch: ports tapir forwards from the host
  * @failed:	ports that could not be bound in the namespace (taken
@@ -119,6 +122,7 @@ struct nsfwd_state {
 	unsigned int retries;
 	unsigned int scans;
 	int tables[2][2];
+	int diag;
 	struct portscan seen[2];
 	struct port_set ours[2];
 	struct port_set failed[2];
@@ -478,10 +482,11 @@ static int read_host(struct nsfwd_state *st)
 		if (!st->ports[udp] || st->mode[udp] != PASTA_PORTS_AUTO)
 			continue;
 		if (!ret)
-			ret = portscan_read_pair(
-			        st->tables[udp][0], st->tables[udp][1],
-			        udp ? PORTSCAN_UDP : PORTSCAN_TCP,
-			        &st->seen[udp]);
+			ret = portscan_read_side(&st->diag, st->tables[udp][0],
+			                         st->tables[udp][1],
+			                         udp ? PORTSCAN_UDP
+			                             : PORTSCAN_TCP,
+			                         &st->seen[udp]);
 	}
 	for (size_t i = 0; (s = hostfwd_entry(st->c, i)); i++)
 		port_set_add(&st->ours[s->udp], s->host_port);
@@ -697,7 +702,8 @@ const struct port_set *nsfwd_held(const struct ctx *c, bool udp)
 }
 
 /**
- * open_tables() - the host's socket tables of the protocols "auto" scans
+ * open_tables() - the host's socket tables of the protocols "auto" scans,
+ *		   and its sock_diag socket, which spares reading them
  * @st:		state, @ports set
  *
  * Return: 0, or -1 after one error line
@@ -712,6 +718,8 @@ static int open_tables(struct nsfwd_state *st)
 	for (int udp = 0; udp < 2; udp++) {
 		if (!st->ports[udp] || st->mode[udp] != PASTA_PORTS_AUTO)
 			continue;
+		if (st->diag < 0)
+			st->diag = netlink_diag_open();
 		for (int i = 0; i < 2; i++) {
 			st->tables[udp][i] =
 			        open(paths[udp][i], O_RDONLY | O_CLOEXEC);
@@ -790,6 +798,7 @@ int nsfwd_start(struct ctx *c, const struct pasta_ports *tcp,
 	set_ports(st, false, tcp);
 	set_ports(st, true, udp);
 	memset(st->tables, -1, sizeof(st->tables));
+	st->diag = -1;
 	c->nsfwd = st;
 	st->retry = evtimer_new(c->base, retry_cb, c);
 	if (!st->retry) {
@@ -821,6 +830,8 @@ void nsfwd_stop(struct ctx *c)
 	free(st->l);
 	if (st->retry)
 		event_free(st->retry);
+	if (st->diag >= 0)
+		close(st->diag);
 	for (int udp = 0; udp < 2; udp++) {
 		for (int i = 0; i < 2; i++)
 			if (st->tables[udp][i] >= 0)

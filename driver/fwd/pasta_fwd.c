@@ -5,9 +5,10 @@
  * A list becomes host forwards at start, as -p does (hostfwd.c): a port
  * without an address listens on 0.0.0.0 and, unless -4, on ::. "auto"
  * forwards whatever listens in the namespace: once a second the
- * namespace's /proc/net tables (which the namespace helper opened in it,
- * read with pread) are scanned, and forwards are added and removed to
- * match, as rootlesskit's "implicit" port driver expects of pasta.
+ * namespace's bound ports are read (portscan.c: sock_diag through the
+ * socket the namespace helper made in it, else its /proc/net tables,
+ * which it opened there), and forwards are added and removed to match,
+ * as rootlesskit's "implicit" port driver expects of pasta.
  */
 
 #include <errno.h>
@@ -29,8 +30,12 @@
 #include "driver/fwd/pasta_fwd.h"
 #include "driver/fwd/portscan.h"
 
-/* Syscalls of the rescan, once running (forwards: hostfwd.c's). */
-const char *const pasta_fwd_syscalls[] = {"pread64", NULL};
+/* Syscalls of the rescans (-t/-u and -T/-U auto), once running: a
+ * sock_diag dump, or the tables read again, and the diag socket closed
+ * where the kernel has none (forwards: hostfwd.c's).
+ */
+const char *const pasta_fwd_syscalls[] = {"sendto", "recvfrom", "pread64",
+                                          "close", NULL};
 
 /* The host has IPv6 sockets (a kernel booted with ipv6.disable=1 has
  * none): forwards listen on :: too.
@@ -420,7 +425,8 @@ static enum pasta_ports_mode mode_of(const struct pasta_ports *pp)
 }
 
 /**
- * scan_ns() - read the namespace's tables of the protocols "auto" needs
+ * scan_ns() - read the namespace's bound ports of the protocols "auto"
+ *	       needs: from sock_diag, else from its tables
  * @c:		context
  * @s:		state: s->seen filled
  * @tcp:	-t is "auto"
@@ -434,8 +440,8 @@ static enum pasta_ports_mode mode_of(const struct pasta_ports *pp)
  *
  * Return: bit 0 set if the TCP scan is good, bit 1 if the UDP one is
  */
-static unsigned int scan_ns(const struct ctx *c, struct pasta_fwd_state *s,
-                            bool tcp, bool udp)
+static unsigned int scan_ns(struct ctx *c, struct pasta_fwd_state *s, bool tcp,
+                            bool udp)
 {
 	static struct log_limit lim;
 	unsigned int good = 0;
@@ -444,7 +450,8 @@ static unsigned int scan_ns(const struct ctx *c, struct pasta_fwd_state *s,
 	for (int u = 0; u < 2; u++) {
 		if (!(u ? udp : (tcp || udp)))
 			continue;
-		ret = portscan_read_pair(c->ns_tables[u ? NS_UDP : NS_TCP],
+		ret = portscan_read_side(&c->ns_tables[NS_DIAG],
+		                         c->ns_tables[u ? NS_UDP : NS_TCP],
 		                         c->ns_tables[u ? NS_UDP6 : NS_TCP6],
 		                         u ? PORTSCAN_UDP : PORTSCAN_TCP,
 		                         &s->seen[u]);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later
- * tapir - which ports are bound on a side: /proc/net/{tcp,udp}{,6} scanned
+ * tapir - which ports are bound on a side: sock_diag, or /proc/net/{tcp,udp}{,6}
  */
 #ifndef TAPIR_PORTSCAN_H
 #define TAPIR_PORTSCAN_H
@@ -24,6 +24,8 @@ struct port_set {
  *		connects
  * @lo6:	reachable at ::1: bound to ::1 itself or to :: (also in
  *		@loopback or @any), where -T connects for IPv6 clients
+ * @looked:	sockets the scan looked at: lines of the tables, or the
+ *		bound ones sock_diag reported (tests count them)
  */
 struct portscan {
 	struct port_set any;
@@ -31,6 +33,7 @@ struct portscan {
 	struct port_set other;
 	struct port_set lo1;
 	struct port_set lo6;
+	unsigned int looked;
 };
 
 /* What portscan_read() counts as bound. */
@@ -41,6 +44,8 @@ enum portscan_proto {
 
 int portscan_read(int fd, enum portscan_proto proto, struct portscan *ps);
 int portscan_read_pair(int fd4, int fd6, enum portscan_proto proto,
+                       struct portscan *ps);
+int portscan_read_side(int *diag, int fd4, int fd6, enum portscan_proto proto,
                        struct portscan *ps);
 void portscan_mask(struct portscan *ps, const struct port_set *own);
 void portscan_merge(struct portscan *to, const struct portscan *from);

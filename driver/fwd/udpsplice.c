@@ -192,16 +192,32 @@ static void reply_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /**
- * sweep_one() - close a flow idle for USPLICE_TIMEOUT
- * @fc:		flow
- * @arg:	now, in clock_s()
+ * usplice_sweep() - close the flows idle for USPLICE_TIMEOUT
+ * @c:		context
+ * @now:	clock_s()
+ *
+ * Each direction's list goes from its least recently used flow up to the
+ * first that is not idle that long: every later one is younger. A sweep
+ * looks at the flows it closes and at most one more per direction,
+ * however many are open.
+ *
+ * Return: flows looked at, for tests
  */
-static void sweep_one(struct flow_common *fc, void *arg)
+unsigned int usplice_sweep(struct ctx *c, uint64_t now)
 {
-	struct usplice_flow *f = (struct usplice_flow *)fc;
+	unsigned int looked = 0;
 
-	if (*(uint64_t *)arg - f->last_s >= USPLICE_TIMEOUT)
-		flow_free(fc->c, f);
+	for (int in_ns = 0; c->usplice && in_ns < 2; in_ns++) {
+		struct usplice_flow *f;
+
+		while ((f = oldest(c->usplice, in_ns))) {
+			looked++;
+			if (now - f->last_s < USPLICE_TIMEOUT)
+				break;
+			flow_free(c, f);
+		}
+	}
+	return looked;
 }
 
 /**
@@ -212,12 +228,9 @@ static void sweep_one(struct flow_common *fc, void *arg)
  */
 static void sweep_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct ctx *c = arg;
-	uint64_t now = clock_s();
-
 	(void)fd;
 	(void)what;
-	flow_walk(c->flows, FLOW_USPLICE, sweep_one, &now);
+	usplice_sweep(arg, clock_s());
 }
 
 /**
@@ -442,6 +455,9 @@ static void close_if_listener(struct flow_common *fc, void *arg)
  * @c:		context
  * @lfd:	its fd, about to be closed by its owner: the number may be
  *		reused, and a flow would answer through another socket
+ *
+ * Once per forward removed or replaced, not per datagram: a walk over
+ * the spliced flows is fine here.
  */
 void usplice_listener_closed(struct ctx *c, int lfd)
 {

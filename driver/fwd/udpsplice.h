@@ -22,6 +22,7 @@ void usplice_datagram(struct ctx *c, int lfd, const union sockaddr_inany *peer,
 void usplice_listener_read(struct ctx *c, int lfd, bool in_ns,
                            const struct in6_addr *dst, uint16_t dport);
 void usplice_listener_closed(struct ctx *c, int lfd);
+unsigned int usplice_sweep(struct ctx *c, uint64_t now);
 void usplice_stop(struct ctx *c);
 
 /* Its system calls once running, for the seccomp filter (syscalls.c). */

@@ -10,6 +10,8 @@
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <sys/socket.h>
 #include <libmnl/libmnl.h>
 
 #include "driver/host/netlink.h"
@@ -557,4 +559,19 @@ int addr_get(struct nl *nl, int ifindex, int family, void *addr,
 	memcpy(addr, p.addr, addr_len(family));
 	*plen = p.plen;
 	return 0;
+}
+
+/**
+ * netlink_diag_open() - a NETLINK_SOCK_DIAG socket in the caller's network
+ *			 namespace, for the port scans (fwd/portscan.c)
+ *
+ * Made at start: once running, the seccomp filter allows IPv4 and IPv6
+ * sockets only.
+ *
+ * Return: the socket, non-blocking, or -1 with errno set
+ */
+int netlink_diag_open(void)
+{
+	return socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	              NETLINK_SOCK_DIAG);
 }

@@ -70,5 +70,6 @@ int route_get_default_on(struct nl *nl, int family, int ifindex,
                          struct route_default *r);
 int addr_get(struct nl *nl, int ifindex, int family, void *addr,
              unsigned int *plen);
+int netlink_diag_open(void);
 
 #endif /* TAPIR_NETLINK_H */

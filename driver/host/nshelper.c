@@ -16,6 +16,8 @@
 #include <net/if.h>
 #include <linux/if_tun.h>
 #include <linux/magic.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -364,7 +366,8 @@ static unsigned int sent_fds(const struct opts *o, unsigned int queues)
 }
 
 /**
- * open_tables() - in the namespace: its /proc/net/{tcp,tcp6,udp,udp6}
+ * open_tables() - in the namespace: its /proc/net/{tcp,tcp6,udp,udp6},
+ *		    and a sock_diag socket
  * @fds:	NS_TABLES entries, filled
  * @e:		filled on failure
  *
@@ -372,7 +375,9 @@ static unsigned int sent_fds(const struct opts *o, unsigned int queues)
  * opens it, here the target's, whatever the caller named it by (a PID or
  * a --netns path); pasta's -t/-u auto read them for as long as tapir
  * runs. Without IPv6 in that kernel, the IPv4 table stands in for the
- * IPv6 one: the same ports twice.
+ * IPv6 one: the same ports twice. A netlink socket belongs to the
+ * namespace it was made in; where the kernel makes none, the TCP table
+ * stands in, and the first scan reads the tables from then on.
  *
  * Return: 0 on success, -1 on failure
  */
@@ -387,6 +392,14 @@ static int open_tables(int *fds, struct ipc_error *e)
 	char path[64];
 
 	for (int i = 0; i < NS_TABLES; i++) {
+		if (i == NS_DIAG) {
+			fds[i] = netlink_diag_open();
+			if (fds[i] < 0)
+				fds[i] = dup(fds[NS_TCP]);
+			if (fds[i] < 0)
+				return fail(e, errno, "dup a socket table");
+			continue;
+		}
 		snprintf(path, sizeof(path), "/proc/thread-self/net/%s",
 		         names[i]);
 		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
@@ -467,24 +480,34 @@ static bool taps_are(const int *fds, unsigned int n, const char *ifname)
 }
 
 /**
- * tables_are() - whether every fd is a file of a procfs
- * @fds:	the socket tables the helper sent
- * @n:		how many
+ * tables_are() - whether every fd is a file of a procfs, but the last,
+ *		  which may be a NETLINK_SOCK_DIAG socket instead
+ * @fds:	the socket tables the helper sent, NS_DIAG's last
+ * @n:		how many: 0, or NS_TABLES
  *
  * The helper has the container's credentials but tapir's mounts: a
- * procfs file is one of ours.
+ * procfs file is one of ours, and a sock_diag socket only reports.
  *
  * Return: true if all are
  */
 static bool tables_are(const int *fds, unsigned int n)
 {
+	int dom = 0, proto = 0;
+	socklen_t len = sizeof(int);
 	struct statfs sf;
 	struct stat st;
 
-	for (unsigned int i = 0; i < n; i++)
+	for (unsigned int i = 0; i < n; i++) {
+		if (i == NS_DIAG &&
+		    !getsockopt(fds[i], SOL_SOCKET, SO_DOMAIN, &dom, &len) &&
+		    !getsockopt(fds[i], SOL_SOCKET, SO_PROTOCOL, &proto,
+		                &len) &&
+		    dom == AF_NETLINK && proto == NETLINK_SOCK_DIAG)
+			continue;
 		if (fstat(fds[i], &st) || !S_ISREG(st.st_mode) ||
 		    fstatfs(fds[i], &sf) || sf.f_type != PROC_SUPER_MAGIC)
 			return false;
+	}
 	return true;
 }
 
@@ -538,7 +561,7 @@ int nshelper_receive_reply(int sock, const struct opts *o,
 		ret = -1;
 	} else if (!tables_are(all + r.tap.queues, nfds - r.tap.queues)) {
 		err_msg("bad reply from namespace helper: the fds after the "
-		        "tap's are no /proc files");
+		        "tap's are no /proc files or sock_diag socket");
 		ret = -1;
 	}
 	if (ret) {

@@ -8,9 +8,10 @@
 #include "ipc/msg.h"
 
 /* pasta mode: the namespace's socket tables, opened by the helper in it
- * and sent after the tap queues, in this order.
+ * and sent after the tap queues, in this order; then a NETLINK_SOCK_DIAG
+ * socket made in it, which spares reading them (fwd/portscan.c).
  */
-enum ns_table { NS_TCP, NS_TCP6, NS_UDP, NS_UDP6, NS_TABLES };
+enum ns_table { NS_TCP, NS_TCP6, NS_UDP, NS_UDP6, NS_DIAG, NS_TABLES };
 
 int nshelper_join(const struct opts *o, struct ipc_error *e);
 int nshelper_setup_tap(const struct opts *o, struct ipc_tap_info *info,

@@ -181,6 +181,8 @@ static void expire(struct frag_state *s, uint64_t now_ms)
  * @f:		fragment
  * @now_ms:	current time
  *
+ * A look at each slot, per fragment: at most FRAG_SLOTS (expire() too).
+ *
  * Return: the datagram, or NULL if all slots are busy
  */
 static struct frag_dgram *slot_for(struct frag_state *s,

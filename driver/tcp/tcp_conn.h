@@ -61,7 +61,12 @@ enum tcp_conn_flag {
  *		libevent registers the fd level-triggered and the unacked
  *		data MSG_PEEK leaves in the socket reports it readable on
  *		every loop turn
- * @timer:	retransmission, probe and idle timer
+ * @timer:	retransmission, probe and idle timer, pending at @timer_fire
+ *		and re-armed only when the deadline moves earlier
+ *		(tcp_timer.c)
+ * @timer_at:	when the timer is due (clock_ns()), 0 for never
+ * @timer_fire:	when @timer fires, as last armed (clock_ns()), 0 if it
+ *		is not pending
  * @snd_una:	oldest sequence number sent to the guest and not acked
  * @snd_nxt:	next sequence number to send to the guest
  * @snd_max:	highest sequence number sent so far, plus one (above
@@ -92,6 +97,15 @@ enum tcp_conn_flag {
  *		first SACK block (D-SACK, RFC 2883), with CONN_DSACK
  * @dsack_right: the byte after its last
  * @ooo:	the first of them, in sequence order
+ * @ooo_tail:	the last of them
+ * @ooo_hint:	the one at @ooo_last, NULL once freed: the next segment
+ *		usually goes near it
+ * @ooo_end:	the highest sequence number past a held byte
+ * @ooo_right:	the same, a held FIN counted
+ * @ooo_run:	the first sequence number of the tail run: from it to
+ *		@ooo_right, every byte is held (with @ooo_run_ok)
+ * @ooo_minlen:	at most the smallest segment held, 0 for none
+ * @ooo_run_ok:	@ooo_run is known
  * @later:	its links on the later list (tcp_later.c)
  * @later_at:	when it joined the list (clock_ns())
  * @peek_inq:	what the last peek's TCP_INQ said the receive queue holds
@@ -120,6 +134,8 @@ struct tcp_conn {
 	struct event *rev;
 	struct event *wev;
 	struct event *timer;
+	uint64_t timer_at;
+	uint64_t timer_fire;
 	uint32_t snd_una;
 	uint32_t snd_nxt;
 	uint32_t snd_max;
@@ -138,11 +154,18 @@ struct tcp_conn {
 	uint8_t quickacks;
 	uint8_t dupacks_owed;
 	uint16_t ooo_segs;
+	uint16_t ooo_minlen;
+	bool ooo_run_ok;
 	uint32_t ooo_cost;
 	uint32_t ooo_last;
 	uint32_t dsack_left;
 	uint32_t dsack_right;
 	struct tcp_ooo_seg *ooo;
+	struct tcp_ooo_seg *ooo_tail;
+	struct tcp_ooo_seg *ooo_hint;
+	uint32_t ooo_end;
+	uint32_t ooo_right;
+	uint32_t ooo_run;
 	struct list_node later;
 	uint64_t later_at;
 	int32_t peek_inq;

@@ -663,7 +663,8 @@ static int send_peeked(struct ctx *c, struct tcp_conn *conn, size_t n,
 		off += len;
 		conn->flags |= CONN_TURN;
 	}
-	if (!evtimer_pending(conn->timer, NULL) || conn->retries == 0)
+	/* No deadline: the timer's own callback runs, or none was set. */
+	if (!conn->timer_at || conn->retries == 0)
 		tcp_arm_timer(conn, tcp_rto_ms(conn, conn->retries));
 	return 0;
 }

@@ -136,6 +136,10 @@ struct tcp_owed {
  *		together (tcp_ooo.c)
  * @stash_cost:	what the host data kept in flight costs, all connections
  *		together (tcp_stash.c)
+ * @ooo_steps:	held segments looked at beyond the first, to place one or
+ *		to build a SACK option (tcp_ooo.c): what tests count
+ * @timer_arms:	times a connection's timer went to libevent (tcp_timer.c):
+ *		what tests count
  * @owed_timer:	looks at @owed once a second while it holds any
  * @nowed:	entries in @owed
  * @owed:	resets a partition keeps from the guest (tcp_owed.c)
@@ -149,6 +153,8 @@ struct tcp_state {
 	uint64_t discard_copied;
 	size_t ooo_cost;
 	size_t stash_cost;
+	uint64_t ooo_steps;
+	uint64_t timer_arms;
 	struct event *owed_timer;
 	unsigned int nowed;
 	struct tcp_owed owed[TCP_OWED_MAX];
@@ -201,6 +207,7 @@ TCP_MUST_CHECK int tcp_take_held(struct ctx *c, struct tcp_conn *conn);
 /**
  * struct tcp_ooo_seg - a guest segment held after a hole (tcp_ooo.c)
  * @next:	the next held, by sequence number
+ * @prev:	the one before
  * @seq:	sequence number of @data[0]
  * @len:	bytes in @data
  * @fin:	the guest's FIN follows them
@@ -208,6 +215,7 @@ TCP_MUST_CHECK int tcp_take_held(struct ctx *c, struct tcp_conn *conn);
  */
 struct tcp_ooo_seg {
 	struct tcp_ooo_seg *next;
+	struct tcp_ooo_seg *prev;
 	uint32_t seq;
 	uint32_t len;
 	bool fin;
@@ -227,7 +235,8 @@ struct tcp_ooo_seg *tcp_ooo_ready(struct ctx *c, struct tcp_conn *conn);
 void tcp_ooo_free(struct ctx *c, struct tcp_conn *conn);
 bool tcp_ooo_waits(const struct tcp_conn *conn);
 void tcp_ooo_dsack(struct tcp_conn *conn, uint32_t seq, uint32_t len);
-size_t tcp_ooo_sack(const struct tcp_conn *conn, uint32_t wnd, uint8_t *opt);
+size_t tcp_ooo_sack(struct ctx *c, struct tcp_conn *conn, uint32_t wnd,
+                    uint8_t *opt);
 
 /* tcp_stash.c: host data in flight kept out of the socket */
 uint32_t tcp_stash_room(const struct ctx *c, const struct tcp_conn *conn);
@@ -262,6 +271,7 @@ bool tcp_cond(struct tcp_conn *conn, struct cond_tcp *t);
 unsigned int tcp_cut(struct tcp_conn *conn);
 TCP_MUST_CHECK int tcp_retransmit_handshake(struct ctx *c,
                                             struct tcp_conn *conn);
+void tcp_timer_expire(struct tcp_conn *conn);
 void tcp_timer_cb(evutil_socket_t fd, short what, void *arg);
 
 #endif /* TAPIR_TCP_INTERNAL_H */

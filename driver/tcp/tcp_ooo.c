@@ -29,6 +29,16 @@
  * TCP_OOO_CONN_MAX per connection and TCP_OOO_THREAD_MAX per thread,
  * counted with each segment's overhead; beyond that a segment is dropped
  * as before, and the guest sends it again.
+ *
+ * What it costs: the list is kept in both directions, with its tail, the
+ * segment that came last, and the tail run (the bytes held without a
+ * hole up to the highest). A flight held after a hole, in order or in
+ * reverse, a tail sent again, and holes resent in order cost a step or
+ * two per segment, and one step per SACK option, however many are held.
+ * Nothing looks at more than all held segments a few times over: placing
+ * one, at most TCP_OOO_SEGS steps; a SACK option with holes between the
+ * ranges it reports, at most five times that (tests/unit/test_tcp_ooo.c
+ * counts them).
  */
 
 #include <stdlib.h>
@@ -74,6 +84,135 @@ static bool ooo_fits(const struct ctx *c, const struct tcp_conn *conn,
 }
 
 /**
+ * walk_back() - towards the head, the first held segment that does not
+ *		 start before @seq
+ * @c:		context, whose step counter counts the segments passed
+ * @h:		a held segment that does not start before @seq
+ * @seq:	sequence number
+ *
+ * Return: that segment
+ */
+static struct tcp_ooo_seg *walk_back(struct ctx *c, struct tcp_ooo_seg *h,
+                                     uint32_t seq)
+{
+	while (h->prev && !seq_lt(h->prev->seq, seq)) {
+		h = h->prev;
+		c->tcp->ooo_steps++;
+	}
+	return h;
+}
+
+/**
+ * walk_on() - towards the tail, the first held segment that does not
+ *	       start before @seq
+ * @c:		context, whose step counter counts the segments passed
+ * @h:		a held segment that starts before @seq, followed by one
+ *		that does not
+ * @seq:	sequence number
+ *
+ * Return: that segment
+ */
+static struct tcp_ooo_seg *walk_on(struct ctx *c, struct tcp_ooo_seg *h,
+                                   uint32_t seq)
+{
+	while (seq_lt(h->seq, seq)) {
+		h = h->next;
+		c->tcp->ooo_steps++;
+	}
+	return h;
+}
+
+/**
+ * dist() - how far apart two sequence numbers are, either way
+ * @a:		one
+ * @b:		other
+ *
+ * Return: bytes
+ */
+static uint32_t dist(uint32_t a, uint32_t b)
+{
+	return seq_lt(a, b) ? b - a : a - b;
+}
+
+/**
+ * ooo_after() - where a segment starting at @seq goes among those held
+ * @c:		context
+ * @conn:	connection
+ * @seq:	its first sequence number
+ *
+ * The search starts from whichever of the head, the tail and the segment
+ * that came last lies nearest to @seq: held segments are mostly of one
+ * size, so that is the nearest in steps too. The flight after a hole goes
+ * at the tail, a tail sent again (a loss probe) next to it, holes resent
+ * in order each next to the one before: a step or two each. Anywhere
+ * else, at most a walk over the held segments, of which a connection has
+ * at most TCP_OOO_SEGS.
+ *
+ * Return: the first held segment that does not start before @seq, NULL
+ *	   if none: the new one goes last
+ */
+static struct tcp_ooo_seg *ooo_after(struct ctx *c, const struct tcp_conn *conn,
+                                     uint32_t seq)
+{
+	struct tcp_ooo_seg *head = conn->ooo, *tail = conn->ooo_tail,
+	                   *hint = conn->ooo_hint;
+	uint32_t from_tail, from_head;
+
+	if (!tail || seq_lt(tail->seq, seq))
+		return NULL;
+	if (!seq_lt(head->seq, seq))
+		return head;
+	from_tail = tail->seq - seq;
+	from_head = seq - head->seq;
+	if (hint && dist(hint->seq, seq) < from_tail &&
+	    dist(hint->seq, seq) < from_head)
+		return seq_lt(hint->seq, seq) ? walk_on(c, hint, seq)
+		                              : walk_back(c, hint, seq);
+	return from_tail <= from_head ? walk_back(c, tail, seq)
+	                              : walk_on(c, head, seq);
+}
+
+/**
+ * run_add() - a segment joined those held: follow the tail run and the
+ *	       edges of what is held
+ * @conn:	connection
+ * @n:		the segment, linked
+ *
+ * The tail run is what a SACK block reports without a look at each of
+ * its segments (next_range()). A segment that joins it from below may
+ * join the run before it too; which one begins where is then unknown
+ * until tcp_ooo_sack() looks (run_find()), unless nothing is before it.
+ */
+static void run_add(struct tcp_conn *conn, const struct tcp_ooo_seg *n)
+{
+	uint32_t end = n->seq + n->len, right = end + (n->fin ? 1 : 0);
+	uint16_t len = n->len < UINT16_MAX ? (uint16_t)n->len : UINT16_MAX;
+
+	if (conn->ooo_segs == 1) {
+		conn->ooo_run = n->seq;
+		conn->ooo_run_ok = true;
+		conn->ooo_end = end;
+		conn->ooo_right = right;
+		conn->ooo_minlen = len;
+		return;
+	}
+	if (seq_lt(conn->ooo_right, n->seq)) {
+		conn->ooo_run = n->seq;
+		conn->ooo_run_ok = true;
+	} else if (conn->ooo_run_ok && seq_lt(n->seq, conn->ooo_run) &&
+	           !seq_lt(right, conn->ooo_run)) {
+		conn->ooo_run = n->seq;
+		conn->ooo_run_ok = !n->prev;
+	}
+	if (seq_lt(conn->ooo_right, right))
+		conn->ooo_right = right;
+	if (seq_lt(conn->ooo_end, end))
+		conn->ooo_end = end;
+	if (len && (!conn->ooo_minlen || len < conn->ooo_minlen))
+		conn->ooo_minlen = len;
+}
+
+/**
  * tcp_ooo_hold() - keep a segment that arrived after a hole
  * @c:		context
  * @conn:	connection
@@ -82,30 +221,29 @@ static bool ooo_fits(const struct ctx *c, const struct tcp_conn *conn,
  * @len:	payload length
  * @fin:	it carries the guest's FIN
  *
- * Segments stay sorted by @seq. One that a held segment already covers
- * is a retransmission and adds nothing but its place at the head of the
- * next SACK option; partial overlaps are kept, and tcp_ooo_ready() skips
- * what was taken already.
+ * Segments stay sorted by @seq (ooo_after() finds the place). One that a
+ * held segment already covers is a retransmission and adds nothing but
+ * its place at the head of the next SACK option; partial overlaps are
+ * kept, and tcp_ooo_ready() skips what was taken already.
  *
  * Return: true if it is held (now or already), false if it was dropped
  */
 bool tcp_ooo_hold(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
                   const uint8_t *data, uint32_t len, bool fin)
 {
-	struct tcp_ooo_seg **pp = &conn->ooo, *prev = NULL, *n;
+	struct tcp_ooo_seg *next = ooo_after(c, conn, seq), *prev, *n;
 
-	while (*pp && seq_lt((*pp)->seq, seq)) {
-		prev = *pp;
-		pp = &(*pp)->next;
-	}
+	prev = next ? next->prev : conn->ooo_tail;
 	if (prev && !seq_lt(prev->seq + prev->len, seq + len) &&
 	    (prev->fin || !fin)) {
 		conn->ooo_last = prev->seq;
+		conn->ooo_hint = prev;
 		return true;
 	}
-	if (*pp && (*pp)->seq == seq && (*pp)->len >= len &&
-	    ((*pp)->fin || !fin)) {
+	if (next && next->seq == seq && next->len >= len &&
+	    (next->fin || !fin)) {
 		conn->ooo_last = seq;
+		conn->ooo_hint = next;
 		return true;
 	}
 	if (!ooo_fits(c, conn, seq, len))
@@ -117,12 +255,22 @@ bool tcp_ooo_hold(struct ctx *c, struct tcp_conn *conn, uint32_t seq,
 	n->len = len;
 	n->fin = fin;
 	memcpy(n->data, data, len);
-	n->next = *pp;
-	*pp = n;
+	n->prev = prev;
+	n->next = next;
+	if (prev)
+		prev->next = n;
+	else
+		conn->ooo = n;
+	if (next)
+		next->prev = n;
+	else
+		conn->ooo_tail = n;
 	conn->ooo_last = seq;
+	conn->ooo_hint = n;
 	conn->ooo_segs++;
 	conn->ooo_cost += ooo_cost(len);
 	c->tcp->ooo_cost += ooo_cost(len);
+	run_add(conn, n);
 	return true;
 }
 
@@ -136,6 +284,12 @@ static void ooo_pop(struct ctx *c, struct tcp_conn *conn)
 	struct tcp_ooo_seg *h = conn->ooo;
 
 	conn->ooo = h->next;
+	if (conn->ooo)
+		conn->ooo->prev = NULL;
+	else
+		conn->ooo_tail = NULL;
+	if (conn->ooo_hint == h)
+		conn->ooo_hint = NULL;
 	conn->ooo_segs--;
 	conn->ooo_cost -= ooo_cost(h->len);
 	c->tcp->ooo_cost -= ooo_cost(h->len);
@@ -206,6 +360,7 @@ struct sack_blk {
 /**
  * next_range() - the next range of held bytes, segments that touch or
  *		  overlap merged, within [rcv_nxt, @limit)
+ * @c:		context, whose step counter counts the segments looked at
  * @conn:	connection
  * @hp:		the held segment to start from; left at the first one past
  *		the range
@@ -213,9 +368,13 @@ struct sack_blk {
  * @r:		filled with the range
  * @last:	set if the range holds the segment that came last
  *
+ * From the tail run on (run_add()), every byte up to ooo_right is held:
+ * its segments are not looked at one by one. So the common case, a
+ * flight held after one hole, costs one step however long it is.
+ *
  * Return: true if there is one
  */
-static bool next_range(const struct tcp_conn *conn,
+static bool next_range(struct ctx *c, const struct tcp_conn *conn,
                        const struct tcp_ooo_seg **hp, uint32_t limit,
                        struct sack_blk *r, bool *last)
 {
@@ -224,11 +383,18 @@ static bool next_range(const struct tcp_conn *conn,
 
 	*last = false;
 	for (h = *hp; h && seq_lt(h->seq, limit); h = h->next) {
+		bool run = conn->ooo_run_ok && !seq_lt(h->seq, conn->ooo_run);
 		uint32_t left = h->seq,
-		         right = h->seq + h->len + (h->fin ? 1 : 0);
+		         right = run ? conn->ooo_right
+		                     : h->seq + h->len + (h->fin ? 1 : 0);
 
-		if (!seq_lt(conn->rcv_nxt, right))
-			continue;
+		c->tcp->ooo_steps++;
+		if (!seq_lt(conn->rcv_nxt, right)) {
+			if (!run)
+				continue;
+			h = NULL;
+			break;
+		}
 		if (seq_lt(left, conn->rcv_nxt))
 			left = conn->rcv_nxt;
 		if (seq_lt(limit, right))
@@ -240,6 +406,12 @@ static bool next_range(const struct tcp_conn *conn,
 		else if (seq_lt(r->right, right))
 			r->right = right;
 		have = true;
+		if (run) {
+			*last |= !seq_lt(conn->ooo_last, h->seq) &&
+			         seq_lt(conn->ooo_last, limit);
+			h = NULL;
+			break;
+		}
 		*last |= h->seq == conn->ooo_last;
 	}
 	*hp = h;
@@ -250,6 +422,7 @@ static bool next_range(const struct tcp_conn *conn,
  * sack_blocks() - the held ranges a SACK option reports: the one holding
  *		   the segment that came last first, as RFC 2018 section 4
  *		   requires, then the lowest others
+ * @c:		context
  * @conn:	connection, with segments held after a hole
  * @limit:	the right edge of the window this ACK offers: beyond it,
  *		nothing is reported
@@ -268,15 +441,15 @@ static bool next_range(const struct tcp_conn *conn,
  *
  * Return: how many were filled
  */
-static size_t sack_blocks(const struct tcp_conn *conn, uint32_t limit,
-                          struct sack_blk *b, size_t max)
+static size_t sack_blocks(struct ctx *c, const struct tcp_conn *conn,
+                          uint32_t limit, struct sack_blk *b, size_t max)
 {
 	const struct tcp_ooo_seg *h = conn->ooo;
 	struct sack_blk low[TCP_SACK_BLOCKS], r;
 	size_t nlow = 0, n = 0;
 	bool last, found = false;
 
-	while (next_range(conn, &h, limit, &r, &last)) {
+	while (next_range(c, conn, &h, limit, &r, &last)) {
 		if (last && !found) {
 			b[n++] = r;
 			found = true;
@@ -326,8 +499,63 @@ void tcp_ooo_dsack(struct tcp_conn *conn, uint32_t seq, uint32_t len)
 }
 
 /**
+ * all_taken() - whether the host socket takes every held byte once the
+ *		 hole before them fills, by a bound on what taken_limit()'s
+ *		 walk would count
+ * @conn:	connection, with segments held after a hole
+ * @room:	what the walk may count
+ *
+ * From rcv_nxt to ooo_end, held bytes and holes together are the span;
+ * each held segment costs at most one TCP_SEND_OVERHEAD, and the holes
+ * at most one per hole (one per held segment at most) and one per
+ * ooo_minlen bytes of span. ooo_minlen is never above the smallest
+ * segment held, so the bound never falls below the walk's count.
+ *
+ * Return: true if all of it fits, surely; false if the walk must tell
+ */
+static bool all_taken(const struct tcp_conn *conn, uint64_t room)
+{
+	uint32_t seg = conn->mss ? conn->mss : 1U, span;
+
+	if (conn->ooo_minlen && conn->ooo_minlen < seg)
+		seg = conn->ooo_minlen;
+	if (!seq_lt(conn->rcv_nxt, conn->ooo_end))
+		return true;
+	span = conn->ooo_end - conn->rcv_nxt;
+	return (uint64_t)span + ((uint64_t)2 * conn->ooo_segs +
+	                         ((uint64_t)span + seg - 1) / seg) *
+	                                TCP_SEND_OVERHEAD <=
+	       room;
+}
+
+/**
+ * run_find() - where the tail run begins, by a look at every held segment
+ * @c:		context, whose step counter counts them
+ * @conn:	connection, with segments held after a hole
+ *
+ * Once after a hole next to the tail run filled (run_add()), rather than
+ * a look at them all for every ACK.
+ */
+static void run_find(struct ctx *c, struct tcp_conn *conn)
+{
+	uint32_t right = conn->ooo->seq;
+
+	for (const struct tcp_ooo_seg *h = conn->ooo; h; h = h->next) {
+		uint32_t r = h->seq + h->len + (h->fin ? 1 : 0);
+
+		c->tcp->ooo_steps++;
+		if (h == conn->ooo || seq_lt(right, h->seq))
+			conn->ooo_run = h->seq;
+		if (seq_lt(right, r))
+			right = r;
+	}
+	conn->ooo_run_ok = true;
+}
+
+/**
  * taken_limit() - how far the host socket will take the held bytes once
  *		   the hole before them fills
+ * @c:		context, whose step counter counts the segments looked at
  * @conn:	connection, with segments held after a hole
  * @wnd:	the window an ACK offers: three quarters of the socket's free
  *		space when it was measured (tcp_rcv_window()), and it only
@@ -342,20 +570,30 @@ void tcp_ooo_dsack(struct tcp_conn *conn, uint32_t seq, uint32_t len)
  * in segments of the size the guest sends: the smallest it holds, or its
  * MSS.
  *
+ * Most often all of it fits, which a bound on the cost tells without a
+ * look at each segment (all_taken()).
+ *
  * Return: the sequence number past the last held byte the socket will
  *	   take, all counted
  */
-static uint32_t taken_limit(const struct tcp_conn *conn, uint32_t wnd)
+static uint32_t taken_limit(struct ctx *c, const struct tcp_conn *conn,
+                            uint32_t wnd)
 {
 	uint64_t room = (uint64_t)wnd / 3 * 4, cost = 0;
 	uint32_t at = conn->rcv_nxt, seg = conn->mss ? conn->mss : 1U;
 	const struct tcp_ooo_seg *h;
 
-	for (h = conn->ooo; h; h = h->next)
+	if (all_taken(conn, room))
+		return seq_lt(at, conn->ooo_end) ? conn->ooo_end : at;
+	for (h = conn->ooo; h; h = h->next) {
+		c->tcp->ooo_steps++;
 		if (h->len && h->len < seg)
 			seg = h->len;
+	}
 	for (h = conn->ooo; h; h = h->next) {
 		uint32_t left = h->seq, right = h->seq + h->len;
+
+		c->tcp->ooo_steps++;
 
 		if (!seq_lt(at, right))
 			continue;
@@ -375,6 +613,7 @@ static uint32_t taken_limit(const struct tcp_conn *conn, uint32_t wnd)
 
 /**
  * tcp_ooo_sack() - the SACK option for an ACK to the guest
+ * @c:		context
  * @conn:	connection
  * @wnd:	the window that ACK offers, in bytes
  * @opt:	TCP_SACK_OPTLEN_MAX bytes to fill
@@ -389,7 +628,8 @@ static uint32_t taken_limit(const struct tcp_conn *conn, uint32_t wnd)
  *
  * Return: the option's length, a multiple of 4, 0 for none
  */
-size_t tcp_ooo_sack(const struct tcp_conn *conn, uint32_t wnd, uint8_t *opt)
+size_t tcp_ooo_sack(struct ctx *c, struct tcp_conn *conn, uint32_t wnd,
+                    uint8_t *opt)
 {
 	struct sack_blk b[TCP_SACK_BLOCKS];
 	uint32_t limit;
@@ -400,10 +640,12 @@ size_t tcp_ooo_sack(const struct tcp_conn *conn, uint32_t wnd, uint8_t *opt)
 	if (conn->flags & CONN_DSACK)
 		b[n++] = (struct sack_blk){conn->dsack_left, conn->dsack_right};
 	if (conn->ooo && !tcp_ooo_waits(conn)) {
-		limit = taken_limit(conn, wnd);
+		if (!conn->ooo_run_ok)
+			run_find(c, conn);
+		limit = taken_limit(c, conn, wnd);
 		if (seq_lt(conn->rcv_nxt + wnd, limit))
 			limit = conn->rcv_nxt + wnd;
-		n += sack_blocks(conn, limit, b + n, TCP_SACK_BLOCKS - n);
+		n += sack_blocks(c, conn, limit, b + n, TCP_SACK_BLOCKS - n);
 	}
 	if (!n)
 		return 0;

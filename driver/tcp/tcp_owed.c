@@ -103,6 +103,9 @@ static void owed_arm(struct tcp_state *ts)
  * @fd:		unused
  * @what:	unused
  * @arg:	context
+ *
+ * A look at each entry, once a second while any is owed: at most
+ * TCP_OWED_MAX, whatever the connections held.
  */
 static void owed_fired(evutil_socket_t fd, short what, void *arg)
 {

@@ -173,7 +173,7 @@ static int send_segment(struct ctx *c, struct tcp_conn *conn, uint8_t flags,
 	if ((conn->ooo || (conn->flags & CONN_DSACK)) && !optlen && !len &&
 	    seq == conn->snd_nxt && (flags & TH_ACK) &&
 	    !(flags & (TH_SYN | TH_RST))) {
-		optlen = tcp_ooo_sack(conn, wnd, sack);
+		optlen = tcp_ooo_sack(c, conn, wnd, sack);
 		opts = sack;
 		dsack = conn->flags & CONN_DSACK;
 	}

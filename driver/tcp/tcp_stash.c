@@ -19,6 +19,13 @@
  * connection (TCP_STASH_CONN_MAX) and per thread (TCP_STASH_THREAD_MAX),
  * each chunk counted with its header and the allocator's: past them, the
  * bytes stay in the socket and are peeked, as without rules.
+ *
+ * tcp_stash_copy() walks the chain from its head to the bytes it sends,
+ * and tcp_stash_commit() to the chunk before the last when a read ended
+ * at a chunk's end: at most the connection's chunks, 128 of 64 KiB for
+ * its 8 MiB (more, of a page each, only where reads were that small),
+ * per send or read of a connection under rules, whatever the connections
+ * held.
  */
 
 #include <stdlib.h>

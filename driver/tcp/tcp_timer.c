@@ -8,28 +8,67 @@
 #include "driver/tcp/tcp_internal.h"
 #include "driver/tcp/tcp_seg.h"
 
+/* A connection's timer found less than this before its deadline is due:
+ * libevent reads a coarse clock, up to a tick (10 ms at HZ 100) behind
+ * clock_ns(), so it fires up to that early; a second wakeup for the rest
+ * would buy no precision the timer had before.
+ */
+#define TCP_TIMER_SLACK_NS 10000000ULL
+
+/**
+ * timer_add() - have libevent fire the connection's timer at @at
+ * @conn:	connection
+ * @at:		when, clock_ns()
+ * @now:	clock_ns() now
+ *
+ * Should libevent fail, the connection's retransmissions and idle expiry
+ * stop until the next tcp_arm_timer() tries again: that is said,
+ * rate-limited.
+ */
+static void timer_add(struct tcp_conn *conn, uint64_t at, uint64_t now)
+{
+	static struct log_limit limit;
+	uint64_t ns = at > now ? at - now : 0;
+	struct timeval tv = {(time_t)(ns / 1000000000ULL),
+	                     (suseconds_t)(ns % 1000000000ULL / 1000U)};
+
+	if (conn->flow.c && conn->flow.c->tcp)
+		conn->flow.c->tcp->timer_arms++;
+	if (evtimer_add(conn->timer, &tv)) {
+		conn->timer_fire = 0;
+		err_limited(&limit, 0,
+		            "tcp: timer of the connection to port %u: libevent "
+		            "failed",
+		            conn->flow.key.fport);
+		return;
+	}
+	conn->timer_fire = at;
+}
+
 /**
  * tcp_arm_timer() - (re)start the connection's timer
  * @conn:	connection
  * @ms:		delay in milliseconds
  *
- * Should libevent fail, the connection's retransmissions and idle expiry
- * stop until the next call re-arms it: that is said, rate-limited. The
- * timer now means what the caller arms it for: a persist timer is marked
- * (CONN_PERSIST) after this.
+ * The timer now means what the caller arms it for: a persist timer is
+ * marked (CONN_PERSIST) after this.
+ *
+ * Only a deadline that moves earlier goes to libevent. Every ACK of new
+ * data restarts the retransmission timer, and every send may: re-added
+ * each time, a timer costs libevent a step through its heap of all the
+ * connections' timers, per segment. One that fires before its deadline
+ * (tcp_timer_cb()) waits for the rest: one wakeup per RTO per busy
+ * connection instead.
  */
 void tcp_arm_timer(struct tcp_conn *conn, unsigned int ms)
 {
-	static struct log_limit limit;
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+	uint64_t now = clock_ns();
 
 	conn->flags &= ~CONN_PERSIST;
-
-	if (evtimer_add(conn->timer, &tv))
-		err_limited(&limit, 0,
-		            "tcp: timer of the connection to port %u: libevent "
-		            "failed",
-		            conn->flow.key.fport);
+	conn->timer_at = now + (uint64_t)ms * 1000000ULL;
+	if (conn->timer_fire && conn->timer_fire <= conn->timer_at)
+		return;
+	timer_add(conn, conn->timer_at, now);
 }
 
 /**
@@ -183,11 +222,38 @@ static int timer_fired(struct ctx *c, struct tcp_conn *conn)
 	return 0;
 }
 
+/**
+ * tcp_timer_expire() - the connection's timer is due: do what it means
+ * @conn:	connection
+ *
+ * Tests call it to run a timer without waiting for it.
+ */
+void tcp_timer_expire(struct tcp_conn *conn)
+{
+	conn->timer_at = 0;
+	timer_fired(flow_enter(&conn->flow), conn);
+}
+
+/**
+ * tcp_timer_cb() - libevent fired the connection's timer: due, or the
+ *		    deadline moved later since it was armed (tcp_arm_timer())
+ * @fd:		unused
+ * @what:	unused
+ * @arg:	connection
+ */
 void tcp_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct tcp_conn *conn = arg;
+	uint64_t now = clock_ns();
 
 	(void)fd;
 	(void)what;
-	timer_fired(flow_enter(&conn->flow), conn);
+	conn->timer_fire = 0;
+	if (!conn->timer_at)
+		return;
+	if (now + TCP_TIMER_SLACK_NS < conn->timer_at) {
+		timer_add(conn, conn->timer_at, now);
+		return;
+	}
+	tcp_timer_expire(conn);
 }

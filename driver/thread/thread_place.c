@@ -27,7 +27,9 @@
  *
  * The pick counts at once in the thread's load, so that a burst of
  * placements spreads before the first is opened; the thread takes it
- * over with place_begin() and place_end().
+ * over with place_begin() and place_end(). It looks at each thread, at
+ * most TAPIR_MAX_QUEUES, whatever the connections they hold: their loads
+ * are counters, kept as connections come and go (thread_count_tcp()).
  *
  * Return: the thread's index
  */

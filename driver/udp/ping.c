@@ -20,6 +20,7 @@
 #include "driver/stack/icmp.h"
 #include "driver/core/inany.h"
 #include "driver/stack/ip.h"
+#include "driver/core/list.h"
 #include "driver/core/log.h"
 #include "driver/udp/ping.h"
 
@@ -48,12 +49,14 @@ const char *const ping_syscalls[] = {
  * @fd:		ping socket
  * @ev:		read event on @fd
  * @last:	CLOCK_MONOTONIC seconds of the last request or reply
+ * @lru:	its links in the recency list, least recently used first
  */
 struct ping_flow {
 	struct flow_common flow;
 	int fd;
 	struct event *ev;
 	uint64_t last;
+	struct list_node lru;
 };
 
 _Static_assert(sizeof(struct ping_flow) <= FLOW_ENTRY_SIZE,
@@ -61,6 +64,8 @@ _Static_assert(sizeof(struct ping_flow) <= FLOW_ENTRY_SIZE,
 
 /**
  * struct ping_state - ICMP echo state besides the flows in the flow table
+ * @lru:	the flows, least recently used first: the expiry stops at
+ *		the first that is not idle long enough
  * @expiry:	periodic timer that closes idle flows
  * @warned:	the "ping sockets not allowed" line was printed
  * @gid:	our group as the host sees it, for the warning
@@ -68,6 +73,7 @@ _Static_assert(sizeof(struct ping_flow) <= FLOW_ENTRY_SIZE,
  * @buf:	one reply from a ping socket
  */
 struct ping_state {
+	struct list lru;
 	struct event *expiry;
 	bool warned;
 	gid_t gid;
@@ -84,12 +90,27 @@ static void ping_flow_free(struct ctx *c, struct ping_flow **fp)
 {
 	struct flow_common *flow = &(*fp)->flow;
 
+	list_unlink(&c->ping->lru, &(*fp)->lru);
 	if ((*fp)->ev)
 		event_free((*fp)->ev);
 	if ((*fp)->fd >= 0)
 		close((*fp)->fd);
 	flow_release(c->flows, &flow);
 	*fp = NULL;
+}
+
+/**
+ * ping_used() - a request or reply went: the flow is the most recent
+ * @s:		echo state
+ * @f:		flow, on the recency list
+ */
+static void ping_used(struct ping_state *s, struct ping_flow *f)
+{
+	f->last = clock_s();
+	if (s->lru.tail != &f->lru) {
+		list_unlink(&s->lru, &f->lru);
+		list_append(&s->lru, &f->lru);
+	}
 }
 
 /**
@@ -145,7 +166,7 @@ static void ping_reply_to_guest(struct ctx *c, struct ping_flow *f,
 		return;
 	c->stats.to_guest[PROTO_ICMP].packets++;
 	c->stats.to_guest[PROTO_ICMP].bytes += len;
-	f->last = clock_s();
+	ping_used(c->ping, f);
 }
 
 /**
@@ -244,6 +265,7 @@ static struct ping_flow *ping_flow_new(struct ctx *c, const struct pkt *p,
 		c->stats.drops[DROP_FLOW_LIMIT]++;
 		return NULL;
 	}
+	list_append(&c->ping->lru, &f->lru);
 	flow_key_guest(&f->flow.key, FLOW_PING, &p->src, id, &p->dst, 0);
 	f->fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	               p->v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
@@ -327,23 +349,9 @@ void ping_forward(struct ctx *c, const struct pkt *p)
 	if (!f && !(f = ping_flow_new(c, p, id)))
 		return;
 	flow_enter(&f->flow);
-	f->last = clock_s();
+	ping_used(c->ping, f);
 	if (sendto(f->fd, p->l4, p->l4len, 0, &sa.sa, salen) < 0)
 		ping_send_failed(c, p, errno);
-}
-
-/**
- * expire_one() - flow_walk() callback: close a flow idle for PING_IDLE_SEC
- * @flow:	a ping flow
- * @arg:	pointer to the current clock_s()
- */
-static void expire_one(struct flow_common *flow, void *arg)
-{
-	struct ping_flow *f = (struct ping_flow *)flow;
-	const uint64_t *now = arg;
-
-	if (f->last + PING_IDLE_SEC <= *now)
-		ping_flow_free(flow->c, &f);
 }
 
 /**
@@ -360,6 +368,35 @@ static void free_one(struct flow_common *flow, void *arg)
 }
 
 /**
+ * ping_expire_idle() - close the flows idle for PING_IDLE_SEC
+ * @c:		context, after ping_init()
+ * @now:	current clock_s()
+ *
+ * From the least recently used, up to the first that is not idle that
+ * long: every later one is younger. A sweep looks at the flows it closes
+ * and at most one more, however many are open.
+ *
+ * Return: flows looked at, for tests
+ */
+unsigned int ping_expire_idle(struct ctx *c, uint64_t now)
+{
+	unsigned int looked = 0;
+	struct list_node *n;
+
+	while ((n = c->ping->lru.head)) {
+		struct ping_flow *f =
+		        (struct ping_flow *)((char *)n -
+		                             offsetof(struct ping_flow, lru));
+
+		looked++;
+		if (f->last + PING_IDLE_SEC > now)
+			break;
+		ping_flow_free(c, &f);
+	}
+	return looked;
+}
+
+/**
  * ping_expire() - timer callback: close flows idle for PING_IDLE_SEC
  * @fd:		unused
  * @what:	unused
@@ -367,12 +404,9 @@ static void free_one(struct flow_common *flow, void *arg)
  */
 static void ping_expire(evutil_socket_t fd, short what, void *arg)
 {
-	struct ctx *c = arg;
-	uint64_t now = clock_s();
-
 	(void)fd;
 	(void)what;
-	flow_walk(c->flows, FLOW_PING, expire_one, &now);
+	ping_expire_idle(arg, clock_s());
 }
 
 /**

@@ -5,6 +5,7 @@
 #define TAPIR_PING_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "driver/core/ctx.h"
 
@@ -13,6 +14,7 @@ struct pkt;
 int ping_init(struct ctx *c);
 void ping_cleanup(struct ctx *c);
 void ping_forward(struct ctx *c, const struct pkt *p);
+unsigned int ping_expire_idle(struct ctx *c, uint64_t now);
 
 /* Its system calls once running, for the seccomp filter (syscalls.c). */
 extern const char *const ping_syscalls[];

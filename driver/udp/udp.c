@@ -714,11 +714,11 @@ void udp_inbound(struct ctx *c, int lfd, const union sockaddr_inany *peer,
  */
 void udp_listener_closed(struct ctx *c, int lfd)
 {
-	struct udp_flow *f = c->udp ? udp_flow_of(c->udp->lru.head) : NULL;
+	struct udp_flow *f = c->udp ? udp_flow_next(c->udp, NULL) : NULL;
 
 	usplice_listener_closed(c, lfd);
 	while (f) {
-		struct udp_flow *next = udp_flow_of(f->lru.next);
+		struct udp_flow *next = udp_flow_next(c->udp, f);
 
 		if (f->inbound && f->fd == lfd)
 			udp_flow_free(c, &f);

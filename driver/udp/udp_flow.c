@@ -41,17 +41,25 @@ static void peer_key(struct flow_key *k, int lfd,
 	k->disc = lfd;
 }
 
+/* Idle seconds after which a flow of each class ends. */
+static const uint64_t class_timeout[UDP_CLASSES] = {
+        [UDP_CLASS_DNS] = UDP_TIMEOUT_DNS,
+        [UDP_CLASS_ONE_WAY] = UDP_TIMEOUT,
+        [UDP_CLASS_STREAM] = UDP_TIMEOUT_STREAM,
+};
+
 /**
- * flow_timeout() - idle seconds after which a flow ends
+ * class_of() - the class a flow belongs to now, by its idle timeout
  * @f:		flow
  *
- * Return: the timeout
+ * Return: enum udp_class
  */
-static uint64_t flow_timeout(const struct udp_flow *f)
+static uint8_t class_of(const struct udp_flow *f)
 {
 	if (f->dns)
-		return UDP_TIMEOUT_DNS;
-	return f->from_guest && f->from_host ? UDP_TIMEOUT_STREAM : UDP_TIMEOUT;
+		return UDP_CLASS_DNS;
+	return f->from_guest && f->from_host ? UDP_CLASS_STREAM
+	                                     : UDP_CLASS_ONE_WAY;
 }
 
 /**
@@ -105,10 +113,32 @@ void udp_flow_touch(struct udp_state *s, struct udp_flow *f, bool from_guest)
 	else
 		f->from_host = true;
 	f->last = clock_s();
-	if (s->lru.tail != &f->lru) {
-		list_unlink(&s->lru, &f->lru);
-		list_append(&s->lru, &f->lru);
+	if (s->lru[f->cls].tail != &f->lru || f->cls != class_of(f)) {
+		list_unlink(&s->lru[f->cls], &f->lru);
+		f->cls = class_of(f);
+		list_append(&s->lru[f->cls], &f->lru);
 	}
+}
+
+/**
+ * udp_flow_next() - walk every flow, class by class, for the few callers
+ *		     that must see them all (a closed listener, cleanup)
+ * @s:		table
+ * @f:		the flow before, NULL for the first
+ *
+ * Return: the next flow, NULL after the last
+ */
+struct udp_flow *udp_flow_next(const struct udp_state *s,
+                               const struct udp_flow *f)
+{
+	unsigned int k = f ? f->cls : 0;
+
+	if (f && f->lru.next)
+		return udp_flow_of(f->lru.next);
+	for (k = f ? k + 1 : 0; k < UDP_CLASSES; k++)
+		if (s->lru[k].head)
+			return udp_flow_of(s->lru[k].head);
+	return NULL;
 }
 
 /**
@@ -122,7 +152,7 @@ void udp_flow_free(struct ctx *c, struct udp_flow **fp)
 	struct udp_state *s = c->udp;
 	struct udp_flow *f = *fp;
 
-	list_unlink(&s->lru, &f->lru);
+	list_unlink(&s->lru[f->cls], &f->lru);
 	if (f->ev)
 		event_free(f->ev);
 	if (f->own_fd && f->fd >= 0)
@@ -141,13 +171,21 @@ void udp_flow_free(struct ctx *c, struct udp_flow **fp)
  * @c:		context
  *
  * A flow used within the last second is kept: a guest opening flows that
- * fast gets DROP_FLOW_LIMIT rather than churning live ones.
+ * fast gets DROP_FLOW_LIMIT rather than churning live ones. The least
+ * recently used is the oldest of the classes' oldest.
  *
  * Return: true if a new flow fits
  */
 static bool make_room(struct ctx *c)
 {
-	struct udp_flow *oldest = udp_flow_of(c->udp->lru.head);
+	struct udp_flow *oldest = NULL;
+
+	for (unsigned int k = 0; k < UDP_CLASSES; k++) {
+		struct udp_flow *f = udp_flow_of(c->udp->lru[k].head);
+
+		if (f && (!oldest || f->last < oldest->last))
+			oldest = f;
+	}
 
 	if (!flow_full(c->flows, FLOW_UDP))
 		return true;
@@ -205,7 +243,8 @@ struct udp_flow *udp_flow_add(struct ctx *c, const struct flow_key *k, bool dns)
 	f->fd = -1;
 	f->dns = dns;
 	f->last = clock_s();
-	list_append(&s->lru, &f->lru);
+	f->cls = class_of(f);
+	list_append(&s->lru[f->cls], &f->lru);
 	c->stats.flows[dns ? PROTO_DNS : PROTO_UDP]++;
 	return f;
 }
@@ -299,20 +338,28 @@ struct udp_flow *udp_flow_add_inbound(struct ctx *c, struct flow_key *k,
  * @c:		context
  * @now:	current clock_s()
  *
- * Walks from the least recently used flow and stops at the first one idle
- * for less than the shortest timeout: every later flow is younger.
+ * Each class's list walks from its least recently used flow and stops at
+ * the first one idle for less than the class's timeout: every later flow
+ * is younger. A sweep looks at the flows it ends and at most one more
+ * per class, however many flows are held.
+ *
+ * Return: flows looked at, for tests
  */
-void udp_flow_expire(struct ctx *c, uint64_t now)
+unsigned int udp_flow_expire(struct ctx *c, uint64_t now)
 {
-	struct udp_flow *f = udp_flow_of(c->udp->lru.head);
+	unsigned int looked = 0;
 
-	while (f && now - f->last >= UDP_TIMEOUT_DNS) {
-		struct udp_flow *next = udp_flow_of(f->lru.next);
+	for (unsigned int k = 0; k < UDP_CLASSES; k++) {
+		struct udp_flow *f;
 
-		if (now - f->last >= flow_timeout(f))
+		while ((f = udp_flow_of(c->udp->lru[k].head))) {
+			looked++;
+			if (now - f->last < class_timeout[k])
+				break;
 			udp_flow_free(c, &f);
-		f = next;
+		}
 	}
+	return looked;
 }
 
 /**
@@ -362,11 +409,8 @@ void udp_flow_table_cleanup(struct ctx *c)
 
 	if (!s)
 		return;
-	while (s->lru.head) {
-		struct udp_flow *f = udp_flow_of(s->lru.head);
-
+	for (struct udp_flow *f; (f = udp_flow_next(s, NULL));)
 		udp_flow_free(c, &f);
-	}
 	event_free(s->timer);
 	free(s);
 	c->udp = NULL;

@@ -55,7 +55,9 @@
  * @quote:	IP and UDP header of the guest's last datagram, to quote in
  *		ICMP errors (udp_err.c)
  * @quote_l3len: IP header bytes in @quote, 0 if nothing to quote
- * @lru:	its links in the recency list, least recently used first
+ * @lru:	its links in its class's recency list (@cls), least
+ *		recently used first
+ * @cls:	the list it is on: enum udp_class
  */
 struct udp_flow {
 	struct flow_common flow;
@@ -74,19 +76,36 @@ struct udp_flow {
 	uint8_t quote[UDP_QUOTE_MAX];
 	size_t quote_l3len;
 	struct list_node lru;
+	uint8_t cls;
 };
 
 _Static_assert(sizeof(struct udp_flow) <= FLOW_ENTRY_SIZE,
                "a UDP flow fits a flow table entry");
 
 /**
+ * enum udp_class - flows by idle timeout, one recency list each, so that
+ *		    the sweep stops at the first flow of each that is not
+ *		    idle long enough
+ * @UDP_CLASS_DNS:	to the DNS forwarder, UDP_TIMEOUT_DNS
+ * @UDP_CLASS_ONE_WAY:	datagrams one way so far, UDP_TIMEOUT
+ * @UDP_CLASS_STREAM:	datagrams both ways, UDP_TIMEOUT_STREAM
+ * @UDP_CLASSES:	how many
+ */
+enum udp_class {
+	UDP_CLASS_DNS,
+	UDP_CLASS_ONE_WAY,
+	UDP_CLASS_STREAM,
+	UDP_CLASSES,
+};
+
+/**
  * struct udp_state - UDP state besides the flows in the flow table
- * @lru:	the flows, least recently used first
+ * @lru:	the flows of each class, least recently used first
  * @timer:	1 s expiry sweep, pending while flows exist
  * @bufs:	receive and send buffers (udp.c)
  */
 struct udp_state {
-	struct list lru;
+	struct list lru[UDP_CLASSES];
 	struct event *timer;
 	struct udp_bufs *bufs;
 };
@@ -117,6 +136,8 @@ struct udp_flow *udp_flow_add_inbound(struct ctx *c, struct flow_key *k,
                                       const union sockaddr_inany *peer);
 void udp_flow_touch(struct udp_state *s, struct udp_flow *f, bool from_guest);
 void udp_flow_free(struct ctx *c, struct udp_flow **fp);
-void udp_flow_expire(struct ctx *c, uint64_t now);
+struct udp_flow *udp_flow_next(const struct udp_state *s,
+                               const struct udp_flow *f);
+unsigned int udp_flow_expire(struct ctx *c, uint64_t now);
 
 #endif /* TAPIR_UDP_FLOW_H */

@@ -796,7 +796,7 @@ static void partition_body(void)
 	if (conn)
 		conn->retries = TCP_MAX_RETRIES;
 	for (int i = 0; i < 5 && conn && conn_of(&g, 40090) == conn; i++)
-		tcp_timer_cb(-1, 0, conn);
+		tcp_timer_expire(conn);
 	CHECK(conn_of(&g, 40090) == conn && conn);
 	/* The host resets the other; the guest hears nothing yet. */
 	reset_by_host(fd2);
@@ -808,7 +808,7 @@ static void partition_body(void)
 	CHECK(data_seg(&g, 40091, 0, 3));
 	CHECK(g.c.tcp->nowed == 0);
 	if (conn && conn_of(&g, 40090) == conn)
-		tcp_timer_cb(-1, 0, conn);
+		tcp_timer_expire(conn);
 	CHECK(data_seg(&g, 40090, 5, 1));
 	send_seg(&g, 40090, TH_ACK, GUEST_ISN + 1, isn + 6, 65535, NULL, 0);
 	CHECK(conn_of(&g, 40090) == conn && conn && !conn->retries);
@@ -939,6 +939,61 @@ static void test_small_window(void)
 	CHECK(unit_netns_run(small_window_discard_body));
 }
 
+/* Request/response rounds the timer test runs. */
+#define RR_ROUNDS 400U
+
+/*
+ * A request/response exchange: each round, the guest sends a request that
+ * ACKs the last answer, and the host answers. Each answer sent starts the
+ * retransmission timer, and each ACK of it restarts it (or the idle
+ * timer): re-added to libevent each time, every segment cost a step
+ * through the heap of all the connections' timers. Only a deadline that
+ * moves earlier goes to libevent now: about one per RTO (200 ms) of the
+ * whole exchange, where there used to be two per round.
+ */
+static void timer_per_rto_body(void)
+{
+	static const char req[100], resp[100];
+	uint32_t isn, gseq = GUEST_ISN + 1, got = 0;
+	char buf[sizeof(req)];
+	uint64_t arms;
+	struct guest g;
+	struct seg s;
+	int fd;
+
+	CHECK(!guest_open(&g, false));
+	fd = handshake(&g, 40100, 65535, &isn);
+	CHECK(fd >= 0);
+	drain(&g);
+	arms = g.c.tcp->timer_arms;
+	for (unsigned int i = 0; i < RR_ROUNDS && fd >= 0; i++) {
+		send_seg(&g, 40100, TH_ACK | TH_PUSH, gseq, isn + 1 + got,
+		         65535, req, sizeof(req));
+		gseq += sizeof(req);
+		if (read(fd, buf, sizeof(buf)) != sizeof(buf) ||
+		    write(fd, resp, sizeof(resp)) != sizeof(resp))
+			break;
+		while (next_seg(&g, &s))
+			if (s.dport == 40100 && s.len) {
+				got += (uint32_t)s.len;
+				break;
+			}
+	}
+	CHECK(got == RR_ROUNDS * sizeof(resp));
+	arms = g.c.tcp->timer_arms - arms;
+	printf("#   %u rounds, %llu timer arms\n", RR_ROUNDS,
+	       (unsigned long long)arms);
+	/* 2 s of rounds would be 10 RTOs; a round takes about 1 ms. */
+	CHECK(arms <= RR_ROUNDS / 40);
+	close(fd);
+	guest_close(&g);
+}
+
+static void test_timer_per_rto(void)
+{
+	CHECK(unit_netns_run(timer_per_rto_body));
+}
+
 const struct unit_case unit_cases[] = {
         {"the tap refuses a reply's first frame or the FIN with nothing "
          "in flight: both still reach the guest",
@@ -973,5 +1028,8 @@ const struct unit_case unit_cases[] = {
          "fits, else after the persist timeout; a small-window guest is "
          "served at once (both peek paths)",
          test_small_window},
+        {"timer: a request/response exchange arms it per RTO, not per "
+         "segment",
+         test_timer_per_rto},
         {NULL, NULL},
 };

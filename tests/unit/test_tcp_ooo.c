@@ -8,6 +8,7 @@
  * again) are set up directly.
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -95,7 +96,7 @@ static void hold(struct ooo_test *t, uint32_t from, uint32_t to)
 static bool sack_is(struct ooo_test *t, uint32_t wnd, const uint32_t *want)
 {
 	uint8_t opt[TCP_SACK_OPTLEN_MAX];
-	size_t len = tcp_ooo_sack(&t->conn, wnd, opt), n = 0;
+	size_t len = tcp_ooo_sack(&t->c, &t->conn, wnd, opt), n = 0;
 
 	while (want[2 * n] || want[2 * n + 1])
 		n++;
@@ -263,6 +264,147 @@ static void test_dsack(void)
 	ooo_close(t);
 }
 
+/* Segments of MTU 1500 held in the tests of cost below: most of what a
+ * connection may hold (TCP_OOO_SEGS), within its bounds.
+ */
+#define MANY 480U
+#define SEG 1460U
+
+/**
+ * steps_since() - held segments looked at since @before
+ * @t:		test state
+ * @before:	an earlier reading of the counter
+ *
+ * Return: the steps
+ */
+static uint64_t steps_since(const struct ooo_test *t, uint64_t before)
+{
+	return t->c.tcp->ooo_steps - before;
+}
+
+/**
+ * most() - the larger of two counts
+ * @a:		one
+ * @b:		other
+ *
+ * Return: it
+ */
+static uint64_t most(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/**
+ * sack_steps() - build the option an ACK with the largest window carries
+ * @t:		test state
+ *
+ * Return: held segments looked at for it
+ */
+static uint64_t sack_steps(struct ooo_test *t)
+{
+	uint8_t opt[TCP_SACK_OPTLEN_MAX];
+	uint64_t before = t->c.tcp->ooo_steps;
+
+	CHECK(tcp_ooo_sack(&t->c, &t->conn, TCP_WINDOW_MAX, opt) > 0);
+	return steps_since(t, before);
+}
+
+/* A flight after one lost segment arrives in order: each segment goes to
+ * the end of those held, and the duplicate ACK it draws reports them all
+ * in one block, without a walk over them.
+ */
+static void test_cost_append(void)
+{
+	struct ooo_test *t = ooo_open();
+	uint64_t worst = 0, before;
+
+	CHECK(t);
+	if (!t)
+		return;
+	for (uint32_t i = 1; i <= MANY; i++) {
+		before = t->c.tcp->ooo_steps;
+		hold(t, i * SEG, (i + 1) * SEG);
+		worst = most(worst, steps_since(t, before));
+		worst = most(worst, sack_steps(t));
+	}
+	printf("#   %u in order: at most %llu steps each\n", MANY,
+	       (unsigned long long)worst);
+	CHECK(worst <= 2);
+	CHECK(t->conn.ooo_segs == MANY);
+	CHECK(sack_is(t, TCP_WINDOW_MAX,
+	              (uint32_t[]){SEG, (MANY + 1) * SEG, 0, 0}));
+	/* The guest sends the last one again (a tail loss probe). */
+	before = t->c.tcp->ooo_steps;
+	hold(t, MANY * SEG, (MANY + 1) * SEG);
+	CHECK(steps_since(t, before) <= 2);
+	CHECK(t->conn.ooo_segs == MANY);
+	ooo_close(t);
+}
+
+/* The same flight in reverse order: each goes first. */
+static void test_cost_prepend(void)
+{
+	struct ooo_test *t = ooo_open();
+	uint64_t worst = 0, before;
+
+	CHECK(t);
+	if (!t)
+		return;
+	for (uint32_t i = MANY; i >= 1; i--) {
+		before = t->c.tcp->ooo_steps;
+		hold(t, i * SEG, (i + 1) * SEG);
+		worst = most(worst, steps_since(t, before));
+		worst = most(worst, sack_steps(t));
+	}
+	printf("#   %u in reverse: at most %llu steps each\n", MANY,
+	       (unsigned long long)worst);
+	CHECK(worst <= 2);
+	CHECK(sack_is(t, TCP_WINDOW_MAX,
+	              (uint32_t[]){SEG, (MANY + 1) * SEG, 0, 0}));
+	ooo_close(t);
+}
+
+/* Every other segment was lost, and the guest resends them in order while
+ * the first is still missing: each goes next to the one resent before.
+ * Resent in any order, placing one and the SACK option that follows look
+ * at all those held at most a few times over.
+ */
+static void test_cost_fill(void)
+{
+	struct ooo_test *t = ooo_open();
+	uint64_t worst = 0, before;
+
+	CHECK(t);
+	if (!t)
+		return;
+	for (uint32_t i = 2; i <= MANY; i += 2)
+		hold(t, i * SEG, (i + 1) * SEG);
+	before = t->c.tcp->ooo_steps;
+	for (uint32_t i = 3; i < MANY; i += 2)
+		hold(t, i * SEG, (i + 1) * SEG);
+	printf("#   %u holes resent in order: %llu steps\n", MANY / 2,
+	       (unsigned long long)steps_since(t, before));
+	CHECK(steps_since(t, before) <= 2 * MANY);
+	CHECK(sack_is(t, TCP_WINDOW_MAX,
+	              (uint32_t[]){2 * SEG, (MANY + 1) * SEG, 0, 0}));
+	tcp_ooo_free(&t->c, &t->conn);
+	/* Anywhere, in any order. */
+	for (uint32_t i = 2; i <= MANY; i += 2)
+		hold(t, i * SEG, (i + 1) * SEG);
+	for (uint32_t k = 0; k < MANY / 2; k++) {
+		uint32_t i = 2 * ((k * 97) % (MANY / 2)) + 1;
+
+		before = t->c.tcp->ooo_steps;
+		hold(t, i * SEG, (i + 1) * SEG);
+		worst = most(worst, steps_since(t, before));
+		worst = most(worst, sack_steps(t));
+	}
+	printf("#   holes resent in any order: at most %llu steps each\n",
+	       (unsigned long long)worst);
+	CHECK(worst <= 5 * TCP_OOO_SEGS);
+	ooo_close(t);
+}
+
 const struct unit_case unit_cases[] = {
         {"SACK: ranges across 2^32 merge, the newest first", test_wrap},
         {"SACK: nothing past the window the ACK offers", test_window},
@@ -272,5 +414,11 @@ const struct unit_case unit_cases[] = {
         {"SACK: none unless permitted, none while bytes wait", test_none},
         {"D-SACK: the latest duplicate first, merged with those it touches",
          test_dsack},
+        {"held: segments in order after a hole cost steps, not a walk",
+         test_cost_append},
+        {"held: segments in reverse order cost steps, not a walk",
+         test_cost_prepend},
+        {"held: a resent segment goes near the last, any at most a walk",
+         test_cost_fill},
         {NULL, NULL},
 };

@@ -27,6 +27,8 @@
 #include "driver/stack/ip4.h"
 #include "driver/thread/tap_read.h"
 #include "driver/stack/tap_write.h"
+#include "driver/fwd/udpsplice.h"
+#include "driver/udp/ping.h"
 #include "driver/udp/udp.h"
 #include "driver/udp/udp_flow.h"
 #include "tests/unit/fakectx.h"
@@ -789,7 +791,7 @@ static void test_flow_limit(void)
 	key_n(&k, UDP_FLOW_MAX);
 	CHECK(udp_flow_add(&f.c, &k, false) == NULL);
 	/* Once the least recently used is idle, it makes room. */
-	udp_flow_of(f.c.udp->lru.head)->last -= 2;
+	udp_flow_next(f.c.udp, NULL)->last -= 2;
 	CHECK(udp_flow_add(&f.c, &k, true) != NULL);
 	CHECK(udp_flow_lookup(f.c.flows, &k) != NULL);
 	key_n(&k, 0);
@@ -810,8 +812,8 @@ static void test_flow_limit(void)
  */
 static void age_all(struct fake *f, uint64_t now, uint64_t secs)
 {
-	for (struct udp_flow *u = udp_flow_of(f->c.udp->lru.head); u;
-	     u = udp_flow_of(u->lru.next))
+	for (struct udp_flow *u = udp_flow_next(f->c.udp, NULL); u;
+	     u = udp_flow_next(f->c.udp, u))
 		u->last = now - secs;
 }
 
@@ -851,6 +853,179 @@ static void test_flow_timeouts(void)
 	udp_flow_expire(&f.c, now);
 	CHECK(flow_count(f.c.flows, FLOW_UDP) == 0);
 	fake_close(&f);
+}
+
+/* Flows in the expiry test: more than a sweep should ever look at. */
+#define SWEEP_FLOWS 3000U
+
+/* The 1 s sweep looks at the flows it ends, and at most one more per
+ * timeout, however many are held: flows that exchanged datagrams both
+ * ways (120 s) and were idle a minute used to be looked at, all of them,
+ * every second.
+ */
+static void test_sweep_cost(void)
+{
+	uint64_t now = clock_s() + 1000;
+	struct flow_key k;
+	struct udp_flow *u;
+	unsigned int looked;
+	struct fake f;
+	bool all = true;
+
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	for (unsigned int i = 0; i < SWEEP_FLOWS; i++) {
+		key_n(&k, i);
+		u = udp_flow_add(&f.c, &k, false);
+		all = all && u;
+		if (!u)
+			break;
+		udp_flow_touch(f.c.udp, u, true);
+		udp_flow_touch(f.c.udp, u, false);
+	}
+	CHECK(all);
+	age_all(&f, now, 60);
+	looked = udp_flow_expire(&f.c, now);
+	printf("#   %u flows idle 60 s: %u looked at\n", SWEEP_FLOWS, looked);
+	CHECK(looked <= UDP_CLASSES);
+	CHECK(flow_count(f.c.flows, FLOW_UDP) == SWEEP_FLOWS);
+	/* Past their timeout, each is looked at once, as it ends. */
+	age_all(&f, now, UDP_TIMEOUT_STREAM);
+	looked = udp_flow_expire(&f.c, now);
+	CHECK(looked == SWEEP_FLOWS);
+	CHECK(flow_count(f.c.flows, FLOW_UDP) == 0);
+	fake_close(&f);
+}
+
+/* Echo flows in the ping expiry test. */
+#define PING_FLOWS 300U
+
+/**
+ * echo4() - an echo request from the guest to 192.0.2.1, which no route
+ *	     of the test's namespace reaches: nothing leaves it
+ * @p:		filled
+ * @id:		echo identifier, network order
+ */
+static void echo4(struct pkt *p, uint16_t id)
+{
+	struct iphdr *ih = (struct iphdr *)(void *)pkt_buf;
+	uint8_t *icmp = pkt_buf + 20;
+
+	memset(pkt_buf, 0, 36);
+	ih->version = 4;
+	ih->ihl = 5;
+	ih->tot_len = htons(36);
+	ih->ttl = 64;
+	ih->protocol = IPPROTO_ICMP;
+	inet_pton(AF_INET, "10.0.2.100", &ih->saddr);
+	inet_pton(AF_INET, "192.0.2.1", &ih->daddr);
+	ih->check = csum_ip4_header(ih, 20);
+	icmp[0] = ICMP_ECHO;
+	memcpy(icmp + 4, &id, sizeof(id));
+	memset(p, 0, sizeof(*p));
+	inany_from_v4(&p->src, (struct in_addr){ih->saddr});
+	inany_from_v4(&p->dst, (struct in_addr){ih->daddr});
+	p->proto = IPPROTO_ICMP;
+	p->l3 = pkt_buf;
+	p->l3len = 20;
+	p->l4 = icmp;
+	p->l4len = 16;
+}
+
+/**
+ * ping_sweep_body() - unit_netns_run() body of test_ping_sweep_cost()
+ */
+static void ping_sweep_body(void)
+{
+	unsigned int looked;
+	struct fake f;
+	struct pkt p;
+
+	clock_set_fake(5000000000ULL);
+	/* A new namespace lets no group open ping sockets ("1 0"). */
+	CHECK(unit_write_file("/proc/sys/net/ipv4/ping_group_range",
+	                      "0 2147483647"));
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	CHECK(!ping_init(&f.c));
+	for (unsigned int i = 0; i < PING_FLOWS; i++) {
+		echo4(&p, htons((uint16_t)(i + 1)));
+		ping_forward(&f.c, &p);
+	}
+	CHECK(flow_count(f.c.flows, FLOW_PING) == PING_FLOWS);
+	clock_advance(59000000000ULL);
+	looked = ping_expire_idle(&f.c, clock_s());
+	printf("#   %u echo flows idle 59 s: %u looked at\n", PING_FLOWS,
+	       looked);
+	CHECK(looked <= 1);
+	CHECK(flow_count(f.c.flows, FLOW_PING) == PING_FLOWS);
+	/* The last one asks again; the others reach 60 s and close. */
+	echo4(&p, htons((uint16_t)PING_FLOWS));
+	ping_forward(&f.c, &p);
+	clock_advance(1000000000ULL);
+	looked = ping_expire_idle(&f.c, clock_s());
+	CHECK(looked == PING_FLOWS);
+	CHECK(flow_count(f.c.flows, FLOW_PING) == 1);
+	ping_cleanup(&f.c);
+	fake_close(&f);
+	clock_set_real();
+}
+
+/* The echo flows' sweep (every 10 s) looks at the flows it closes and one
+ * more: it used to look at every one.
+ */
+static void test_ping_sweep_cost(void)
+{
+	CHECK(unit_netns_run(ping_sweep_body));
+}
+
+/* Clients in the spliced UDP sweep test: fewer than the half of the
+ * table each direction has (FLOW_USPLICE_MAX).
+ */
+#define USPLICE_CLIENTS 100U
+
+/**
+ * usplice_sweep_body() - unit_netns_run() body of
+ *			  test_usplice_sweep_cost()
+ */
+static void usplice_sweep_body(void)
+{
+	union sockaddr_inany la, peer;
+	int lfd = loopback_udp("127.0.0.1", 0, &la);
+	struct in6_addr dst;
+	unsigned int looked;
+	struct fake f;
+
+	clock_set_fake(5000000000ULL);
+	CHECK(lfd >= 0);
+	CHECK(fake_open(&f, 1500, 0) == 0);
+	inany_from_v4(&dst, (struct in_addr){htonl(INADDR_LOOPBACK)});
+	for (unsigned int i = 0; i < USPLICE_CLIENTS; i++) {
+		peer4(&peer, "127.0.0.1", (uint16_t)(20000 + i));
+		usplice_datagram(&f.c, lfd, &peer, false, &dst, 9,
+		                 (uint8_t *)"x", 1);
+	}
+	CHECK(flow_count(f.c.flows, FLOW_USPLICE) == USPLICE_CLIENTS);
+	clock_advance((USPLICE_TIMEOUT - 1) * 1000000000ULL);
+	looked = usplice_sweep(&f.c, clock_s());
+	printf("#   %u spliced UDP clients idle %u s: %u looked at\n",
+	       USPLICE_CLIENTS, (unsigned int)USPLICE_TIMEOUT - 1, looked);
+	CHECK(looked <= 1);
+	CHECK(flow_count(f.c.flows, FLOW_USPLICE) == USPLICE_CLIENTS);
+	clock_advance(1000000000ULL);
+	looked = usplice_sweep(&f.c, clock_s());
+	CHECK(looked == USPLICE_CLIENTS);
+	CHECK(flow_count(f.c.flows, FLOW_USPLICE) == 0);
+	usplice_stop(&f.c);
+	fake_close(&f);
+	close(lfd);
+	clock_set_real();
+}
+
+/* The spliced UDP flows' sweep (every 10 s) looks at the flows it closes
+ * and one more per direction: it used to look at every one.
+ */
+static void test_usplice_sweep_cost(void)
+{
+	CHECK(unit_netns_run(usplice_sweep_body));
 }
 
 /* A tunnel datagram as the guest's tap gets it: outer Ethernet, IPv4 and
@@ -1144,24 +1319,6 @@ static unsigned int drain_guest(struct fake *f, int lfd, uint32_t *ovfl)
 }
 
 /**
- * write_file() - write @text to the file at @path
- * @path:	file, e.g. a sysctl
- * @text:	contents
- *
- * Return: true on success
- */
-static bool write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	bool ok = fd >= 0 &&
-	          write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
-/**
  * overflow_body() - a host peer floods a flow's socket and a forward's
  *		     socket faster than tapir reads: every datagram reaches
  *		     the guest or is counted as host_rcvbuf, none vanishes
@@ -1180,7 +1337,7 @@ static void overflow_body(void)
 	pfd = loopback_udp("127.0.0.1", 0, &psa);
 	lfd = loopback_udp("127.0.0.1", 0, &lsa);
 	/* The fake tap takes a round of frames (its own netns's setting). */
-	CHECK(write_file("/proc/sys/net/unix/max_dgram_qlen", "512"));
+	CHECK(unit_write_file("/proc/sys/net/unix/max_dgram_qlen", "512"));
 	CHECK(pfd >= 0 && lfd >= 0 && fake_open(&f, 1500, 0) == 0);
 	/* A tap that never blocks tapir: what it can't take is counted. */
 	CHECK(fcntl(f.c.tapfd[0], F_SETFL, O_NONBLOCK) == 0);
@@ -1238,6 +1395,14 @@ const struct unit_case unit_cases[] = {
          test_inbound_alike_peers},
         {"flow table bound and LRU eviction", test_flow_limit},
         {"flow idle timeouts", test_flow_timeouts},
+        {"the expiry sweep looks at the flows it ends, not at every flow",
+         test_sweep_cost},
+        {"the echo flows' sweep looks at the flows it closes, not at every "
+         "flow",
+         test_ping_sweep_cost},
+        {"the spliced UDP flows' sweep looks at the flows it closes, not at "
+         "every flow",
+         test_usplice_sweep_cost},
         {"a VXLAN or GENEVE datagram's partial inner checksum is finished "
          "before it leaves; a GSO one is dropped, counted",
          test_tunnel_inner_csum},

@@ -210,24 +210,6 @@ static unsigned int guest_errors(struct fake *f, ssize_t *len)
 	}
 }
 
-/**
- * write_file() - write @text to the file at @path
- * @path:	file, e.g. a sysctl of the test's own namespace
- * @text:	contents
- *
- * Return: true on success
- */
-static bool write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	bool ok = fd >= 0 &&
-	          write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
 static void test_codes(void)
 {
 	static const struct {
@@ -297,7 +279,7 @@ static void refused_body(void)
 	/* A clock that stands still: the error bucket never refills. */
 	clock_set_fake(1000000000ULL);
 	/* No rate limit on the host's errors in this namespace. */
-	CHECK(write_file("/proc/sys/net/ipv4/icmp_ratemask", "0"));
+	CHECK(unit_write_file("/proc/sys/net/ipv4/icmp_ratemask", "0"));
 	CHECK(fake_open(&f) == 0);
 	udp_from_guest(&f, 40000, "10.0.2.2", 9, 5);
 	fd = flow_fd(&f, "10.0.2.2", 9);

@@ -203,3 +203,21 @@ int main(int argc, char **argv)
 	}
 	return failed ? 1 : 0;
 }
+
+/**
+ * unit_write_file() - write @text to the file at @path
+ * @path:	file, e.g. a sysctl of the test's own network namespace
+ * @text:	contents
+ *
+ * Return: true on success
+ */
+bool unit_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok = fd >= 0 &&
+	          write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}

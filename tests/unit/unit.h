@@ -23,6 +23,7 @@ void unit_check(bool cond, const char *expr, const char *file, int line);
 bool unit_netns_run(void (*body)(void));
 int unit_fail_syscall(long nr, long arg0, int err);
 int unit_capture_stderr(void);
+bool unit_write_file(const char *path, const char *text);
 
 /* Records a failed expectation and keeps going, so one run shows them all. */
 #define CHECK(cond) unit_check((cond), #cond, __FILE__, __LINE__)
