@@ -6,6 +6,22 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sanitizer/asan_interface.h>
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define __SANITIZE_ADDRESS__ 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+/* LeakSanitizer scans the heap for pointers, not mappings of our own:
+ * the events a flow points to would look leaked.
+ */
+#define LSAN_ROOT(p, n) __lsan_register_root_region(p, n)
+#define LSAN_UNROOT(p, n) __lsan_unregister_root_region(p, n)
+#else
+#define LSAN_ROOT(p, n) ((void)(p), (void)(n))
+#define LSAN_UNROOT(p, n) ((void)(p), (void)(n))
+#endif
 
 #include "driver/core/ctx.h"
 #include "driver/flow/flow.h"
@@ -216,6 +232,7 @@ int flow_table_init(struct flow_table *t, struct ctx *c,
 	if (mem == MAP_FAILED)
 		return -ENOMEM;
 	t->mem = mem;
+	LSAN_ROOT(mem, (size_t)t->limit * FLOW_ENTRY_SIZE);
 	t->seed = seed_u64();
 	if (grow(t, t->limit < FLOW_FIRST ? t->limit : FLOW_FIRST)) {
 		flow_table_free(t);
@@ -236,6 +253,7 @@ void flow_table_free(struct flow_table *t)
 		 */
 		ASAN_UNPOISON_MEMORY_REGION(t->mem,
 		                            (size_t)t->size * FLOW_ENTRY_SIZE);
+		LSAN_UNROOT(t->mem, (size_t)t->limit * FLOW_ENTRY_SIZE);
 		munmap(t->mem, (size_t)t->limit * FLOW_ENTRY_SIZE);
 	}
 	free(t->link);
@@ -506,6 +524,11 @@ void flow_retire(struct flow_table *t, struct flow_common *f, size_t keep)
 	if (t->state[i] != FLOW_USED || keep > FLOW_ENTRY_SIZE)
 		abort();
 	unhash(t, f);
+	/* Off its type's list now: a walk skips dying flows anyway, and one
+	 * released by a walk's callback (TCP's flush) must not cut the walk
+	 * short by unlinking the next flow it was to visit.
+	 */
+	walk_del(t, i, f->type);
 	t->state[i] = FLOW_DYING;
 	ASAN_POISON_MEMORY_REGION((unsigned char *)f + keep,
 	                          FLOW_ENTRY_SIZE - keep);
@@ -532,10 +555,11 @@ void flow_release(struct flow_table *t, struct flow_common **fp)
 	if (t->state[i] == FLOW_FREE)
 		abort();
 	ASAN_UNPOISON_MEMORY_REGION(f, FLOW_ENTRY_SIZE);
-	if (t->state[i] == FLOW_USED)
-		unhash(t, f);
 	type = f->type;
-	walk_del(t, i, type);
+	if (t->state[i] == FLOW_USED) {
+		unhash(t, f);
+		walk_del(t, i, type);
+	}
 	memset(f, 0, FLOW_ENTRY_SIZE);
 	ASAN_POISON_MEMORY_REGION(f, FLOW_ENTRY_SIZE);
 	t->state[i] = FLOW_FREE;
